@@ -1,0 +1,297 @@
+"""EKS cluster component: control plane, access, add-ons and the system node group.
+
+Creates:
+
+* a KMS key (rotation on) and alias for envelope encryption of Kubernetes secrets;
+* the cluster IAM role (``AmazonEKSClusterPolicy``);
+* the CloudWatch log group ``/aws/eks/<cluster>/cluster`` with a retention, created before the
+  cluster so EKS does not create an unbounded one;
+* the EKS cluster: API authentication mode (access entries only), private endpoint, public
+  endpoint only for explicit CIDRs, control-plane logging, no self-managed default add-ons;
+* the ``karpenter.sh/discovery`` tag on the EKS-created cluster security group (Karpenter
+  nodes join it; it allows all traffic among members, which EFA needs);
+* access entries with ``AmazonEKSClusterAdminPolicy`` for the listed admins and (by default)
+  the IAM role running ``pulumi up``;
+* the managed add-ons vpc-cni, kube-proxy, eks-pod-identity-agent and coredns;
+* an on-demand, non-GPU managed node group for Karpenter and CoreDNS with its own node role
+  and a launch template (IMDSv2 required, encrypted gp3, cost tags on instances and volumes);
+* a Kubernetes provider for the cluster (kubeconfig as a Pulumi secret).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from hybridgpu.config.models import ClusterConfig, SystemNodeGroupConfig
+from hybridgpu.render.iam import (
+    CLUSTER_ROLE_MANAGED_POLICIES,
+    eks_cluster_trust_policy,
+    managed_policy_arn,
+    service_trust_policy,
+)
+from hybridgpu.render.karpenter import DISCOVERY_TAG
+from hybridgpu.render.kubeconfig import eks_kubeconfig
+
+#: Managed policies of the system node group's role (Amazon EKS User Guide, create-node-role).
+SYSTEM_NODE_MANAGED_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryPullOnly")
+
+#: The access policy granting full cluster admin through an access entry (EKS User Guide, access-policy-permissions).
+CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
+
+SYSTEM_ROLE_LABEL = "hybridgpu.io/role"
+
+
+class EksCluster(pulumi.ComponentResource):
+    """An EKS control plane with core add-ons and a small system node group.
+
+    Args:
+        name: logical name prefix of the children.
+        config: validated cluster config.
+        system_node_group: validated system node group config.
+        subnet_ids: private subnet ids for the control-plane ENIs and the system nodes.
+        region: AWS region (used in the kubeconfig).
+        cost_tags: tags that must reach the system nodes' instances and volumes.
+        opts: resource options (pass the AWS provider through ``providers``).
+
+    Attributes:
+        cluster_name, cluster_arn, endpoint, cluster_security_group_id: ``Output[str]``.
+        kubeconfig: ``Output[str]`` (secret), JSON kubeconfig using ``aws eks get-token``.
+        provider: a ``pulumi_kubernetes.Provider`` for the cluster.
+        access_ready: resources that must exist before anything talks to the API server
+            (admin access entries and the system node group).
+    """
+
+    cluster_name: pulumi.Output[str]
+    cluster_arn: pulumi.Output[str]
+    endpoint: pulumi.Output[str]
+    cluster_security_group_id: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        config: ClusterConfig,
+        system_node_group: SystemNodeGroupConfig,
+        subnet_ids: pulumi.Input[list[str]],
+        region: str,
+        cost_tags: dict[str, str],
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("hybridgpu:cloud:EksCluster", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        partition = aws.get_partition_output(opts=pulumi.InvokeOptions(parent=self)).partition
+        cluster_name = config.name
+
+        key = aws.kms.Key(
+            f"{name}-secrets-key",
+            description=f"Envelope encryption of Kubernetes secrets of EKS cluster {cluster_name}",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            opts=child,
+        )
+        aws.kms.Alias(f"{name}-secrets-key-alias", name=f"alias/{cluster_name}-eks-secrets", target_key_id=key.key_id, opts=child)
+
+        role = aws.iam.Role(
+            f"{name}-cluster-role",
+            assume_role_policy=json.dumps(eks_cluster_trust_policy()),
+            description=f"EKS control plane of {cluster_name}",
+            opts=child,
+        )
+        attachments = [
+            aws.iam.RolePolicyAttachment(
+                f"{name}-cluster-role-{policy}",
+                role=role.name,
+                policy_arn=partition.apply(lambda p, policy=policy: managed_policy_arn(p, policy)),
+                opts=child,
+            )
+            for policy in CLUSTER_ROLE_MANAGED_POLICIES
+        ]
+        log_group = aws.cloudwatch.LogGroup(
+            f"{name}-control-plane-logs",
+            name=f"/aws/eks/{cluster_name}/cluster",
+            retention_in_days=config.log_retention_days,
+            opts=child,
+        )
+        public_cidrs = list(config.endpoint.public_access_cidrs)
+        cluster = aws.eks.Cluster(
+            f"{name}-cluster",
+            name=cluster_name,
+            version=config.kubernetes_version,
+            role_arn=role.arn,
+            vpc_config=aws.eks.ClusterVpcConfigArgs(
+                subnet_ids=subnet_ids,
+                endpoint_private_access=config.endpoint.private_access,
+                endpoint_public_access=bool(public_cidrs),
+                public_access_cidrs=public_cidrs or None,
+            ),
+            access_config=aws.eks.ClusterAccessConfigArgs(
+                authentication_mode="API",
+                bootstrap_cluster_creator_admin_permissions=False,
+            ),
+            encryption_config=aws.eks.ClusterEncryptionConfigArgs(
+                provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=key.arn),
+                resources=["secrets"],
+            ),
+            enabled_cluster_log_types=list(config.log_types),
+            bootstrap_self_managed_addons=False,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[log_group, *attachments]),
+        )
+        cluster_sg = cluster.vpc_config.apply(lambda v: v.cluster_security_group_id)
+        aws.ec2.Tag(f"{name}-cluster-sg-discovery", resource_id=cluster_sg, key=DISCOVERY_TAG, value=cluster_name, opts=child)
+
+        # Cluster admins through access entries (no aws-auth ConfigMap in API mode).
+        admin_entries: list[pulumi.Resource] = []
+        principals: list[tuple[str, pulumi.Input[str]]] = [(f"admin-{i}", arn) for i, arn in enumerate(config.admin_principal_arns)]
+        if config.deployer_admin:
+            caller = aws.get_caller_identity_output(opts=pulumi.InvokeOptions(parent=self))
+            deployer = aws.iam.get_session_context_output(arn=caller.arn, opts=pulumi.InvokeOptions(parent=self)).issuer_arn
+            principals.append(("deployer", deployer))
+        for label, principal in principals:
+            entry = aws.eks.AccessEntry(f"{name}-access-{label}", cluster_name=cluster.name, principal_arn=principal, type="STANDARD", opts=child)
+            admin_entries.append(
+                aws.eks.AccessPolicyAssociation(
+                    f"{name}-access-{label}-admin",
+                    cluster_name=cluster.name,
+                    principal_arn=entry.principal_arn,
+                    policy_arn=partition.apply(lambda p: f"arn:{p}:eks::aws:cluster-access-policy/{CLUSTER_ADMIN_POLICY}"),
+                    access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
+                    opts=child,
+                )
+            )
+
+        def addon(addon_name: str, version: str | None, depends: list[pulumi.Resource]) -> aws.eks.Addon:
+            resolved = version or aws.eks.get_addon_version_output(
+                addon_name=addon_name,
+                kubernetes_version=cluster.version,
+                most_recent=True,
+                opts=pulumi.InvokeOptions(parent=self),
+            ).version
+            return aws.eks.Addon(
+                f"{name}-addon-{addon_name}",
+                cluster_name=cluster.name,
+                addon_name=addon_name,
+                addon_version=resolved,
+                resolve_conflicts_on_create="OVERWRITE",
+                resolve_conflicts_on_update="PRESERVE",
+                opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
+            )
+
+        versions = config.addons
+        vpc_cni = addon("vpc-cni", versions.vpc_cni, [])
+        pod_identity = addon("eks-pod-identity-agent", versions.eks_pod_identity_agent, [])
+        kube_proxy = addon("kube-proxy", versions.kube_proxy, [])
+
+        node_group = self._system_node_group(name, cluster, cluster_name, system_node_group, subnet_ids, partition, cost_tags, [vpc_cni, kube_proxy])
+        addon("coredns", versions.coredns, [node_group])
+
+        self.cluster_name = cluster.name
+        self.cluster_arn = cluster.arn
+        self.endpoint = cluster.endpoint
+        self.cluster_security_group_id = cluster_sg
+        self.kubeconfig = pulumi.Output.secret(
+            pulumi.Output.all(cluster.name, cluster.endpoint, cluster.certificate_authority.apply(lambda ca: ca.data)).apply(
+                lambda args: json.dumps(eks_kubeconfig(cluster_name=args[0], endpoint=args[1], ca_data=args[2], region=region))
+            )
+        )
+        self.access_ready: list[pulumi.Resource] = [*admin_entries, node_group, pod_identity]
+        self.provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=admin_entries),
+        )
+        self.register_outputs(
+            {
+                "cluster_name": self.cluster_name,
+                "cluster_arn": self.cluster_arn,
+                "endpoint": self.endpoint,
+                "cluster_security_group_id": self.cluster_security_group_id,
+                "kubeconfig": self.kubeconfig,
+            }
+        )
+
+    def _system_node_group(
+        self,
+        name: str,
+        cluster: aws.eks.Cluster,
+        cluster_name: str,
+        config: SystemNodeGroupConfig,
+        subnet_ids: pulumi.Input[list[str]],
+        partition: pulumi.Output[str],
+        cost_tags: dict[str, str],
+        depends: list[pulumi.Resource],
+    ) -> aws.eks.NodeGroup:
+        child = pulumi.ResourceOptions(parent=self)
+        # A role of its own: EKS makes the access entry of a managed node group's role itself,
+        # so sharing the Karpenter node role (which has an explicit entry) would collide.
+        role = aws.iam.Role(
+            f"{name}-system-node-role",
+            assume_role_policy=json.dumps(service_trust_policy("ec2.amazonaws.com")),
+            description=f"System node group of {cluster_name}",
+            opts=child,
+        )
+        attachments = [
+            aws.iam.RolePolicyAttachment(
+                f"{name}-system-node-role-{policy}",
+                role=role.name,
+                policy_arn=partition.apply(lambda p, policy=policy: managed_policy_arn(p, policy)),
+                opts=child,
+            )
+            for policy in SYSTEM_NODE_MANAGED_POLICIES
+        ]
+        template = aws.ec2.LaunchTemplate(
+            f"{name}-system-lt",
+            description="System node group: IMDSv2 only, encrypted gp3 root volume",
+            update_default_version=True,
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled",
+                http_tokens="required",
+                http_put_response_hop_limit=1,
+            ),
+            block_device_mappings=[
+                aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                    device_name="/dev/xvda",
+                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                        volume_size=config.disk_gib,
+                        volume_type="gp3",
+                        encrypted="true",
+                        delete_on_termination="true",
+                    ),
+                )
+            ],
+            tag_specifications=[
+                aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags={**cost_tags, "Name": f"{cluster_name}-system"})
+                for kind in ("instance", "volume", "network-interface")
+            ],
+            opts=child,
+        )
+        taints = (
+            [aws.eks.NodeGroupTaintArgs(key="CriticalAddonsOnly", value="true", effect="NO_SCHEDULE")] if config.critical_addons_only else None
+        )
+        return aws.eks.NodeGroup(
+            f"{name}-system",
+            cluster_name=cluster.name,
+            node_role_arn=role.arn,
+            subnet_ids=subnet_ids,
+            capacity_type="ON_DEMAND",
+            ami_type="AL2023_x86_64_STANDARD",
+            instance_types=list(config.instance_types),
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                desired_size=config.desired_size,
+                min_size=config.min_size,
+                max_size=config.max_size,
+            ),
+            update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+            launch_template=aws.eks.NodeGroupLaunchTemplateArgs(id=template.id, version=template.latest_version.apply(str)),
+            labels={SYSTEM_ROLE_LABEL: "system"},
+            taints=taints,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[*attachments, *depends],
+                ignore_changes=["scalingConfig.desiredSize"],
+            ),
+        )

@@ -1,0 +1,207 @@
+"""Karpenter component: IAM, interruption handling and the Helm releases.
+
+Creates:
+
+* the node role (trust ``ec2.amazonaws.com``; worker, CNI, ECR pull-only and SSM managed
+  policies) and its EKS access entry of type ``EC2_LINUX``;
+* the controller role, trusted only through EKS Pod Identity by service account
+  ``karpenter`` in the Karpenter namespace of this cluster, with five inline policies scoped
+  to this cluster (see :func:`hybridgpu.render.iam.karpenter_controller_policies`), and the
+  Pod Identity association;
+* the SQS interruption queue (SSE, short retention, TLS-only policy allowing EventBridge)
+  and the five EventBridge rules with their targets;
+* Helm releases ``karpenter-crd`` and ``karpenter`` (``oci://public.ecr.aws/karpenter``) at
+  the pinned version with cluster name and queue wired.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from components.eks import EksCluster
+from hybridgpu.config.models import KarpenterConfig
+from hybridgpu.render.iam import (
+    INTERRUPTION_RULES,
+    NODE_ROLE_MANAGED_POLICIES,
+    interruption_queue_policy,
+    karpenter_controller_policies,
+    managed_policy_arn,
+    pod_identity_trust_policy,
+    service_trust_policy,
+)
+from hybridgpu.render.karpenter import karpenter_helm_values
+
+CHART_REPO = "oci://public.ecr.aws/karpenter"
+SERVICE_ACCOUNT = "karpenter"
+
+
+class Karpenter(pulumi.ComponentResource):
+    """Karpenter for one EKS cluster.
+
+    Args:
+        name: logical name prefix of the children.
+        config: validated Karpenter config.
+        cluster: the :class:`~components.eks.EksCluster` (its name output orders the AWS resources
+            after the cluster; its provider and ``access_ready`` resources gate the Helm releases).
+        cluster_name: EKS cluster name as a plain string (for names and policy documents).
+        region: AWS region.
+        opts: resource options (pass the AWS provider through ``providers``).
+
+    Attributes:
+        node_role_name, node_role_arn, controller_role_arn, queue_name, queue_arn, queue_url: ``Output[str]``.
+        release: the ``karpenter`` Helm release (NodePools and EC2NodeClasses depend on it).
+    """
+
+    node_role_name: pulumi.Output[str]
+    node_role_arn: pulumi.Output[str]
+    controller_role_arn: pulumi.Output[str]
+    queue_name: pulumi.Output[str]
+    queue_arn: pulumi.Output[str]
+    queue_url: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        config: KarpenterConfig,
+        cluster: EksCluster,
+        cluster_name: str,
+        region: str,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("hybridgpu:cloud:Karpenter", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        invoke = pulumi.InvokeOptions(parent=self)
+        partition = aws.get_partition_output(opts=invoke).partition
+        account_id = aws.get_caller_identity_output(opts=invoke).account_id
+
+        node_role = aws.iam.Role(
+            f"{name}-node-role",
+            name=f"KarpenterNode-{cluster_name}"[:64],
+            assume_role_policy=json.dumps(service_trust_policy("ec2.amazonaws.com")),
+            description=f"Nodes launched by Karpenter in {cluster_name}",
+            opts=child,
+        )
+        for policy in NODE_ROLE_MANAGED_POLICIES:
+            aws.iam.RolePolicyAttachment(
+                f"{name}-node-role-{policy}",
+                role=node_role.name,
+                policy_arn=partition.apply(lambda p, policy=policy: managed_policy_arn(p, policy)),
+                opts=child,
+            )
+        aws.eks.AccessEntry(
+            f"{name}-node-access",
+            cluster_name=cluster.cluster_name,
+            principal_arn=node_role.arn,
+            type="EC2_LINUX",
+            opts=child,
+        )
+
+        queue = aws.sqs.Queue(
+            f"{name}-interruption-queue",
+            name=cluster_name,
+            message_retention_seconds=config.interruption_message_retention_seconds,
+            sqs_managed_sse_enabled=True,
+            opts=child,
+        )
+        aws.sqs.QueuePolicy(
+            f"{name}-interruption-queue-policy",
+            queue_url=queue.url,
+            policy=queue.arn.apply(lambda arn: json.dumps(interruption_queue_policy(arn))),
+            opts=child,
+        )
+        for rule in INTERRUPTION_RULES:
+            event_rule = aws.cloudwatch.EventRule(
+                f"{name}-{rule.name}",
+                description=f"Karpenter interruption handling for {cluster_name}: {rule.detail_type}",
+                event_pattern=json.dumps(rule.pattern()),
+                opts=child,
+            )
+            aws.cloudwatch.EventTarget(
+                f"{name}-{rule.name}-target",
+                rule=event_rule.name,
+                arn=queue.arn,
+                target_id="KarpenterInterruptionQueueTarget",
+                opts=child,
+            )
+
+        controller_role = aws.iam.Role(
+            f"{name}-controller-role",
+            name=f"KarpenterController-{cluster_name}"[:64],
+            assume_role_policy=account_id.apply(
+                lambda acct: json.dumps(
+                    pod_identity_trust_policy(account_id=acct, cluster_name=cluster_name, namespace=config.namespace, service_account=SERVICE_ACCOUNT)
+                )
+            ),
+            description=f"Karpenter controller of {cluster_name} (EKS Pod Identity)",
+            opts=child,
+        )
+        policies = pulumi.Output.all(partition, account_id, node_role.arn, queue.arn).apply(
+            lambda a: karpenter_controller_policies(
+                partition=a[0], region=region, account_id=a[1], cluster_name=cluster_name, node_role_arn=a[2], queue_arn=a[3]
+            )
+        )
+        inline = []
+        for concern in ("node-lifecycle", "iam-integration", "eks-integration", "interruption", "resource-discovery"):
+            inline.append(
+                aws.iam.RolePolicy(
+                    f"{name}-controller-{concern}",
+                    role=controller_role.id,
+                    policy=policies.apply(lambda docs, concern=concern: json.dumps(docs[concern])),
+                    opts=child,
+                )
+            )
+        association = aws.eks.PodIdentityAssociation(
+            f"{name}-pod-identity",
+            cluster_name=cluster.cluster_name,
+            namespace=config.namespace,
+            service_account=SERVICE_ACCOUNT,
+            role_arn=controller_role.arn,
+            opts=child,
+        )
+
+        k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=list(cluster.access_ready))
+        crds = k8s.helm.v3.Release(
+            f"{name}-crd",
+            name="karpenter-crd",
+            chart=f"{CHART_REPO}/karpenter-crd",
+            version=config.version,
+            namespace=config.namespace,
+            atomic=True,
+            opts=k8s_opts,
+        )
+        self.release = k8s.helm.v3.Release(
+            f"{name}-release",
+            name="karpenter",
+            chart=f"{CHART_REPO}/karpenter",
+            version=config.version,
+            namespace=config.namespace,
+            skip_crds=True,
+            atomic=True,
+            values=queue.name.apply(lambda q: karpenter_helm_values(config, cluster_name=cluster_name, interruption_queue=q)),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                provider=cluster.provider,
+                depends_on=[crds, association, *inline, *cluster.access_ready],
+            ),
+        )
+
+        self.node_role_name = node_role.name
+        self.node_role_arn = node_role.arn
+        self.controller_role_arn = controller_role.arn
+        self.queue_name = queue.name
+        self.queue_arn = queue.arn
+        self.queue_url = queue.url
+        self.register_outputs(
+            {
+                "node_role_name": self.node_role_name,
+                "node_role_arn": self.node_role_arn,
+                "controller_role_arn": self.controller_role_arn,
+                "queue_name": self.queue_name,
+                "queue_arn": self.queue_arn,
+                "queue_url": self.queue_url,
+            }
+        )

@@ -1,0 +1,109 @@
+"""The Pulumi program: read the stack config into typed models, then build the components.
+
+Runs unchanged under ``pulumi up`` (the CLI supplies the config) and under the offline
+preview (``hybridgpu preview``, which supplies the same config through Pulumi's runtime and
+mocks the providers). Configuration errors stop the program with a message that names the
+stack file, the key path and the fix, before any resource is registered.
+
+Stack outputs (flat, prefixed names): ``cluster_name``, ``cluster_endpoint``, ``kubeconfig``
+(secret), ``vpc_id``, ``private_subnet_ids``, ``karpenter_queue_url``,
+``karpenter_node_role_arn``, ``karpenter_controller_role_arn``, ``nodepools`` (per pool: GPU
+limit, capacity types, weight, instance types, most instances, USD/hour ceiling).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+from pulumi.runtime import config as runtime_config
+
+from hybridgpu.catalog import load_catalog
+from hybridgpu.config.loader import config_from_pulumi_values
+from hybridgpu.config.models import StackConfig
+from hybridgpu.errors import StackConfigError
+from hybridgpu.render.karpenter import summarize_nodepool
+
+
+def runtime_values() -> dict[str, Any]:
+    """Every config value the Pulumi runtime holds for this stack (``ns:key`` -> value string).
+
+    The Python language host passes the stack's config as the ``PULUMI_CONFIG`` JSON bag; values
+    set in-process (mocks, the offline preview) take precedence.
+    """
+    values: dict[str, Any] = dict(runtime_config.get_config_env())
+    values.update(runtime_config.CONFIG.get())
+    return values
+
+
+def read_config() -> StackConfig:
+    """Validate the runtime config of the current stack.
+
+    Raises:
+        pulumi.RunError: the configuration is invalid (message lists every problem).
+    """
+    stack = pulumi.get_stack()
+    file = f"stacks/Pulumi.{stack}.yaml"
+    try:
+        return config_from_pulumi_values(runtime_values(), stack=stack, file=file)
+    except StackConfigError as exc:
+        raise pulumi.RunError(str(exc)) from None
+
+
+def main() -> None:
+    """Build the stack: validate config first, then network, EKS, Karpenter and GPU NodePools."""
+    from components.eks import EksCluster
+    from components.karpenter import Karpenter
+    from components.network import Network
+    from components.nodepools import GpuNodePools
+
+    config = read_config()
+    catalog = load_catalog()
+    pulumi.export("environment", config.environment.value)
+    if config.cloud is None:
+        return
+    cloud = config.cloud
+    assert config.region is not None  # checked by the config checks
+    cluster_name = cloud.cluster.name
+    cost_tags = dict(config.tags)
+
+    provider = aws.Provider(
+        "aws",
+        region=config.region,
+        default_tags=aws.ProviderDefaultTagsArgs(tags={**cost_tags, "hybridgpu.io/stack": config.stack}),
+    )
+    aws_opts = pulumi.ResourceOptions(providers={"aws": provider})
+    network = Network(f"{cluster_name}-net", cloud.network, cluster_name, opts=aws_opts)
+    eks = EksCluster(
+        cluster_name,
+        cloud.cluster,
+        cloud.system_node_group,
+        network.private_subnet_ids,
+        config.region,
+        cost_tags,
+        opts=aws_opts,
+    )
+    karpenter = Karpenter(f"{cluster_name}-karpenter", cloud.karpenter, eks, cluster_name, config.region, opts=aws_opts)
+    GpuNodePools(
+        f"{cluster_name}-gpu",
+        cloud,
+        catalog,
+        cluster_name,
+        karpenter.node_role_name,
+        cost_tags,
+        eks.provider,
+        karpenter.release,
+    )
+
+    pulumi.export("cluster_name", eks.cluster_name)
+    pulumi.export("cluster_endpoint", eks.endpoint)
+    pulumi.export("kubeconfig", eks.kubeconfig)
+    pulumi.export("vpc_id", network.vpc_id)
+    pulumi.export("private_subnet_ids", network.private_subnet_ids)
+    pulumi.export("karpenter_queue_url", karpenter.queue_url)
+    pulumi.export("karpenter_node_role_arn", karpenter.node_role_arn)
+    pulumi.export("karpenter_controller_role_arn", karpenter.controller_role_arn)
+    pulumi.export("nodepools", {p.name: json.loads(json.dumps(asdict(summarize_nodepool(p, catalog)))) for p in cloud.node_pools})

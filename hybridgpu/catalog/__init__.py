@@ -1,0 +1,213 @@
+"""The GPU catalog: GPU models and EC2 GPU instance types, as validated data.
+
+The facts live in two YAML files shipped inside this package
+(``hybridgpu/catalog/data/gpu_models.yaml`` and ``instance_types.yaml``; the comment
+block at the top of each explains fields, units and sources). :func:`load_catalog`
+reads them with :mod:`importlib.resources` (so it works from an installed wheel),
+validates every entry and cross-checks the two files.
+
+Example::
+
+    from hybridgpu.catalog import load_catalog
+
+    catalog = load_catalog()
+    p5 = catalog.instance_type("p5.48xlarge")        # 8 x H100-80GB, 192 vCPU, 2048 GiB
+    catalog.gpu_instance_types(gpu_names="a100")     # p4d.24xlarge, p4de.24xlarge
+    priced = catalog.with_price_overrides({"g5.xlarge": 0.8})
+
+Nothing here imports Pulumi.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from hybridgpu.catalog.models import (
+    GPU_MEMORY_TOLERANCE_GIB,
+    Catalog,
+    CatalogError,
+    CatalogIssue,
+    GpuModel,
+    InstanceType,
+    UnknownGpuModelError,
+    UnknownInstanceFamilyError,
+    UnknownInstanceTypeError,
+    _FieldError,
+)
+
+__all__ = [
+    "GPU_MEMORY_TOLERANCE_GIB",
+    "GPU_MODELS_FILE",
+    "INSTANCE_TYPES_FILE",
+    "Catalog",
+    "CatalogError",
+    "CatalogIssue",
+    "GpuModel",
+    "InstanceType",
+    "UnknownGpuModelError",
+    "UnknownInstanceFamilyError",
+    "UnknownInstanceTypeError",
+    "load_catalog",
+]
+
+#: File name of the GPU model data (inside the package's ``data/`` or ``path_override``).
+GPU_MODELS_FILE = "gpu_models.yaml"
+#: File name of the instance type data (inside the package's ``data/`` or ``path_override``).
+INSTANCE_TYPES_FILE = "instance_types.yaml"
+
+_GPU_MODELS_KEY = "gpuModels"
+_INSTANCE_TYPES_KEY = "instanceTypes"
+
+
+def load_catalog(path_override: Path | None = None) -> Catalog:
+    """Load, validate and cross-check the GPU catalog.
+
+    Args:
+        path_override: a directory holding ``gpu_models.yaml`` and
+            ``instance_types.yaml`` to use instead of the data shipped in the package
+            (e.g. a patched copy). None (the default) reads the packaged data.
+
+    Returns:
+        The :class:`Catalog`. For the packaged data the same (immutable) object is
+        returned on every call; an override directory is read afresh each time.
+
+    Raises:
+        CatalogError: if a file is missing or unreadable, is not YAML of the expected
+            shape (top-level ``gpuModels:`` / ``instanceTypes:`` list, no duplicate
+            keys), has an entry with a bad, missing or unknown field, or the two files
+            disagree (unknown ``gpuModel``, wrong ``gpuMemoryGiB``, duplicate names).
+            Every issue names the file, the entry and the field.
+
+    Data source: see the comment block at the top of each data file.
+    """
+    if path_override is None:
+        return _load_packaged()
+    directory = Path(path_override)
+    return _build(
+        _read_path(directory / GPU_MODELS_FILE),
+        str(directory / GPU_MODELS_FILE),
+        _read_path(directory / INSTANCE_TYPES_FILE),
+        str(directory / INSTANCE_TYPES_FILE),
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _load_packaged() -> Catalog:
+    data = resources.files(__name__).joinpath("data")
+    gpu_res = data.joinpath(GPU_MODELS_FILE)
+    it_res = data.joinpath(INSTANCE_TYPES_FILE)
+    return _build(
+        _read_resource(gpu_res, str(gpu_res)),
+        str(gpu_res),
+        _read_resource(it_res, str(it_res)),
+        str(it_res),
+    )
+
+
+def _read_path(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CatalogError([CatalogIssue(str(path), None, None, f"cannot read the file: {exc}")]) from exc
+
+
+def _read_resource(resource: Any, label: str) -> str:
+    try:
+        return resource.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CatalogError([CatalogIssue(label, None, None, f"cannot read the packaged file: {exc}")]) from exc
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that rejects duplicate mapping keys (PyYAML keeps the last silently)."""
+
+
+def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping", node.start_mark, f"found duplicate key {key!r}", key_node.start_mark
+            )
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _parse_entries(text: str, file: str, top_key: str) -> list[Any]:
+    try:
+        document = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise CatalogError([CatalogIssue(file, None, None, f"not valid YAML: {exc}")]) from exc
+    if not isinstance(document, dict) or set(document) != {top_key}:
+        keys = sorted(document) if isinstance(document, dict) else type(document).__name__
+        raise CatalogError(
+            [CatalogIssue(file, None, None, f"the top level must be a mapping with the single key {top_key!r}; got {keys}")]
+        )
+    entries = document[top_key]
+    if not isinstance(entries, list) or not entries:
+        raise CatalogError([CatalogIssue(file, None, top_key, "must be a non-empty list of entries")])
+    return entries
+
+
+def _entry_label(entry: Any, index: int) -> str:
+    if isinstance(entry, dict) and isinstance(entry.get("name"), str) and entry["name"]:
+        return entry["name"]
+    return f"#{index}"
+
+
+def _validate_entries(entries: list[Any], file: str, model: type[GpuModel] | type[InstanceType]) -> list[Any]:
+    issues: list[CatalogIssue] = []
+    out = []
+    for index, entry in enumerate(entries):
+        label = _entry_label(entry, index)
+        if not isinstance(entry, dict):
+            issues.append(CatalogIssue(file, label, None, f"must be a mapping, got {type(entry).__name__}"))
+            continue
+        # The YAML spelling is the camelCase alias; reject snake_case attribute names
+        # (accepted by the models for Python callers) so the files stay uniform.
+        aliases = model._aliases()
+        stray = [key for key in entry if key not in aliases]
+        if stray:
+            for key in stray:
+                issues.append(CatalogIssue(file, label, str(key), "unknown field; allowed: " + ", ".join(sorted(aliases))))
+            continue
+        try:
+            out.append(model.model_validate(entry))
+        except ValidationError as exc:
+            for err in exc.errors():
+                field = ".".join(str(part) for part in err["loc"]) or None
+                cause = (err.get("ctx") or {}).get("error")
+                if isinstance(cause, _FieldError):
+                    field = cause.field
+                    message = str(cause)
+                else:
+                    message = err["msg"]
+                    if err["type"] not in ("missing", "extra_forbidden"):
+                        message += f" (got {err.get('input')!r})"
+                issues.append(CatalogIssue(file, label, field, message))
+    if issues:
+        raise CatalogError(issues)
+    return out
+
+
+def _build(gpu_text: str, gpu_file: str, it_text: str, it_file: str) -> Catalog:
+    gpu_models = _validate_entries(_parse_entries(gpu_text, gpu_file, _GPU_MODELS_KEY), gpu_file, GpuModel)
+    instance_types = _validate_entries(
+        _parse_entries(it_text, it_file, _INSTANCE_TYPES_KEY), it_file, InstanceType
+    )
+    return Catalog(
+        gpu_models=tuple(gpu_models),
+        instance_types=tuple(instance_types),
+        gpu_models_file=gpu_file,
+        instance_types_file=it_file,
+    )

@@ -1,0 +1,235 @@
+"""Semantic checks of a schema-valid stack configuration (cross-field rules and the catalog).
+
+The pydantic models check shapes and ranges; these checks need more than one field or
+the instance catalog. Each returns :class:`~hybridgpu.errors.ConfigIssue` records with the
+stack file, the key path and the fix, so that every problem is reported before any
+Pulumi resource is registered.
+"""
+
+from __future__ import annotations
+
+import difflib
+import ipaddress
+
+from hybridgpu.catalog import Catalog, load_catalog
+from hybridgpu.config.models import (
+    RECOMMENDED_SPOT_INSTANCE_TYPES,
+    CapacityType,
+    CloudConfig,
+    Environment,
+    StackConfig,
+)
+from hybridgpu.errors import ConfigIssue
+from hybridgpu.render.karpenter import RESERVED_TAG_PREFIXES, min_values, resolve_instance_types
+from hybridgpu.render.network import plan_subnets
+
+CLOUD = "hybridgpu:cloud"
+
+
+def _suggest(name: str, options: list[str]) -> str:
+    close = difflib.get_close_matches(name, options, n=3)
+    return f" (did you mean {', '.join(close)}?)" if close else ""
+
+
+def semantic_issues(config: StackConfig, file: str, catalog: Catalog | None = None) -> list[ConfigIssue]:
+    """All cross-field problems of ``config``.
+
+    Args:
+        config: a schema-valid stack configuration.
+        file: the stack file to name in issues.
+        catalog: instance catalog (default: the packaged one).
+
+    Returns:
+        The issues found, in config order; empty when the configuration is sound.
+    """
+    issues: list[ConfigIssue] = []
+    missing = [k for k in config.required_tag_keys if not config.tags.get(k)]
+    if missing:
+        issues.append(
+            ConfigIssue(
+                file,
+                "hybridgpu:tags",
+                f"required cost tag(s) missing or empty: {', '.join(missing)}",
+                "add them under `hybridgpu:tags` (they reach every AWS resource and every GPU instance)",
+            )
+        )
+    if config.cloud is not None:
+        if config.region is None:
+            issues.append(ConfigIssue(file, "aws:region", "the cloud section needs an AWS region", "set `aws:region`, e.g. `us-west-2`"))
+        issues += _cloud_issues(config, config.cloud, file, catalog or load_catalog())
+    return issues
+
+
+def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: Catalog) -> list[ConfigIssue]:
+    issues: list[ConfigIssue] = []
+    net = cloud.network
+    if (net.new is None) == (net.existing is None):
+        issues.append(
+            ConfigIssue(file, f"{CLOUD}.network", "give exactly one of `new` or `existing`", "keep `new:` to build a VPC, or `existing:` to use yours")
+        )
+    if net.new is not None and config.region:
+        vpc = ipaddress.IPv4Network(net.new.cidr)
+        for i, zone in enumerate(net.new.availability_zones):
+            if not (zone.startswith(config.region) and len(zone) == len(config.region) + 1):
+                issues.append(
+                    ConfigIssue(file, f"{CLOUD}.network.new.availabilityZones[{i}]", f"{zone!r} is not a zone of {config.region}", f"use zones like {config.region}a")
+                )
+        if len(set(net.new.availability_zones)) != len(net.new.availability_zones):
+            issues.append(ConfigIssue(file, f"{CLOUD}.network.new.availabilityZones", "zones repeat", "list each zone once"))
+        try:
+            plan_subnets(
+                str(vpc),
+                list(net.new.availability_zones),
+                private_prefix=net.new.private_subnet_prefix,
+                public_prefix=net.new.public_subnet_prefix,
+                cluster_name=cloud.cluster.name,
+            )
+        except ValueError as exc:
+            issues.append(
+                ConfigIssue(file, f"{CLOUD}.network.new.privateSubnetPrefix", str(exc), "use a larger VPC CIDR, fewer zones or longer subnet prefixes")
+            )
+    sng = cloud.system_node_group
+    if not sng.min_size <= sng.desired_size <= sng.max_size:
+        issues.append(
+            ConfigIssue(file, f"{CLOUD}.systemNodeGroup", f"need minSize <= desiredSize <= maxSize, got {sng.min_size}/{sng.desired_size}/{sng.max_size}", "reorder the sizes")
+        )
+
+    class_index = {}
+    for i, nc in enumerate(cloud.node_classes):
+        key = f"{CLOUD}.nodeClasses[{i}]"
+        if nc.name in class_index:
+            issues.append(ConfigIssue(file, f"{key}.name", f"node class name {nc.name!r} repeats", "give every node class its own name"))
+        class_index.setdefault(nc.name, nc)
+        if config.environment is Environment.production and nc.ami_version == "latest":
+            issues.append(
+                ConfigIssue(
+                    file,
+                    f"{key}.amiAlias",
+                    f"{nc.ami_alias!r} floats to every new AMI in a production stack (upstream warns against @latest in production)",
+                    "pin a release, e.g. `al2023@v20261112`, and roll AMIs forward deliberately",
+                )
+            )
+        for tag in nc.tags:
+            if tag.startswith(RESERVED_TAG_PREFIXES):
+                issues.append(ConfigIssue(file, f"{key}.tags.{tag}", "Karpenter reserves this tag key", "remove it; Karpenter sets it itself"))
+
+    pool_names: set[str] = set()
+    families = sorted(catalog.families())
+    gpu_names = sorted({m.karpenter_gpu_name for m in catalog.gpu_models if m.karpenter_gpu_name})
+    type_names = sorted(t.name for t in catalog.instance_types)
+
+    for i, pool in enumerate(cloud.node_pools):
+        key = f"{CLOUD}.nodePools[{i}]"
+        if pool.name in pool_names:
+            issues.append(ConfigIssue(file, f"{key}.name", f"NodePool name {pool.name!r} repeats", "give every NodePool its own name"))
+        pool_names.add(pool.name)
+        node_class = class_index.get(pool.node_class)
+        if node_class is None:
+            issues.append(
+                ConfigIssue(
+                    file,
+                    f"{key}.nodeClass",
+                    f"no node class named {pool.node_class!r}{_suggest(pool.node_class, list(class_index))}",
+                    f"use one of: {', '.join(class_index) or '(none defined)'}, or add it under nodeClasses",
+                )
+            )
+        bad_ref = False
+        for j, name in enumerate(pool.instance_types):
+            if name not in type_names:
+                bad_ref = True
+                issues.append(
+                    ConfigIssue(
+                        file,
+                        f"{key}.instanceTypes[{j}]",
+                        f"instance type {name!r} is not in the GPU catalog{_suggest(name, type_names)}",
+                        "use a catalog GPU instance type (`hybridgpu catalog` lists them) or add it to hybridgpu/catalog/data/instance_types.yaml",
+                    )
+                )
+        for j, fam in enumerate(pool.instance_families):
+            if fam not in families:
+                bad_ref = True
+                issues.append(
+                    ConfigIssue(file, f"{key}.instanceFamilies[{j}]", f"instance family {fam!r} is not in the GPU catalog{_suggest(fam, families)}", f"use one of: {', '.join(families)}")
+                )
+        for j, gname in enumerate(pool.gpu_names):
+            if gname not in gpu_names:
+                bad_ref = True
+                issues.append(ConfigIssue(file, f"{key}.gpuNames[{j}]", f"unknown Karpenter GPU name {gname!r}{_suggest(gname, gpu_names)}", f"use one of: {', '.join(gpu_names)}"))
+        if not (pool.instance_types or pool.instance_families or pool.gpu_names):
+            issues.append(
+                ConfigIssue(file, key, "the pool names no instance types, families or GPU names, so it could pick any GPU instance", "set `instanceFamilies`, `instanceTypes` or `gpuNames`")
+            )
+            continue
+        if pool.gpu_limit is None:
+            issues.append(
+                ConfigIssue(
+                    file,
+                    f"{key}.gpuLimit",
+                    "a GPU NodePool without a GPU limit can scale without bound",
+                    "set `gpuLimit` to the most GPUs this pool may run at once (e.g. 8)",
+                )
+            )
+        if bad_ref:
+            continue
+        resolved = resolve_instance_types(pool, catalog)
+        if not resolved:
+            issues.append(ConfigIssue(file, key, "no catalog instance type matches the pool's families/types/GPU filters", "widen `instanceFamilies`, `gpuNames` or `gpuCounts`"))
+            continue
+        if pool.gpu_limit is not None and pool.gpu_limit > 0:
+            fewest = min(t.gpu_count for t in resolved)
+            if pool.gpu_limit < fewest:
+                issues.append(
+                    ConfigIssue(
+                        file,
+                        f"{key}.gpuLimit",
+                        f"limit {pool.gpu_limit} is below the smallest instance's {fewest} GPUs, so the pool can never launch a node",
+                        f"raise `gpuLimit` to at least {fewest} or allow smaller instance types",
+                    )
+                )
+        if CapacityType.spot in pool.capacity_types and len(resolved) < RECOMMENDED_SPOT_INSTANCE_TYPES and not pool.narrow_spot_reason:
+            issues.append(
+                ConfigIssue(
+                    file,
+                    f"{key}.instanceTypes" if pool.instance_types else f"{key}.instanceFamilies",
+                    f"spot pool may pick only {len(resolved)} instance type(s) ({', '.join(t.name for t in resolved)}); "
+                    f"spot needs at least {RECOMMENDED_SPOT_INSTANCE_TYPES} to be fulfilled reliably",
+                    "add families or sizes, or set `narrowSpotReason` to say why a narrow spot pool is acceptable",
+                )
+            )
+        mv = min_values(pool, resolved)
+        if mv is not None and mv > len(resolved):
+            issues.append(
+                ConfigIssue(
+                    file,
+                    f"{key}.minInstanceTypes",
+                    f"minValues {mv} exceeds the {len(resolved)} instance types the pool may pick, so Karpenter could never launch",
+                    f"lower it to at most {len(resolved)} or allow more instance types",
+                )
+            )
+        if node_class is not None:
+            if CapacityType.reserved in pool.capacity_types and not (node_class.capacity_reservation_ids or node_class.capacity_reservation_tags):
+                issues.append(
+                    ConfigIssue(
+                        file,
+                        f"{key}.capacityTypes",
+                        f"capacity type `reserved` needs capacity reservations, but node class {node_class.name!r} selects none",
+                        f"add `capacityReservationIds` (cr-...) to node class {node_class.name!r} or drop `reserved`",
+                    )
+                )
+            if node_class.efa.enabled:
+                lacking = [t.name for t in resolved if not t.efa_supported or t.max_efa_interfaces < node_class.efa.interfaces]
+                if lacking:
+                    issues.append(
+                        ConfigIssue(
+                            file,
+                            f"{key}.nodeClass",
+                            f"node class {node_class.name!r} attaches {node_class.efa.interfaces} EFA interface(s), which {', '.join(lacking)} cannot take",
+                            "restrict the pool to EFA instance types with enough network cards, or use a node class without EFA",
+                        )
+                    )
+        for j, budget in enumerate(pool.disruption.budgets):
+            if (budget.schedule is None) != (budget.duration is None):
+                issues.append(
+                    ConfigIssue(file, f"{key}.disruption.budgets[{j}]", "`schedule` and `duration` go together", "set both or neither")
+                )
+    return issues

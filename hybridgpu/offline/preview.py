@@ -1,0 +1,375 @@
+"""Offline preview: run the real Pulumi program under Pulumi's mocks and record what it creates.
+
+No cloud credentials and no Pulumi CLI: :func:`run_preview` reads and validates the stack file,
+hands its config to Pulumi's runtime exactly as the CLI would (namespaced keys, structured
+values as JSON strings, ``secure:`` values as opaque secrets), installs
+:class:`HybridMocks` (realistic computed outputs per resource type and answers to the invokes
+the program makes) and a :class:`RecordingMonitor` (which remembers each registration's type,
+name, parent and inputs), and runs ``components.program.main``.
+
+:func:`write_manifests` writes every Kubernetes object the program registered to
+``out/<stack>/manifests/`` (one YAML file per object) plus ``helm-releases.yaml`` and
+``resources.json``; it writes to a temporary directory and swaps it in, so a failed run
+leaves the previous output untouched.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import yaml
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import settings as pulumi_settings
+from pulumi.runtime.config import set_all_config
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from hybridgpu.config.loader import PROJECT, find_project_root, load_stack_config, pulumi_config_strings
+from hybridgpu.config.models import StackConfig
+
+#: Account id used by the mocks (AWS documentation example account).
+MOCK_ACCOUNT = "111122223333"
+
+#: Versions the mocked ``aws.eks.getAddonVersion`` returns: plausible EKS add-on builds. They
+#: only shape the preview; a real ``pulumi up`` asks EKS for the newest compatible build.
+MOCK_ADDON_VERSIONS = {
+    "vpc-cni": "v1.20.4-eksbuild.2",
+    "coredns": "v1.12.4-eksbuild.1",
+    "kube-proxy": "v1.35.0-eksbuild.2",
+    "eks-pod-identity-agent": "v1.3.9-eksbuild.3",
+}
+
+
+def _short_hash(*parts: str, length: int = 17) -> str:
+    return hashlib.sha256("/".join(parts).encode()).hexdigest()[:length]
+
+
+class HybridMocks(pulumi.runtime.Mocks):
+    """Pulumi mocks that return realistic computed outputs for the resource types hybridgpu uses.
+
+    Ids and ARNs are derived from a hash of (type, name), so previews are deterministic.
+
+    Args:
+        region: AWS region of the stack (goes into ARNs and endpoints).
+        account_id: 12-digit account id (default :data:`MOCK_ACCOUNT`).
+    """
+
+    def __init__(self, region: str, account_id: str = MOCK_ACCOUNT):
+        self.region = region
+        self.account_id = account_id
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
+        """Return ``(id, state)``: the inputs plus the outputs AWS/Kubernetes would compute."""
+        typ, name, inputs = args.typ, args.name, dict(args.inputs)
+        h = _short_hash(typ, name)
+        region, acct = self.region, self.account_id
+        state = dict(inputs)
+        rid = f"{name}-{h[:8]}"
+        if typ == "aws:ec2/vpc:Vpc":
+            rid = f"vpc-{h}"
+            state.update(arn=f"arn:aws:ec2:{region}:{acct}:vpc/{rid}", defaultSecurityGroupId=f"sg-{h[::-1]}")
+        elif typ == "aws:ec2/subnet:Subnet":
+            rid = f"subnet-{h}"
+            state.update(arn=f"arn:aws:ec2:{region}:{acct}:subnet/{rid}")
+        elif typ == "aws:ec2/internetGateway:InternetGateway":
+            rid = f"igw-{h}"
+        elif typ == "aws:ec2/eip:Eip":
+            rid = f"eipalloc-{h}"
+            state.update(allocationId=rid, publicIp=f"198.51.100.{int(h[:2], 16) % 250 + 1}")
+        elif typ == "aws:ec2/natGateway:NatGateway":
+            rid = f"nat-{h}"
+        elif typ == "aws:ec2/routeTable:RouteTable":
+            rid = f"rtb-{h}"
+        elif typ == "aws:ec2/launchTemplate:LaunchTemplate":
+            rid = f"lt-{h}"
+            state.update(latestVersion=1, defaultVersion=1, arn=f"arn:aws:ec2:{region}:{acct}:launch-template/{rid}")
+        elif typ == "aws:kms/key:Key":
+            rid = f"{h[:8]}-{h[8:12]}-4{h[12:15]}-8{h[15:17]}{h[:1]}-{h[:12]}"
+            state.update(keyId=rid, arn=f"arn:aws:kms:{region}:{acct}:key/{rid}")
+        elif typ == "aws:iam/role:Role":
+            role_name = inputs.get("name") or f"{name}-{h[:7]}"
+            rid = role_name
+            state.update(name=role_name, arn=f"arn:aws:iam::{acct}:role/{role_name}", uniqueId=f"AROA{h.upper()[:17]}")
+        elif typ == "aws:cloudwatch/logGroup:LogGroup":
+            rid = inputs.get("name", name)
+            state.update(arn=f"arn:aws:logs:{region}:{acct}:log-group:{rid}")
+        elif typ == "aws:eks/cluster:Cluster":
+            cluster = inputs.get("name", name)
+            rid = cluster
+            ca = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMOCK-CA-FOR-OFFLINE-PREVIEW\n-----END CERTIFICATE-----\n").decode()
+            vpc = dict(inputs.get("vpcConfig") or {})
+            vpc.update(clusterSecurityGroupId=f"sg-{h}", vpcId=f"vpc-{_short_hash('aws:ec2/vpc:Vpc', 'x')}")
+            state.update(
+                arn=f"arn:aws:eks:{region}:{acct}:cluster/{cluster}",
+                endpoint=f"https://{h.upper()[:32]}.gr7.{region}.eks.amazonaws.com",
+                certificateAuthority={"data": ca},
+                vpcConfig=vpc,
+                status="ACTIVE",
+                platformVersion="eks.5",
+                identities=[{"oidcs": [{"issuer": f"https://oidc.eks.{region}.amazonaws.com/id/{h.upper()[:32]}"}]}],
+            )
+        elif typ == "aws:eks/nodeGroup:NodeGroup":
+            rid = f"{inputs.get('clusterName')}:{name}"
+            state.update(arn=f"arn:aws:eks:{region}:{acct}:nodegroup/{inputs.get('clusterName')}/{name}/{h[:8]}", status="ACTIVE")
+        elif typ == "aws:eks/accessEntry:AccessEntry":
+            state.update(accessEntryArn=f"arn:aws:eks:{region}:{acct}:access-entry/{inputs.get('clusterName')}/{h[:8]}")
+        elif typ == "aws:eks/addon:Addon":
+            state.update(arn=f"arn:aws:eks:{region}:{acct}:addon/{inputs.get('clusterName')}/{inputs.get('addonName')}/{h[:8]}")
+        elif typ == "aws:eks/podIdentityAssociation:PodIdentityAssociation":
+            state.update(associationId=f"a-{h[:17]}", associationArn=f"arn:aws:eks:{region}:{acct}:podidentityassociation/{h[:8]}")
+        elif typ == "aws:sqs/queue:Queue":
+            queue = inputs.get("name", name)
+            rid = f"https://sqs.{region}.amazonaws.com/{acct}/{queue}"
+            state.update(arn=f"arn:aws:sqs:{region}:{acct}:{queue}", url=rid, name=queue)
+        elif typ == "aws:cloudwatch/eventRule:EventRule":
+            rule = inputs.get("name") or f"{name}-{h[:7]}"
+            rid = rule
+            state.update(name=rule, arn=f"arn:aws:events:{region}:{acct}:rule/{rule}")
+        elif typ == "aws:ec2/securityGroup:SecurityGroup":
+            rid = f"sg-{h}"
+        elif typ == "kubernetes:helm.sh/v3:Release":
+            state.update(status={"status": "deployed", "version": 1, "namespace": inputs.get("namespace"), "name": inputs.get("name")})
+        elif typ.startswith("pulumi:providers:"):
+            rid = f"{name}-provider"
+        return rid, state
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+        """Answer the invokes the program makes (partition, caller identity, session context, add-on versions)."""
+        token = args.token
+        if token == "aws:index/getPartition:getPartition":
+            return {"partition": "aws", "dnsSuffix": "amazonaws.com", "reverseDnsPrefix": "com.amazonaws", "id": "aws"}
+        if token == "aws:index/getCallerIdentity:getCallerIdentity":
+            return {
+                "accountId": self.account_id,
+                "arn": f"arn:aws:sts::{self.account_id}:assumed-role/hybridgpu-deployer/preview",
+                "userId": "AROAEXAMPLEDEPLOYER:preview",
+                "id": self.account_id,
+            }
+        if token == "aws:iam/getSessionContext:getSessionContext":
+            return {
+                "arn": args.args.get("arn"),
+                "issuerArn": f"arn:aws:iam::{self.account_id}:role/hybridgpu-deployer",
+                "issuerId": "AROAEXAMPLEDEPLOYER",
+                "issuerName": "hybridgpu-deployer",
+                "sessionName": "preview",
+                "id": args.args.get("arn"),
+            }
+        if token == "aws:eks/getAddonVersion:getAddonVersion":
+            name = args.args.get("addonName")
+            return {"version": MOCK_ADDON_VERSIONS.get(name, "v1.0.0-eksbuild.1"), "addonName": name, "id": name}
+        if token == "aws:index/getRegion:getRegion":
+            return {"name": self.region, "region": self.region, "id": self.region}
+        raise NotImplementedError(f"the offline preview has no mock for invoke {token}; add it to HybridMocks.call")
+
+
+@dataclass
+class ResourceRecord:
+    """One resource the program registered.
+
+    Attributes:
+        urn: the resource URN.
+        type: type token, e.g. ``aws:eks/cluster:Cluster`` or ``hybridgpu:cloud:Karpenter``.
+        name: logical name.
+        parent: parent URN ('' for children of the stack).
+        custom: True for provider-managed resources, False for components.
+        inputs: the inputs the program passed (secrets unwrapped, as the mock monitor sees them).
+        dependencies: URNs of explicit dependencies.
+    """
+
+    urn: str
+    type: str
+    name: str
+    parent: str
+    custom: bool
+    inputs: dict[str, Any]
+    dependencies: list[str] = field(default_factory=list)
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    """A MockMonitor that also records every registration (type, name, parent, inputs)."""
+
+    def __init__(self, mocks: pulumi.runtime.Mocks):
+        super().__init__(mocks)
+        self.records: list[ResourceRecord] = []
+
+    def RegisterResource(self, request):  # noqa: N802 - gRPC method name
+        from pulumi.runtime import rpc
+
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
+            self.records.append(
+                ResourceRecord(
+                    urn=response.urn,
+                    type=request.type,
+                    name=request.name,
+                    parent=request.parent,
+                    custom=bool(request.custom),
+                    inputs=_plain(inputs),
+                    dependencies=list(request.dependencies),
+                )
+            )
+        return response
+
+
+def _plain(value: Any) -> Any:
+    """Strip Pulumi wrappers so values can be dumped as YAML/JSON."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        # Pulumi's wire format (protobuf Struct) carries every number as a double.
+        return int(value)
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+@dataclass
+class PreviewResult:
+    """What the offline preview of one stack produced.
+
+    Attributes:
+        stack: stack name.
+        config: the validated stack config.
+        records: every registered resource, in registration order.
+        outputs: stack outputs (secret outputs replaced by ``[secret]``).
+    """
+
+    stack: str
+    config: StackConfig
+    records: list[ResourceRecord]
+    outputs: dict[str, Any]
+
+    def by_type(self) -> dict[str, int]:
+        """Count of resources per type token, sorted by type."""
+        counts: dict[str, int] = {}
+        for r in self.records:
+            counts[r.type] = counts.get(r.type, 0) + 1
+        return dict(sorted(counts.items()))
+
+    def of_type(self, typ: str) -> list[ResourceRecord]:
+        """All records of a type token."""
+        return [r for r in self.records if r.type == typ]
+
+    def kubernetes_manifests(self) -> list[dict[str, Any]]:
+        """Every Kubernetes object (not Helm releases or providers) as an apply-able manifest."""
+        manifests = []
+        for r in self.records:
+            if not r.type.startswith("kubernetes:") or r.type == "kubernetes:helm.sh/v3:Release":
+                continue
+            doc = {k: r.inputs[k] for k in ("apiVersion", "kind", "metadata", "spec", "data", "rules", "subjects", "roleRef") if k in r.inputs}
+            manifests.append(doc)
+        return manifests
+
+    def helm_releases(self) -> list[dict[str, Any]]:
+        """Helm releases: name, namespace, chart, version and values."""
+        out = []
+        for r in self.of_type("kubernetes:helm.sh/v3:Release"):
+            keys = ("name", "namespace", "chart", "version", "skipCrds", "values")
+            out.append({k: r.inputs[k] for k in keys if k in r.inputs})
+        return out
+
+
+def _reset_runtime() -> None:
+    pulumi_settings.ROOT.set(None)
+    pulumi_settings.SETTINGS.rpc_manager.clear()
+    pulumi_settings.SETTINGS.outputs.clear()
+
+
+def run_preview(stack: str, root: Path | None = None) -> PreviewResult:
+    """Run the Pulumi program of ``stack`` under mocks.
+
+    Args:
+        stack: stack name (``stacks/Pulumi.<stack>.yaml``).
+        root: project root (default: found from the working directory).
+
+    Returns:
+        The recorded resources and stack outputs.
+
+    Raises:
+        StackFileError / StackConfigError: the stack file is unreadable or invalid (raised
+            before the program runs, so nothing is registered).
+        pulumi.RunError and other exceptions the program raises.
+    """
+    root = root or find_project_root()
+    config, values = load_stack_config(stack, root)
+    region = config.region or "us-east-1"
+    _reset_runtime()
+    mocks = HybridMocks(region=region)
+    monitor = RecordingMonitor(mocks)
+    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
+    set_all_config(pulumi_config_strings(values.values), sorted(values.secret_keys))
+
+    from components.program import main
+
+    captured: dict[str, Any] = {}
+
+    def program() -> None:
+        main()
+
+    _sync_await(run_pulumi_func(program))
+    root_resource = pulumi_settings.get_root_resource()
+    outputs_map = getattr(root_resource, "outputs", None) or {}
+    for key, out in outputs_map.items():
+        captured[key] = _sync_await(_resolve_output(out))
+    _reset_runtime()
+    return PreviewResult(stack=stack, config=config, records=monitor.records, outputs=captured)
+
+
+async def _resolve_output(value: Any) -> Any:
+    if isinstance(value, pulumi.Output):
+        if await value.is_secret():
+            return "[secret]"
+        return _plain(await value.future())
+    return _plain(value)
+
+
+def write_manifests(result: PreviewResult, out_dir: Path) -> Path:
+    """Write the preview's Kubernetes manifests, Helm releases and resource list to ``out_dir/<stack>``.
+
+    Files: ``manifests/<kind>-<name>.yaml`` per object, ``helm-releases.yaml``, ``resources.json``.
+    The directory is built beside the target and renamed into place, so an interrupted write
+    never leaves a half-written directory.
+
+    Returns:
+        The stack's output directory.
+    """
+    target = out_dir / result.stack
+    out_dir.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{result.stack}-", dir=out_dir))
+    try:
+        manifests_dir = staging / "manifests"
+        manifests_dir.mkdir()
+        for doc in result.kubernetes_manifests():
+            fname = f"{doc['kind'].lower()}-{doc['metadata']['name']}.yaml"
+            (manifests_dir / fname).write_text(dump_yaml(doc))
+        (staging / "helm-releases.yaml").write_text(dump_yaml_all(result.helm_releases()))
+        resources = [{"type": r.type, "name": r.name, "parent": r.parent, "custom": r.custom} for r in result.records]
+        (staging / "resources.json").write_text(json.dumps(resources, indent=2) + "\n")
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
+
+
+def dump_yaml(doc: Any) -> str:
+    """Block-style YAML with sorted keys (the wire format does not keep key order; sorting keeps golden files stable)."""
+    return yaml.safe_dump(doc, sort_keys=True, default_flow_style=False, width=120)
+
+
+def dump_yaml_all(docs: list[Any]) -> str:
+    """Multi-document YAML of ``docs`` (see :func:`dump_yaml`)."""
+    return yaml.safe_dump_all(docs, sort_keys=True, default_flow_style=False, width=120, explicit_start=True)

@@ -1,0 +1,287 @@
+"""Render Karpenter v1 objects and Helm values from the typed config (pure, no Pulumi).
+
+Creates (as plain dicts, ready for YAML or a Pulumi CustomResource):
+
+* ``karpenter.k8s.aws/v1`` EC2NodeClass per :class:`NodeClassConfig`;
+* ``karpenter.sh/v1`` NodePool per :class:`NodePoolConfig`, with the instance-type list
+  resolved from the catalog so the sizes a pool may pick are explicit and bounded;
+* the values of the ``karpenter`` Helm chart.
+
+API facts: Karpenter v1.14.1, ``aws/karpenter-provider-aws`` tag v1.14.1,
+``website/content/en/v1.14/concepts/{nodepools,nodeclasses}.md`` and
+``charts/karpenter/values.yaml`` (read 2026-11-22). Well-known labels: ``karpenter.sh/capacity-type``,
+``node.kubernetes.io/instance-type``, ``karpenter.k8s.aws/instance-family``,
+``karpenter.k8s.aws/instance-gpu-name``, ``karpenter.k8s.aws/instance-gpu-count``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hybridgpu.catalog import Catalog, InstanceType
+from hybridgpu.config.models import (
+    RECOMMENDED_SPOT_INSTANCE_TYPES,
+    CapacityType,
+    KarpenterConfig,
+    NodeClassConfig,
+    NodePoolConfig,
+)
+
+NODEPOOL_API = "karpenter.sh/v1"
+NODECLASS_API = "karpenter.k8s.aws/v1"
+NODEPOOL_LABEL = "hybridgpu.io/nodepool"
+GPU_RESOURCE = "nvidia.com/gpu"
+
+#: Tag that Karpenter's EC2NodeClass selectors use to find subnets and security groups.
+DISCOVERY_TAG = "karpenter.sh/discovery"
+
+#: Tag keys Karpenter reserves and refuses in ``EC2NodeClass.spec.tags`` (nodeclasses.md, "spec.tags").
+RESERVED_TAG_PREFIXES = ("kubernetes.io/cluster", "karpenter.sh/", "karpenter.k8s.aws/")
+
+
+def resolve_instance_types(pool: NodePoolConfig, catalog: Catalog) -> list[InstanceType]:
+    """The catalog instance types a pool may pick, sorted by (GPUs per instance, price).
+
+    Explicit ``instanceTypes`` are taken as given (unknown names are skipped here; the config
+    checks report them). Otherwise GPU instance types of ``instanceFamilies`` (all families when
+    empty) are filtered by ``gpuNames`` and ``gpuCounts``.
+
+    Returns:
+        A list of :class:`InstanceType`, possibly empty.
+    """
+    if pool.instance_types:
+        known = {t.name: t for t in catalog.instance_types}
+        chosen = [known[name] for name in pool.instance_types if name in known]
+        if pool.gpu_counts:
+            chosen = [t for t in chosen if t.gpu_count in pool.gpu_counts]
+        if pool.gpu_names:
+            chosen = [t for t in chosen if catalog.gpu_model(t.gpu_model).karpenter_gpu_name in pool.gpu_names]
+    else:
+        chosen = catalog.gpu_instance_types(
+            families=pool.instance_families or None,
+            gpu_names=pool.gpu_names or None,
+            gpu_counts=pool.gpu_counts or None,
+        )
+    return sorted(chosen, key=lambda t: (t.gpu_count, t.on_demand_usd_per_hour or float("inf"), t.name))
+
+
+def min_values(pool: NodePoolConfig, resolved: list[InstanceType]) -> int | None:
+    """``minValues`` for the instance-type requirement: explicit, or min(5, types) for spot pools."""
+    if pool.min_instance_types is not None:
+        return pool.min_instance_types
+    if CapacityType.spot in pool.capacity_types and resolved:
+        return min(RECOMMENDED_SPOT_INSTANCE_TYPES, len(resolved))
+    return None
+
+
+@dataclass(frozen=True)
+class NodePoolSummary:
+    """What a NodePool may launch at most.
+
+    Attributes:
+        name: NodePool name.
+        capacity_types: e.g. ``("spot",)``.
+        weight: NodePool weight or None.
+        gpu_limit: ``nvidia.com/gpu`` limit, in GPUs (the most GPUs the pool may run at once).
+        instance_types: names of the instance types it may pick.
+        max_instances: most instances at the GPU limit (limit / fewest GPUs per instance), rounded down.
+        max_usd_per_hour: on-demand list price of running the whole limit on the priciest GPU (USD/hour),
+            an upper bound of the pool's hourly burn (spot and reserved are cheaper); types without a
+            catalog price are left out.
+    """
+
+    name: str
+    capacity_types: tuple[str, ...]
+    weight: int | None
+    gpu_limit: int
+    instance_types: tuple[str, ...]
+    max_instances: int
+    max_usd_per_hour: float
+
+
+def summarize_nodepool(pool: NodePoolConfig, catalog: Catalog) -> NodePoolSummary:
+    """Summarize the most a pool may launch (see :class:`NodePoolSummary`)."""
+    resolved = resolve_instance_types(pool, catalog)
+    limit = pool.gpu_limit or 0
+    fewest = min((t.gpu_count for t in resolved), default=1)
+    per_gpu = max((t.on_demand_usd_per_hour / t.gpu_count for t in resolved if t.on_demand_usd_per_hour), default=0.0)
+    return NodePoolSummary(
+        name=pool.name,
+        capacity_types=tuple(c.value for c in pool.capacity_types),
+        weight=pool.weight,
+        gpu_limit=limit,
+        instance_types=tuple(t.name for t in resolved),
+        max_instances=limit // fewest,
+        max_usd_per_hour=round(limit * per_gpu, 2),
+    )
+
+
+def _requirement(key: str, values: list[str], min_values_: int | None = None) -> dict[str, Any]:
+    req: dict[str, Any] = {"key": key, "operator": "In", "values": values}
+    if min_values_ is not None:
+        req["minValues"] = min_values_
+    return req
+
+
+def render_nodepool(pool: NodePoolConfig, catalog: Catalog, *, extra_labels: dict[str, str] | None = None) -> dict[str, Any]:
+    """Render a ``karpenter.sh/v1`` NodePool.
+
+    Args:
+        pool: validated pool config (the config checks guarantee it resolves to >= 1 type).
+        catalog: GPU instance catalog.
+        extra_labels: more template labels (e.g. NVIDIA layer selectors), merged last.
+
+    Returns:
+        The NodePool manifest as a dict.
+    """
+    resolved = resolve_instance_types(pool, catalog)
+    families = sorted({t.family for t in resolved})
+    requirements = [
+        _requirement("karpenter.sh/capacity-type", [c.value for c in pool.capacity_types]),
+        _requirement("kubernetes.io/arch", [pool.architecture]),
+        _requirement("kubernetes.io/os", ["linux"]),
+        _requirement("karpenter.k8s.aws/instance-family", families),
+        _requirement("node.kubernetes.io/instance-type", [t.name for t in resolved], min_values(pool, resolved)),
+    ]
+    if pool.gpu_names:
+        requirements.append(_requirement("karpenter.k8s.aws/instance-gpu-name", sorted(pool.gpu_names)))
+    if pool.gpu_counts:
+        requirements.append(_requirement("karpenter.k8s.aws/instance-gpu-count", [str(c) for c in sorted(pool.gpu_counts)]))
+
+    labels = {NODEPOOL_LABEL: pool.name, **pool.labels, **(extra_labels or {})}
+    template_spec: dict[str, Any] = {
+        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": pool.node_class},
+        "requirements": requirements,
+        "expireAfter": pool.expire_after,
+    }
+    if pool.taints:
+        template_spec["taints"] = [
+            {k: v for k, v in {"key": t.key, "value": t.value, "effect": t.effect.value}.items() if v is not None}
+            for t in pool.taints
+        ]
+    if pool.termination_grace_period:
+        template_spec["terminationGracePeriod"] = pool.termination_grace_period
+
+    disruption: dict[str, Any] = {
+        "consolidationPolicy": pool.disruption.consolidation_policy,
+        "consolidateAfter": pool.disruption.consolidate_after,
+        "budgets": [b.model_dump(by_alias=True, exclude_none=True) for b in pool.disruption.budgets],
+    }
+    spec: dict[str, Any] = {
+        "template": {"metadata": {"labels": labels}, "spec": template_spec},
+        "disruption": disruption,
+        "limits": {GPU_RESOURCE: str(pool.gpu_limit or 0)},
+    }
+    if pool.weight is not None:
+        spec["weight"] = pool.weight
+    return {
+        "apiVersion": NODEPOOL_API,
+        "kind": "NodePool",
+        "metadata": {"name": pool.name, "labels": {"app.kubernetes.io/managed-by": "hybridgpu"}},
+        "spec": spec,
+    }
+
+
+def nodeclass_tags(node_class: NodeClassConfig, cost_tags: dict[str, str]) -> dict[str, str]:
+    """Tags on every instance/volume Karpenter launches: cost tags, overridden by the class's own tags."""
+    return {**cost_tags, **node_class.tags}
+
+
+def render_ec2_nodeclass(
+    node_class: NodeClassConfig,
+    *,
+    cluster_name: str,
+    node_role_name: str,
+    cost_tags: dict[str, str],
+) -> dict[str, Any]:
+    """Render a ``karpenter.k8s.aws/v1`` EC2NodeClass.
+
+    The class pins an AMI alias, requires IMDSv2 (hop limit 1 by default), encrypts a gp3
+    root volume, selects subnets and security groups by the ``karpenter.sh/discovery`` tag,
+    optionally attaches EFA interfaces / a cluster placement group / capacity reservations,
+    and propagates the cost tags to launched instances.
+
+    Args:
+        node_class: validated node class config.
+        cluster_name: EKS cluster name (value of the discovery tag).
+        node_role_name: IAM role name of Karpenter nodes (Karpenter makes the instance profile).
+        cost_tags: the stack's cost tags.
+
+    Returns:
+        The EC2NodeClass manifest as a dict.
+    """
+    device = "/dev/xvda" if node_class.ami_family == "al2023" else "/dev/xvdb"
+    ebs: dict[str, Any] = {
+        "volumeSize": f"{node_class.root_volume_gib}Gi",
+        "volumeType": "gp3",
+        "iops": node_class.root_volume_iops,
+        "throughput": node_class.root_volume_throughput_mibps,
+        "encrypted": True,
+        "deleteOnTermination": True,
+    }
+    if node_class.kms_key_id:
+        ebs["kmsKeyID"] = node_class.kms_key_id
+    spec: dict[str, Any] = {
+        "role": node_role_name,
+        "amiSelectorTerms": [{"alias": node_class.ami_alias}],
+        "subnetSelectorTerms": [{"tags": {DISCOVERY_TAG: cluster_name}}],
+        "securityGroupSelectorTerms": [{"tags": {DISCOVERY_TAG: cluster_name}}],
+        "metadataOptions": {
+            "httpEndpoint": "enabled",
+            "httpProtocolIPv6": "disabled",
+            "httpPutResponseHopLimit": node_class.http_put_response_hop_limit,
+            "httpTokens": "required",
+        },
+        "blockDeviceMappings": [{"deviceName": device, "ebs": ebs}],
+        "tags": nodeclass_tags(node_class, cost_tags),
+    }
+    if node_class.instance_store_raid0:
+        spec["instanceStorePolicy"] = "RAID0"
+    if node_class.efa.enabled:
+        spec["networkInterfaces"] = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}] + [
+            {"networkCardIndex": card, "deviceIndex": 0, "interfaceType": "efa-only"} for card in range(1, node_class.efa.interfaces)
+        ]
+        if node_class.efa.placement_group:
+            spec["placementGroupSelector"] = {"name": node_class.efa.placement_group}
+    terms: list[dict[str, Any]] = [{"id": rid} for rid in node_class.capacity_reservation_ids]
+    if node_class.capacity_reservation_tags:
+        terms.append({"tags": dict(node_class.capacity_reservation_tags)})
+    if terms:
+        spec["capacityReservationSelectorTerms"] = terms
+    return {
+        "apiVersion": NODECLASS_API,
+        "kind": "EC2NodeClass",
+        "metadata": {"name": node_class.name, "labels": {"app.kubernetes.io/managed-by": "hybridgpu"}},
+        "spec": spec,
+    }
+
+
+def karpenter_helm_values(config: KarpenterConfig, *, cluster_name: str, interruption_queue: str) -> dict[str, Any]:
+    """Values for the ``oci://public.ecr.aws/karpenter/karpenter`` chart.
+
+    Karpenter runs on the system node group (it tolerates ``CriticalAddonsOnly`` and avoids
+    nodes it manages), authenticates with an EKS Pod Identity association for the
+    ``karpenter`` service account (so no IRSA annotation), and reads interruption events from
+    the SQS queue. CRDs come from the separate ``karpenter-crd`` chart so they are upgraded.
+
+    Returns:
+        The Helm values dict.
+    """
+    return {
+        "replicas": config.replicas,
+        "serviceAccount": {"create": True, "name": "karpenter"},
+        "settings": {
+            "clusterName": cluster_name,
+            "interruptionQueue": interruption_queue,
+            "eksControlPlane": True,
+            "featureGates": {
+                "reservedCapacity": True,
+                "spotToSpotConsolidation": config.spot_to_spot_consolidation,
+                "nodeOverlay": config.node_overlay,
+            },
+        },
+        "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}],
+        "nodeSelector": {"kubernetes.io/os": "linux", "hybridgpu.io/role": "system"},
+        "controller": {"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"memory": "1Gi"}}},
+    }

@@ -1,0 +1,500 @@
+"""Offline schema validation of rendered Kubernetes manifests (pure, no Pulumi).
+
+Checks the plain-dict manifests that ``hybridgpu.render`` produces before anything is
+sent to a cluster, with no network and no cluster:
+
+* built-in Kubernetes kinds (``v1``, ``apps/v1``, ``rbac.authorization.k8s.io/v1``, ...)
+  against the OpenAPI-derived JSON schemas shipped by the PyPI package
+  ``kubernetes-validate`` 1.37.0, in strict mode (unknown fields are errors), for
+  Kubernetes :data:`KUBERNETES_SCHEMA_VERSION` unless told otherwise;
+* Karpenter kinds (``karpenter.sh/v1`` NodePool and NodeClaim, ``karpenter.sh/v1alpha1``
+  NodeOverlay, ``karpenter.k8s.aws/v1`` EC2NodeClass) with the Node.js script
+  ``tools/schemas/validate-karpenter.mjs``, which uses the npm package
+  ``@kubernetes-models/karpenter`` 2.0.0 (schemas generated from the Go API types of
+  aws/karpenter-provider-aws v1.12.1 and sigs.k8s.io/karpenter v1.12.0), adds a strict
+  unknown-field check the package lacks, and patches in the CRD changes up to Karpenter
+  v1.14.1 (Gte/Lte operators, ``Balanced`` consolidation, EC2NodeClass
+  ``connectionTracking``/``cpuOptions``);
+* every other API group (Kueue, NVIDIA GPU Operator, ...) has no offline schema here and
+  is reported as a *skipped* finding with the reason, never as valid.
+
+Not covered: CEL rules (``x-kubernetes-validations``) of the Karpenter CRDs and
+admission webhooks; only a real API server runs them.
+
+Sources (checked 2026-11): kubernetes-validate 1.37.0 (PyPI; ships schemas for
+Kubernetes 1.25-1.37), @kubernetes-models/karpenter 2.0.0 (npm; pinned in
+``tools/schemas/package.json`` + ``package-lock.json``).
+
+Setup on a fresh machine (from the repository root)::
+
+    pip install 'kubernetes-validate==1.37.0'   # or: pip install -e '.[test]'
+    npm ci --prefix tools/schemas               # Node.js >= 20
+
+Command line::
+
+    python -m hybridgpu.schemas [--kubernetes-version 1.35] [--fail-on-skipped] FILE...
+
+reads YAML (multi-document) or JSON files (``-`` for stdin), prints one line per
+manifest and exits 1 if any manifest is invalid.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+#: Kubernetes version whose built-in schemas :func:`validate_core` uses by default.
+#:
+#: Why 1.36: kubernetes-validate 1.37.0 ships schemas for 1.25-1.37. Of those, 1.36 is the
+#: newest that the whole stack supports in late 2026: EKS has offered it since 2026-06-02
+#: (standard support until mid 2027) and Karpenter v1.14 (the version hybridgpu deploys)
+#: supports Kubernetes 1.30-1.36. 1.37 exists upstream but Karpenter v1.14 does not
+#: support it; 1.34 leaves EKS standard support on 2026-12-02. Built-in kinds that
+#: hybridgpu renders (Namespace, ServiceAccount, ConfigMap, RBAC, ...) have the same
+#: schema in 1.34-1.37. Pass the cluster's own version (e.g. the stack's
+#: ``kubernetesVersion``, default 1.35) to validate for exactly that cluster.
+KUBERNETES_SCHEMA_VERSION = "1.36.0"
+
+#: The npm package (and exact version) whose schemas validate Karpenter kinds.
+KARPENTER_SCHEMA_PACKAGE = "@kubernetes-models/karpenter@2.0.0"
+
+#: ``tools/schemas`` of this repository: package.json, lock file and the Node.js script.
+SCHEMA_TOOLS_DIR = Path(__file__).resolve().parent.parent / "tools" / "schemas"
+
+#: API groups validated by :func:`validate_karpenter`.
+KARPENTER_GROUPS = frozenset({"karpenter.sh", "karpenter.k8s.aws"})
+
+#: Built-in API groups (as in the Kubernetes OpenAPI), validated by :func:`validate_core`.
+#: ``""`` is the core group (``apiVersion: v1``). A group outside this set and
+#: :data:`KARPENTER_GROUPS` is a CRD group and is reported as skipped by :func:`validate_all`.
+CORE_GROUPS = frozenset(
+    {
+        "",
+        "admission.k8s.io",
+        "admissionregistration.k8s.io",
+        "apiextensions.k8s.io",
+        "apiregistration.k8s.io",
+        "apps",
+        "authentication.k8s.io",
+        "authorization.k8s.io",
+        "autoscaling",
+        "batch",
+        "certificates.k8s.io",
+        "coordination.k8s.io",
+        "discovery.k8s.io",
+        "events.k8s.io",
+        "extensions",
+        "flowcontrol.apiserver.k8s.io",
+        "imagepolicy.k8s.io",
+        "internal.apiserver.k8s.io",
+        "networking.k8s.io",
+        "node.k8s.io",
+        "policy",
+        "rbac.authorization.k8s.io",
+        "resource.k8s.io",
+        "scheduling.k8s.io",
+        "storage.k8s.io",
+        "storagemigration.k8s.io",
+    }
+)
+
+_KARPENTER_SCRIPT = "validate-karpenter.mjs"
+_NPM_FIX = "npm ci --prefix tools/schemas"
+
+
+class SchemaToolMissing(RuntimeError):
+    """A tool the validation needs is not installed (Node.js, the npm packages, or
+    kubernetes-validate). The message says which command installs it."""
+
+
+class SchemaToolError(RuntimeError):
+    """The Karpenter validation script failed to run or answered something unreadable
+    (a crash, a time-out, or output that is not the expected JSON)."""
+
+
+@dataclass(frozen=True)
+class SchemaFinding:
+    """The verdict on one manifest.
+
+    Attributes:
+        kind: the manifest's ``kind`` ("" when missing).
+        name: ``metadata.name`` ("" when missing).
+        api_version: the manifest's ``apiVersion`` ("" when missing).
+        ok: True only if the manifest was validated and has no error. Always False when
+            ``skipped``.
+        skipped: True if no offline schema exists for the manifest's API group; ``errors``
+            then holds the reason.
+        errors: one message per problem, each starting with the field path, e.g.
+            ``spec.weight: must be <= 100 (got 101)`` or
+            ``spec.template.spec.foo: unknown field "foo" (...)``.
+        index: position of the manifest in the list given to the validator (-1 if unknown).
+    """
+
+    kind: str
+    name: str
+    api_version: str
+    ok: bool
+    skipped: bool = False
+    errors: list[str] = field(default_factory=list)
+    index: int = -1
+
+    @property
+    def failed(self) -> bool:
+        """True if the manifest was validated and has at least one error."""
+        return not self.ok and not self.skipped
+
+    def __str__(self) -> str:
+        status = "OK  " if self.ok else "SKIP" if self.skipped else "FAIL"
+        head = f"{status} {self.kind or '?'}/{self.name or '?'} ({self.api_version or '?'})"
+        return "\n".join([head, *(f"    {e}" for e in self.errors)])
+
+
+def format_findings(findings: Sequence[SchemaFinding]) -> str:
+    """Render findings one per block plus a closing count line, for logs and the CLI.
+
+    Returns:
+        Text such as ``FAIL NodePool/gpu (karpenter.sh/v1)`` / indented errors ... /
+        ``2 ok, 1 failed, 1 skipped``.
+    """
+    ok = sum(f.ok for f in findings)
+    failed = sum(f.failed for f in findings)
+    skipped = sum(f.skipped for f in findings)
+    return "\n".join([*(str(f) for f in findings), f"{ok} ok, {failed} failed, {skipped} skipped"])
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _api_group(api_version: object) -> str | None:
+    """``"v1"`` -> ``""``, ``"apps/v1"`` -> ``"apps"``; None if not a usable apiVersion."""
+    if not isinstance(api_version, str) or not api_version or api_version.count("/") > 1:
+        return None
+    return api_version.split("/")[0] if "/" in api_version else ""
+
+
+def _meta(manifest: Any) -> tuple[str, str, str]:
+    if not isinstance(manifest, Mapping):
+        return "", "", ""
+    meta = manifest.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    kind, api_version = manifest.get("kind"), manifest.get("apiVersion")
+    return (
+        kind if isinstance(kind, str) else "",
+        name if isinstance(name, str) else "",
+        api_version if isinstance(api_version, str) else "",
+    )
+
+
+def _finding(manifest: Any, index: int, *, ok: bool, errors: list[str], skipped: bool = False) -> SchemaFinding:
+    kind, name, api_version = _meta(manifest)
+    return SchemaFinding(
+        kind=kind, name=name, api_version=api_version, ok=ok, skipped=skipped, errors=errors, index=index
+    )
+
+
+def _shape_error(manifest: Any) -> str | None:
+    """Why a manifest cannot be dispatched at all, or None."""
+    if not isinstance(manifest, Mapping):
+        return f"(root): manifest is not a mapping (got {type(manifest).__name__})"
+    if not isinstance(manifest.get("kind"), str) or not manifest.get("kind"):
+        return "(root): manifest has no string kind"
+    if _api_group(manifest.get("apiVersion")) is None:
+        return f"(root): manifest has no valid apiVersion (got {manifest.get('apiVersion')!r})"
+    return None
+
+
+_IDENT = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$-]*$")
+
+
+def _format_path(parts: Sequence[object]) -> str:
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _IDENT.match(str(part)):
+            out += f".{part}" if out else str(part)
+        else:
+            out += f"[{json.dumps(str(part))}]"
+    return out or "(root)"
+
+
+def _load_kubernetes_validate() -> Any:
+    try:
+        import kubernetes_validate
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise SchemaToolMissing(
+            "kubernetes-validate is not installed: run `pip install 'kubernetes-validate==1.37.0'` "
+            "(or `pip install -e '.[test]'`)"
+        ) from exc
+    return kubernetes_validate
+
+
+def _normalize_version(kubernetes_version: str, kv: Any) -> str:
+    """``"v1.35"``/``"1.35"``/``"1.35.2"`` -> ``"1.35.0"``; ValueError if not shipped."""
+    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", str(kubernetes_version).strip())
+    minors = {".".join(v.split(".")[:2]) for v in kv.utils.all_versions()}
+    shipped = sorted(minors, key=lambda v: tuple(map(int, v.split("."))))
+    if not match or f"{match[1]}.{match[2]}" not in shipped:
+        raise ValueError(
+            f"kubernetes_version {kubernetes_version!r} is not supported by kubernetes-validate "
+            f"{kv.__version__}: use one of {', '.join(shipped)}"
+        )
+    return f"{match[1]}.{match[2]}.0"
+
+
+def _core_errors(error: Any) -> list[str]:
+    """kubernetes-validate's ValidationError -> field-path messages."""
+    path = list(error.absolute_path)
+    schema = error.schema if isinstance(error.schema, Mapping) else {}
+    if error.validator == "additionalProperties" and isinstance(error.instance, Mapping):
+        declared = set(schema.get("properties", {}))
+        unknown = [k for k in error.instance if k not in declared]
+        if unknown:
+            return [f'{_format_path([*path, k])}: unknown field "{k}"' for k in unknown]
+    return [f"{_format_path(path)}: {error.message}"]
+
+
+# --------------------------------------------------------------------------- validators
+
+
+def validate_core(
+    manifests: Sequence[Mapping[str, Any]], kubernetes_version: str = KUBERNETES_SCHEMA_VERSION
+) -> list[SchemaFinding]:
+    """Validate built-in Kubernetes kinds with kubernetes-validate in strict mode.
+
+    Strict mode uses the ``-strict`` schemas, whose objects forbid unknown properties, so a
+    misspelled or invented field is an error. An apiVersion/kind the chosen Kubernetes
+    version does not serve (e.g. ``policy/v1beta1`` PodDisruptionBudget, or a CRD kind
+    given here by mistake) is an error too. kubernetes-validate stops at the first error,
+    so each finding holds at most one.
+
+    Args:
+        manifests: manifests as plain dicts (e.g. from ``yaml.safe_load_all``).
+        kubernetes_version: ``"1.36"``, ``"1.36.0"`` or ``"v1.36"``; any version
+            kubernetes-validate 1.37.0 ships (1.25-1.37). Default :data:`KUBERNETES_SCHEMA_VERSION`.
+
+    Returns:
+        One :class:`SchemaFinding` per manifest, in input order (``skipped`` is always False).
+
+    Raises:
+        ValueError: ``kubernetes_version`` is malformed or not shipped by kubernetes-validate.
+        SchemaToolMissing: kubernetes-validate is not installed.
+    """
+    kv = _load_kubernetes_validate()
+    version = _normalize_version(kubernetes_version, kv)
+    findings: list[SchemaFinding] = []
+    for index, manifest in enumerate(manifests):
+        problem = _shape_error(manifest)
+        if problem:
+            findings.append(_finding(manifest, index, ok=False, errors=[problem]))
+            continue
+        try:
+            kv.validate(dict(manifest), version, strict=True)
+        except kv.ValidationError as exc:
+            findings.append(_finding(manifest, index, ok=False, errors=_core_errors(exc)))
+        except kv.SchemaNotFoundError:
+            errors = [
+                f"(root): {manifest['apiVersion']} {manifest['kind']} is not a built-in kind of "
+                f"Kubernetes {version[:-2]} (kubernetes-validate {kv.__version__} has no schema for it)"
+            ]
+            findings.append(_finding(manifest, index, ok=False, errors=errors))
+        else:
+            findings.append(_finding(manifest, index, ok=True, errors=[]))
+    return findings
+
+
+def validate_karpenter(
+    manifests: Sequence[Mapping[str, Any]],
+    *,
+    tools_dir: Path | str = SCHEMA_TOOLS_DIR,
+    timeout: float = 120.0,
+) -> list[SchemaFinding]:
+    """Validate Karpenter manifests with ``tools/schemas/validate-karpenter.mjs``.
+
+    Runs one ``node`` process for the whole list. Checks types, enums, required fields,
+    bounds and patterns from ``@kubernetes-models/karpenter`` 2.0.0, rejects unknown
+    fields at any depth, and accepts the Karpenter v1.14.1 CRD additions. Any
+    apiVersion/kind other than karpenter.sh/v1 NodePool|NodeClaim, karpenter.sh/v1alpha1
+    NodeOverlay and karpenter.k8s.aws/v1 EC2NodeClass is reported as an error.
+
+    Args:
+        manifests: JSON-serializable manifests as plain dicts.
+        tools_dir: directory holding the script and its ``node_modules``
+            (default: ``tools/schemas`` of this repository).
+        timeout: seconds before the node process is abandoned.
+
+    Returns:
+        One :class:`SchemaFinding` per manifest, in input order (``skipped`` is always False).
+
+    Raises:
+        SchemaToolMissing: ``node`` is not on PATH, or ``tools_dir/node_modules`` is not
+            installed (fix: ``npm ci --prefix tools/schemas``).
+        SchemaToolError: the script crashed, timed out or printed unexpected output.
+        TypeError: a manifest is not JSON-serializable (e.g. holds a Pulumi Output).
+    """
+    manifests = list(manifests)
+    if not manifests:
+        return []
+    tools = Path(tools_dir)
+    script = tools / _KARPENTER_SCRIPT
+    if not script.is_file():
+        raise SchemaToolMissing(f"{script} is missing: this checkout lacks tools/schemas")
+    if not (tools / "node_modules" / "@kubernetes-models" / "karpenter" / "package.json").is_file():
+        raise SchemaToolMissing(
+            f"{tools / 'node_modules'} is not installed: run `{_NPM_FIX}` from the repository root "
+            "(needs Node.js >= 20 and npm)"
+        )
+    node = shutil.which("node")
+    if node is None:
+        raise SchemaToolMissing(f"`node` is not on PATH: install Node.js >= 20, then run `{_NPM_FIX}`")
+    try:
+        payload = json.dumps(manifests)
+    except TypeError as exc:
+        raise TypeError(f"Karpenter manifests must be JSON-serializable plain data: {exc}") from exc
+    try:
+        proc = subprocess.run(
+            [node, str(script)],
+            input=payload,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=tools,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise SchemaToolError(f"{script.name} did not finish within {timeout:g}s") from exc
+    if proc.returncode not in (0, 1):
+        raise SchemaToolError(f"{script.name} failed with exit status {proc.returncode}: {proc.stderr.strip()}")
+    try:
+        results = json.loads(proc.stdout)
+    except json.JSONDecodeError as exc:
+        raise SchemaToolError(f"{script.name} printed no JSON: {proc.stdout[:200]!r} {proc.stderr.strip()}") from exc
+    if not isinstance(results, list) or len(results) != len(manifests):
+        got = len(results) if isinstance(results, list) else "no"
+        raise SchemaToolError(f"{script.name} returned {got} results for {len(manifests)} manifests")
+    findings = []
+    for index, (manifest, result) in enumerate(zip(manifests, results)):
+        errors = [str(e) for e in result.get("errors", [])]
+        findings.append(_finding(manifest, index, ok=bool(result.get("ok")) and not errors, errors=errors))
+    return findings
+
+
+def validate_all(
+    manifests: Sequence[Mapping[str, Any]], kubernetes_version: str = KUBERNETES_SCHEMA_VERSION
+) -> list[SchemaFinding]:
+    """Validate a mixed list of manifests, each with the validator for its API group.
+
+    * :data:`KARPENTER_GROUPS` -> :func:`validate_karpenter` (one node process for all);
+    * :data:`CORE_GROUPS` -> :func:`validate_core` at ``kubernetes_version``;
+    * any other group (a CRD such as ``kueue.x-k8s.io`` or ``nvidia.com``) -> a finding with
+      ``skipped=True``, ``ok=False`` and the reason in ``errors``;
+    * a manifest that is not a mapping or lacks kind/apiVersion -> a failed finding.
+
+    Args:
+        manifests: manifests as plain dicts.
+        kubernetes_version: Kubernetes version for the built-in kinds (see :func:`validate_core`).
+
+    Returns:
+        One :class:`SchemaFinding` per manifest, in input order, ``index`` set.
+
+    Raises:
+        ValueError: ``kubernetes_version`` is not supported (see :func:`validate_core`).
+        SchemaToolMissing: a needed tool is not installed (Karpenter tooling only when the
+            list holds a Karpenter manifest).
+        SchemaToolError: the Karpenter script failed.
+    """
+    manifests = list(manifests)
+    slots: list[SchemaFinding | None] = [None] * len(manifests)
+    karpenter: list[int] = []
+    core: list[int] = []
+    for index, manifest in enumerate(manifests):
+        problem = _shape_error(manifest)
+        if problem:
+            slots[index] = _finding(manifest, index, ok=False, errors=[problem])
+            continue
+        group = _api_group(manifest["apiVersion"])
+        if group in KARPENTER_GROUPS:
+            karpenter.append(index)
+        elif group in CORE_GROUPS:
+            core.append(index)
+        else:
+            reason = (
+                f"skipped: no offline schema for API group {group!r} ({manifest['apiVersion']} "
+                f"{manifest['kind']}); validate it against its CRD on a cluster"
+            )
+            slots[index] = _finding(manifest, index, ok=False, skipped=True, errors=[reason])
+    for indices, run in ((core, lambda ms: validate_core(ms, kubernetes_version)), (karpenter, validate_karpenter)):
+        if not indices:
+            continue
+        for index, finding in zip(indices, run([manifests[i] for i in indices])):
+            slots[index] = SchemaFinding(
+                kind=finding.kind,
+                name=finding.name,
+                api_version=finding.api_version,
+                ok=finding.ok,
+                skipped=finding.skipped,
+                errors=finding.errors,
+                index=index,
+            )
+    return [finding for finding in slots if finding is not None]
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def _read_manifests(path: str) -> list[Any]:
+    text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    if path.endswith(".json"):
+        data = json.loads(text)
+        return data if isinstance(data, list) else [data]
+    docs: list[Any] = []
+    for doc in yaml.safe_load_all(text):
+        if doc is None:
+            continue
+        if isinstance(doc, Mapping) and doc.get("kind") == "List" and isinstance(doc.get("items"), list):
+            docs.extend(doc["items"])
+        else:
+            docs.append(doc)
+    return docs
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m hybridgpu.schemas [--kubernetes-version V] [--fail-on-skipped] FILE...``
+
+    Returns:
+        0 if nothing failed (skipped manifests count as failures only with
+        ``--fail-on-skipped``), 1 if a manifest is invalid, 2 on a usage or tool error.
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m hybridgpu.schemas", description="Validate rendered Kubernetes manifests offline."
+    )
+    parser.add_argument("files", nargs="+", help="YAML (multi-document) or .json files; - for stdin")
+    parser.add_argument("--kubernetes-version", default=KUBERNETES_SCHEMA_VERSION)
+    parser.add_argument("--fail-on-skipped", action="store_true", help="exit 1 if a manifest has no offline schema")
+    args = parser.parse_args(argv)
+    manifests: list[Any] = []
+    try:
+        for path in args.files:
+            manifests.extend(_read_manifests(path))
+        findings = validate_all(manifests, args.kubernetes_version)
+    except (OSError, ValueError, yaml.YAMLError, SchemaToolMissing, SchemaToolError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(format_findings(findings))
+    bad = any(f.failed for f in findings) or (args.fail_on_skipped and any(f.skipped for f in findings))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
