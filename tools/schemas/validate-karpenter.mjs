@@ -70,7 +70,9 @@ const SCHEMA_GAPS = [
     // nodepools/nodeclaims CRDs (since v1.12) allow Gte and Lte; the package's
     // enum stops at Gt/Lt.
     matches: (err, value) =>
-      err.keyword === "enum" && /\/requirements\/\d+\/operator$/.test(err.instancePath) && ["Gte", "Lte"].includes(value),
+      err.keyword === "enum" &&
+      /\/requirements\/\d+\/operator$/.test(err.instancePath) &&
+      ["Gte", "Lte"].includes(value),
   },
   {
     // nodepools CRD v1.14: consolidationPolicy gained "Balanced".

@@ -1,0 +1,238 @@
+"""Stack configuration: loading like the Pulumi CLI, and one test per kind of bad config.
+
+Every bad-config test checks that the error names the stack file, the key path and a fix.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hybridgpu.config.loader import (
+    SECRET_PLACEHOLDER,
+    config_from_pulumi_values,
+    load_stack_config,
+    pulumi_config_strings,
+    read_stack_file,
+)
+from hybridgpu.config.models import Environment
+from hybridgpu.errors import StackConfigError, StackFileError
+
+
+def _dev(root: Path) -> dict:
+    return yaml.safe_load((root / "stacks" / "Pulumi.dev.yaml").read_text())
+
+
+def _write(project: Path, stack: str, data: dict) -> Path:
+    path = project / "stacks" / f"Pulumi.{stack}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def _error(project: Path, data: dict, stack: str = "bad") -> StackConfigError:
+    _write(project, stack, data)
+    with pytest.raises(StackConfigError) as info:
+        load_stack_config(stack, project)
+    return info.value
+
+
+def _issue(err: StackConfigError, key: str):
+    matches = [i for i in err.issues if i.key == key]
+    assert matches, f"no issue at {key}; got {err.keys}"
+    issue = matches[0]
+    assert issue.file == "stacks/Pulumi.bad.yaml"
+    assert issue.fix
+    assert "stacks/Pulumi.bad.yaml" in str(err) and key in str(err)
+    return issue
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_example_stacks_load(root, stack):
+    config, values = load_stack_config(stack, root)
+    assert config.stack == stack
+    assert config.cloud is not None and config.cloud.node_pools
+    assert values.file == f"stacks/Pulumi.{stack}.yaml"
+
+
+def test_project_defaults_apply(root):
+    config, _ = load_stack_config("dev", root)
+    assert config.required_tag_keys == ["team", "project", "cost-center"]
+    assert config.environment is Environment.development
+
+
+def test_unknown_top_level_key(root, project):
+    data = _dev(root)
+    data["config"]["hybridgpu:clodu"] = {"x": 1}
+    issue = _issue(_error(project, data), "hybridgpu:clodu")
+    assert "hybridgpu:cloud" in issue.fix
+
+
+def test_unknown_nested_key_suggests_spelling(root, project):
+    data = _dev(root)
+    data["config"]["hybridgpu:cloud"]["nodePools"][0]["gpuLimt"] = 4
+    issue = _issue(_error(project, data), "hybridgpu:cloud.nodePools[0].gpuLimt")
+    assert "gpuLimit" in issue.fix
+
+
+@pytest.mark.parametrize("weight", [0, 101])
+def test_weight_out_of_range(root, project, weight):
+    data = _dev(root)
+    data["config"]["hybridgpu:cloud"]["nodePools"][0]["weight"] = weight
+    issue = _issue(_error(project, data), "hybridgpu:cloud.nodePools[0].weight")
+    assert str(weight) in issue.message
+
+
+def test_gpu_pool_without_limit(root, project):
+    data = _dev(root)
+    del data["config"]["hybridgpu:cloud"]["nodePools"][0]["gpuLimit"]
+    issue = _issue(_error(project, data), "hybridgpu:cloud.nodePools[0].gpuLimit")
+    assert "without a GPU limit" in issue.message
+
+
+def test_negative_limit(root, project):
+    data = _dev(root)
+    data["config"]["hybridgpu:cloud"]["nodePools"][0]["gpuLimit"] = -4
+    issue = _issue(_error(project, data), "hybridgpu:cloud.nodePools[0].gpuLimit")
+    assert "-4" in issue.message
+
+
+def test_instance_type_missing_from_catalog(root, project):
+    data = _dev(root)
+    pool = data["config"]["hybridgpu:cloud"]["nodePools"][0]
+    pool.pop("instanceFamilies")
+    pool["instanceTypes"] = ["g5.xlarge", "g5.2xlarge", "g5.4xlarge", "g5.8xlarge", "g5.16xlarg"]
+    issue = _issue(_error(project, data), "hybridgpu:cloud.nodePools[0].instanceTypes[4]")
+    assert "g5.16xlarge" in issue.message  # the close match is suggested
+
+
+def test_latest_ami_alias_refused_in_production(root, project):
+    data = yaml.safe_load((root / "stacks" / "Pulumi.prod.yaml").read_text())
+    data["config"]["hybridgpu:cloud"]["nodeClasses"][1]["amiAlias"] = "al2023@latest"
+    issue = _issue(_error(project, data), "hybridgpu:cloud.nodeClasses[1].amiAlias")
+    assert "pin" in issue.fix
+
+
+def test_latest_ami_alias_allowed_in_development(root, project):
+    data = _dev(root)
+    data["config"]["hybridgpu:cloud"]["nodeClasses"][0]["amiAlias"] = "al2023@latest"
+    _write(project, "ok", data)
+    config, _ = load_stack_config("ok", project)
+    assert config.cloud.node_classes[0].ami_version == "latest"
+
+
+def test_spot_pool_with_too_few_instance_types(root, project):
+    data = _dev(root)
+    pool = data["config"]["hybridgpu:cloud"]["nodePools"][0]
+    pool.pop("instanceFamilies")
+    pool["instanceTypes"] = ["g5.xlarge", "g5.2xlarge"]
+    issue = _issue(_error(project, data), "hybridgpu:cloud.nodePools[0].instanceTypes")
+    assert "only 2 instance type" in issue.message
+    assert "narrowSpotReason" in issue.fix
+
+
+def test_narrow_spot_pool_accepted_with_reason(root, project):
+    data = _dev(root)
+    pool = data["config"]["hybridgpu:cloud"]["nodePools"][0]
+    pool.pop("instanceFamilies")
+    pool["instanceTypes"] = ["g5.xlarge", "g5.2xlarge"]
+    pool["narrowSpotReason"] = "dev only"
+    _write(project, "ok", data)
+    config, _ = load_stack_config("ok", project)
+    assert config.cloud.node_pools[0].narrow_spot_reason == "dev only"
+
+
+def test_missing_cost_tag(root, project):
+    data = _dev(root)
+    del data["config"]["hybridgpu:tags"]["cost-center"]
+    issue = _issue(_error(project, data), "hybridgpu:tags")
+    assert "cost-center" in issue.message
+
+
+def test_unknown_node_class_reference(root, project):
+    data = _dev(root)
+    data["config"]["hybridgpu:cloud"]["nodePools"][0]["nodeClass"] = "gpus"
+    issue = _issue(_error(project, data), "hybridgpu:cloud.nodePools[0].nodeClass")
+    assert "gpu" in issue.message
+
+
+def test_reserved_without_capacity_reservation(root, project):
+    data = _dev(root)
+    pool = data["config"]["hybridgpu:cloud"]["nodePools"][0]
+    pool["capacityTypes"] = ["reserved"]
+    issue = _issue(_error(project, data), "hybridgpu:cloud.nodePools[0].capacityTypes")
+    assert "capacityReservationIds" in issue.fix
+
+
+def test_efa_class_on_types_without_efa(root, project):
+    data = _dev(root)
+    data["config"]["hybridgpu:cloud"]["nodeClasses"][0]["efa"] = {"enabled": True, "interfaces": 1}
+    issue = _issue(_error(project, data), "hybridgpu:cloud.nodePools[0].nodeClass")
+    assert "g5.xlarge" in issue.message
+
+
+def test_public_endpoint_open_to_world_refused(root, project):
+    data = _dev(root)
+    data["config"]["hybridgpu:cloud"]["cluster"]["endpoint"]["publicAccessCidrs"] = ["0.0.0.0/0"]
+    _issue(_error(project, data), "hybridgpu:cloud.cluster.endpoint.publicAccessCidrs")
+
+
+def test_zone_outside_region(root, project):
+    data = _dev(root)
+    data["config"]["hybridgpu:cloud"]["network"]["new"]["availabilityZones"][2] = "us-east-1a"
+    _issue(_error(project, data), "hybridgpu:cloud.network.new.availabilityZones[2]")
+
+
+def test_all_problems_reported_at_once(root, project):
+    data = _dev(root)
+    pool = data["config"]["hybridgpu:cloud"]["nodePools"][0]
+    pool["weight"] = 101
+    pool["gpuLimit"] = -1
+    err = _error(project, data)
+    assert {"hybridgpu:cloud.nodePools[0].weight", "hybridgpu:cloud.nodePools[0].gpuLimit"} <= set(err.keys)
+
+
+def test_unnamespaced_key(root, project):
+    data = _dev(root)
+    data["config"]["cloud"] = data["config"].pop("hybridgpu:cloud")
+    issue = _issue(_error(project, data), "cloud")
+    assert "hybridgpu:cloud" in issue.fix
+
+
+def test_secure_values_are_opaque(root, project):
+    data = _dev(root)
+    data["config"]["hybridgpu:tags"]["owner-email"] = {"secure": "v1:c2VjcmV0LWNpcGhlcnRleHQ="}
+    path = _write(project, "sec", data)
+    values = read_stack_file(path, root=project)
+    assert values.values["hybridgpu:tags"]["owner-email"] == SECRET_PLACEHOLDER
+    assert "hybridgpu:tags" in values.secret_keys
+    assert "c2VjcmV0" not in json.dumps(values.values)
+
+
+def test_values_as_pulumi_runtime_strings(root):
+    config, values = load_stack_config("prod", root)
+    strings = pulumi_config_strings(values.values)
+    assert all(isinstance(v, str) for v in strings.values())
+    again = config_from_pulumi_values(strings, stack="prod", file=values.file)
+    assert again == config
+
+
+def test_missing_stack_file(root):
+    with pytest.raises(StackFileError, match="no such stack file"):
+        load_stack_config("nope", root)
+
+
+def test_not_yaml(project):
+    (project / "stacks" / "Pulumi.broken.yaml").write_text("config: [unclosed\n")
+    with pytest.raises(StackFileError, match="Pulumi.broken.yaml"):
+        load_stack_config("broken", project)
+
+
+def test_config_is_frozen(root):
+    config, _ = load_stack_config("dev", root)
+    with pytest.raises(Exception):
+        config.cloud.node_pools[0].gpu_limit = 1000  # type: ignore[misc]
+    assert copy.deepcopy(config) == config

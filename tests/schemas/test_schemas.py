@@ -1,0 +1,539 @@
+"""Offline schema validation of rendered manifests (hybridgpu.schemas + tools/schemas).
+
+Needs the tooling installed once: ``npm ci --prefix tools/schemas`` (Node.js >= 20) and
+``kubernetes-validate==1.37.0``. Without it the Karpenter tests fail with
+SchemaToolMissing naming the install command (on purpose: a skip would hide it).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import subprocess
+from typing import Any
+
+import pytest
+
+from hybridgpu import schemas
+from hybridgpu.schemas import (
+    KUBERNETES_SCHEMA_VERSION,
+    SCHEMA_TOOLS_DIR,
+    SchemaFinding,
+    SchemaToolMissing,
+    format_findings,
+    validate_all,
+    validate_core,
+    validate_karpenter,
+)
+
+CLUSTER = "hybridgpu-dev"
+
+GPU_NODEPOOL: dict[str, Any] = {
+    "apiVersion": "karpenter.sh/v1",
+    "kind": "NodePool",
+    "metadata": {"name": "gpu-l40s", "labels": {"app.kubernetes.io/managed-by": "hybridgpu"}},
+    "spec": {
+        "template": {
+            "metadata": {"labels": {"hybridgpu.io/nodepool": "gpu-l40s", "nvidia.com/gpu.present": "true"}},
+            "spec": {
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu-al2023"},
+                "requirements": [
+                    {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "on-demand"]},
+                    {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+                    {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]},
+                    {
+                        "key": "karpenter.k8s.aws/instance-family",
+                        "operator": "In",
+                        "values": ["g6e", "g6", "g5"],
+                        "minValues": 2,
+                    },
+                    {
+                        "key": "node.kubernetes.io/instance-type",
+                        "operator": "In",
+                        "values": ["g6e.xlarge", "g6e.2xlarge", "g6.xlarge", "g6.2xlarge", "g5.xlarge", "g5.2xlarge"],
+                        "minValues": 5,
+                    },
+                    {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gt", "values": ["0"]},
+                ],
+                "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}],
+                "expireAfter": "720h",
+                "terminationGracePeriod": "1h",
+            },
+        },
+        "limits": {"nvidia.com/gpu": "16", "cpu": "1000", "memory": "4000Gi"},
+        "disruption": {
+            "consolidationPolicy": "WhenEmpty",
+            "consolidateAfter": "10m",
+            "budgets": [
+                {"nodes": "10%"},
+                {
+                    "nodes": "0",
+                    "schedule": "0 9 * * mon-fri",
+                    "duration": "8h",
+                    "reasons": ["Underutilized", "Drifted"],
+                },
+            ],
+        },
+        "weight": 50,
+    },
+}
+
+GPU_NODECLASS: dict[str, Any] = {
+    "apiVersion": "karpenter.k8s.aws/v1",
+    "kind": "EC2NodeClass",
+    "metadata": {"name": "gpu-al2023"},
+    "spec": {
+        "amiSelectorTerms": [{"alias": "al2023@v20251015"}],
+        "role": f"KarpenterNodeRole-{CLUSTER}",
+        "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": CLUSTER}}],
+        "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": CLUSTER}}],
+        "metadataOptions": {
+            "httpEndpoint": "enabled",
+            "httpProtocolIPv6": "disabled",
+            "httpPutResponseHopLimit": 1,
+            "httpTokens": "required",
+        },
+        "blockDeviceMappings": [
+            {
+                "deviceName": "/dev/xvda",
+                "ebs": {
+                    "volumeSize": "200Gi",
+                    "volumeType": "gp3",
+                    "encrypted": True,
+                    "deleteOnTermination": True,
+                    "iops": 3000,
+                    "throughput": 125,
+                },
+            }
+        ],
+        "kubelet": {"maxPods": 110},
+        "tags": {"hybridgpu.io/cluster": CLUSTER, "cost-center": "ml-platform"},
+    },
+}
+
+NAMESPACE = {
+    "apiVersion": "v1",
+    "kind": "Namespace",
+    "metadata": {"name": "gpu-workloads", "labels": {"pod-security.kubernetes.io/enforce": "baseline"}},
+}
+SERVICE_ACCOUNT = {
+    "apiVersion": "v1",
+    "kind": "ServiceAccount",
+    "metadata": {
+        "name": "karpenter",
+        "namespace": "kube-system",
+        "annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/KarpenterController"},
+    },
+    "automountServiceAccountToken": True,
+}
+CONFIG_MAP = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "time-slicing-config", "namespace": "gpu-operator"},
+    "data": {
+        "any": "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"
+    },
+}
+KUEUE_CLUSTER_QUEUE = {
+    "apiVersion": "kueue.x-k8s.io/v1beta1",
+    "kind": "ClusterQueue",
+    "metadata": {"name": "gpu"},
+    "spec": {"namespaceSelector": {}},
+}
+NVIDIA_CLUSTER_POLICY = {
+    "apiVersion": "nvidia.com/v1",
+    "kind": "ClusterPolicy",
+    "metadata": {"name": "cluster-policy"},
+    "spec": {"driver": {"enabled": False}},
+}
+
+
+def edited(manifest: dict[str, Any], path: str, value: Any = None, *, delete: bool = False) -> dict[str, Any]:
+    """A deep copy of ``manifest`` with ``path`` (dots; digits index lists) set or deleted."""
+    out = copy.deepcopy(manifest)
+    *parents, last = path.split(".")
+    cur: Any = out
+    for part in parents:
+        cur = cur[int(part)] if isinstance(cur, list) else cur[part]
+    key: Any = int(last) if isinstance(cur, list) else last
+    if delete:
+        del cur[key]
+    else:
+        cur[key] = value
+    return out
+
+
+def one(findings: list[SchemaFinding]) -> SchemaFinding:
+    assert len(findings) == 1, findings
+    return findings[0]
+
+
+# --------------------------------------------------------------------------- Karpenter
+
+
+def test_valid_gpu_nodepool_and_nodeclass_pass() -> None:
+    findings = validate_karpenter([GPU_NODEPOOL, GPU_NODECLASS])
+    assert [(f.kind, f.name, f.api_version, f.ok, f.skipped, f.errors) for f in findings] == [
+        ("NodePool", "gpu-l40s", "karpenter.sh/v1", True, False, []),
+        ("EC2NodeClass", "gpu-al2023", "karpenter.k8s.aws/v1", True, False, []),
+    ]
+    assert [f.index for f in findings] == [0, 1]
+
+
+@pytest.mark.parametrize(
+    ("manifest", "expected"),
+    [
+        pytest.param(edited(GPU_NODEPOOL, "spec.weight", 101), ["spec.weight: must be <= 100"], id="weight-101"),
+        pytest.param(
+            edited(GPU_NODEPOOL, "spec.template.spec.nodeClassRef", delete=True),
+            ["spec.template.spec.nodeClassRef: required field is missing"],
+            id="missing-nodeClassRef",
+        ),
+        pytest.param(
+            edited(GPU_NODEPOOL, "spec.template.spec.nodeClassRef.group", delete=True),
+            ["spec.template.spec.nodeClassRef.group: required field is missing"],
+            id="missing-nodeClassRef-group",
+        ),
+        pytest.param(
+            edited(GPU_NODEPOOL, "spec.template.spec.foo", "bar"),
+            ['spec.template.spec.foo: unknown field "foo"'],
+            id="unknown-field-template-spec",
+        ),
+        pytest.param(
+            edited(
+                edited(GPU_NODEPOOL, "spec.disruption.consolidateAfter", delete=True),
+                "spec.disruption.consolidateAftr",
+                "10m",
+            ),
+            [
+                'spec.disruption.consolidateAftr: unknown field "consolidateAftr"',
+                "spec.disruption.consolidateAfter: required field is missing",
+            ],
+            id="misspelled-consolidateAfter",
+        ),
+        pytest.param(
+            edited(GPU_NODEPOOL, "spec.template.spec.requirements.0.operator", "Equals"),
+            [
+                "spec.template.spec.requirements[0].operator: must be equal to one of the allowed values",
+                '(got "Equals")',
+            ],
+            id="bad-operator",
+        ),
+        pytest.param(
+            edited(GPU_NODEPOOL, "spec.template.spec.requirements.3.minValues", 51),
+            ["spec.template.spec.requirements[3].minValues: must be <= 50"],
+            id="minValues-too-big",
+        ),
+        pytest.param(
+            edited(GPU_NODEPOOL, "spec.template.spec.taints.0.effect", "NoWay"),
+            ["spec.template.spec.taints[0].effect: must be equal to one of the allowed values"],
+            id="bad-taint-effect",
+        ),
+        pytest.param(
+            edited(GPU_NODEPOOL, "spec.disruption.budgets.0.nodes", "ten"),
+            ["spec.disruption.budgets[0].nodes: must match pattern"],
+            id="bad-budget-nodes",
+        ),
+        pytest.param(
+            edited(GPU_NODEPOOL, "spec.template.spec.expireAfter", "30d"),
+            ["spec.template.spec.expireAfter: must match pattern"],
+            id="bad-expireAfter",
+        ),
+        pytest.param(
+            edited(GPU_NODEPOOL, "metadata.labelz", {"a": "b"}),
+            ['metadata.labelz: unknown field "labelz"'],
+            id="unknown-field-metadata",
+        ),
+        pytest.param(
+            edited(GPU_NODECLASS, "spec.metadataOptions.httpTokens", "sometimes"),
+            ["spec.metadataOptions.httpTokens: must be equal to one of the allowed values", "required"],
+            id="nodeclass-bad-httpTokens",
+        ),
+        pytest.param(
+            edited(GPU_NODECLASS, "spec.blockDeviceMappings.0.ebs.volumeType", "gp4"),
+            ["spec.blockDeviceMappings[0].ebs.volumeType: must be equal to one of the allowed values"],
+            id="nodeclass-bad-volumeType",
+        ),
+        pytest.param(
+            edited(GPU_NODECLASS, "spec.blockDeviceMappings.0.ebs.encrpyted", True),
+            ['spec.blockDeviceMappings[0].ebs.encrpyted: unknown field "encrpyted"'],
+            id="nodeclass-misspelled-encrypted",
+        ),
+        pytest.param(
+            edited(GPU_NODECLASS, "spec.subnetSelectorTerms", delete=True),
+            ["spec.subnetSelectorTerms: required field is missing"],
+            id="nodeclass-missing-subnets",
+        ),
+        pytest.param(
+            edited(GPU_NODECLASS, "spec.amiSelectorTerms.0.alias", "al2023@" + "v" * 40),
+            ["spec.amiSelectorTerms[0].alias: must NOT be longer than 30 characters"],
+            id="nodeclass-alias-too-long",
+        ),
+    ],
+)
+def test_broken_karpenter_manifest_fails_naming_the_field(manifest: dict[str, Any], expected: list[str]) -> None:
+    finding = one(validate_karpenter([manifest]))
+    assert not finding.ok and not finding.skipped and finding.failed
+    text = "\n".join(finding.errors)
+    for fragment in expected:
+        assert fragment in text, text
+
+
+def test_every_error_is_reported_not_just_the_first() -> None:
+    broken = edited(edited(GPU_NODEPOOL, "spec.weight", 0), "spec.template.spec.bogus", 1)
+    broken = edited(broken, "spec.disruption.consolidationPolicy", "Sometimes")
+    errors = one(validate_karpenter([broken])).errors
+    assert any(e.startswith("spec.weight: must be >= 1") for e in errors)
+    assert any(e.startswith("spec.template.spec.bogus: unknown field") for e in errors)
+    assert any(e.startswith("spec.disruption.consolidationPolicy: must be equal to one of") for e in errors)
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        pytest.param(
+            edited(
+                GPU_NODEPOOL,
+                "spec.template.spec.requirements.5",
+                {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gte", "values": ["1"]},
+            ),
+            id="operator-Gte",
+        ),
+        pytest.param(edited(GPU_NODEPOOL, "spec.disruption.consolidationPolicy", "Balanced"), id="policy-Balanced"),
+        pytest.param(edited(GPU_NODECLASS, "spec.connectionTracking", {"tcpEstablishedTimeout": 3600}), id="connTrack"),
+        pytest.param(edited(GPU_NODECLASS, "spec.cpuOptions", {"nestedVirtualization": "disabled"}), id="cpuOptions"),
+    ],
+)
+def test_karpenter_v1_14_crd_additions_are_accepted(manifest: dict[str, Any]) -> None:
+    finding = one(validate_karpenter([manifest]))
+    assert finding.ok, finding.errors
+
+
+def test_karpenter_v1_14_crd_additions_are_still_checked() -> None:
+    manifest = edited(GPU_NODECLASS, "spec.connectionTracking", {"udpTimeout": 5, "udpTimeot": 30})
+    errors = one(validate_karpenter([manifest])).errors
+    assert errors == [
+        "spec.connectionTracking.udpTimeout: must be >= 30 (got 5)",
+        'spec.connectionTracking.udpTimeot: unknown field "udpTimeot" (not in the Karpenter v1.14.1 CRD)',
+    ]
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        pytest.param(edited(GPU_NODEPOOL, "apiVersion", "karpenter.sh/v1beta1"), id="removed-v1beta1"),
+        pytest.param(edited(GPU_NODEPOOL, "kind", "Provisioner"), id="unknown-kind"),
+    ],
+)
+def test_unknown_karpenter_kind_is_an_error_not_a_pass(manifest: dict[str, Any]) -> None:
+    finding = one(validate_karpenter([manifest]))
+    assert finding.failed
+    assert "no schema for" in finding.errors[0]
+    assert one(validate_all([manifest])).failed
+
+
+def test_missing_node_modules_raises_schema_tool_missing(tmp_path) -> None:
+    (tmp_path / "validate-karpenter.mjs").write_text((SCHEMA_TOOLS_DIR / "validate-karpenter.mjs").read_text())
+    with pytest.raises(SchemaToolMissing, match=r"npm ci --prefix tools/schemas"):
+        validate_karpenter([GPU_NODEPOOL], tools_dir=tmp_path)
+
+
+def test_missing_node_raises_schema_tool_missing(monkeypatch) -> None:
+    monkeypatch.setattr(schemas.shutil, "which", lambda _name: None)
+    with pytest.raises(SchemaToolMissing, match=r"node"):
+        validate_karpenter([GPU_NODEPOOL])
+
+
+def test_empty_list_needs_no_tooling(tmp_path) -> None:
+    assert validate_karpenter([], tools_dir=tmp_path) == []
+    assert validate_all([]) == []
+
+
+# --------------------------------------------------------------------------- the node script itself
+
+
+def run_script(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["node", "validate-karpenter.mjs", *args],
+        cwd=SCHEMA_TOOLS_DIR,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_script_cli_contract() -> None:
+    proc = run_script(stdin=json.dumps([GPU_NODEPOOL, edited(GPU_NODEPOOL, "spec.weight", 101)]))
+    assert proc.returncode == 1, proc.stderr
+    results = json.loads(proc.stdout)
+    assert [(r["index"], r["kind"], r["name"], r["ok"]) for r in results] == [
+        (0, "NodePool", "gpu-l40s", True),
+        (1, "NodePool", "gpu-l40s", False),
+    ]
+    assert results[1]["errors"] == ["spec.weight: must be <= 100 (got 101)"]
+
+    assert run_script(stdin=json.dumps([GPU_NODECLASS])).returncode == 0
+    assert run_script(stdin="not json").returncode == 2
+    versions = json.loads(run_script("--version").stdout)
+    assert versions["@kubernetes-models/karpenter"] == "2.0.0"
+
+
+def test_package_alone_accepts_unknown_fields_hence_the_strict_check() -> None:
+    """@kubernetes-models/karpenter 2.0.0 has no additionalProperties: false anywhere; this
+    pins that finding so the strict check is revisited if a new version adds it."""
+    code = (
+        'import { NodePool } from "@kubernetes-models/karpenter/karpenter.sh/v1/NodePool";'
+        "const np = JSON.parse(process.argv[1]);"
+        'try { new NodePool(np).validate(); console.log("accepted"); }'
+        'catch (e) { console.log("rejected", e.message); }'
+    )
+    manifest = edited(edited(GPU_NODEPOOL, "spec.template.spec.foo", 1), "spec.disruption.consolidateAftr", "1m")
+    proc = subprocess.run(
+        ["node", "--input-type=module", "-e", code, json.dumps(manifest)],
+        cwd=SCHEMA_TOOLS_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.stdout.strip() == "accepted", proc.stdout + proc.stderr
+    weight = edited(GPU_NODEPOOL, "spec.weight", 101)
+    proc = subprocess.run(
+        ["node", "--input-type=module", "-e", code, json.dumps(weight)],
+        cwd=SCHEMA_TOOLS_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.stdout.startswith("rejected data/spec/weight must be <= 100"), proc.stdout + proc.stderr
+
+
+# --------------------------------------------------------------------------- core kinds
+
+
+def test_core_kinds_pass_strict() -> None:
+    findings = validate_core([NAMESPACE, SERVICE_ACCOUNT, CONFIG_MAP])
+    assert [(f.kind, f.name, f.ok, f.errors) for f in findings] == [
+        ("Namespace", "gpu-workloads", True, []),
+        ("ServiceAccount", "karpenter", True, []),
+        ("ConfigMap", "time-slicing-config", True, []),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("manifest", "expected"),
+    [
+        pytest.param(
+            edited(SERVICE_ACCOUNT, "automountToken", True), 'automountToken: unknown field "automountToken"',
+            id="sa-unknown-top-level",
+        ),
+        pytest.param(
+            edited(NAMESPACE, "metadata.labelz", {"a": "b"}),
+            'metadata.labelz: unknown field "labelz"',
+            id="ns-unknown-meta",
+        ),
+        pytest.param(
+            edited(CONFIG_MAP, "data.replicas", 4), "data.replicas: 4 is not of type 'string'", id="cm-non-string"
+        ),
+        pytest.param(
+            edited(SERVICE_ACCOUNT, "apiVersion", "v2"),
+            "v2 ServiceAccount is not a built-in kind of Kubernetes 1.36",
+            id="sa-bad-version",
+        ),
+        pytest.param(
+            {"apiVersion": "policy/v1beta1", "kind": "PodDisruptionBudget", "metadata": {"name": "x"}},
+            "policy/v1beta1 PodDisruptionBudget is not a built-in kind",
+            id="removed-api",
+        ),
+    ],
+)
+def test_broken_core_manifest_fails_naming_the_field(manifest: dict[str, Any], expected: str) -> None:
+    finding = one(validate_core([manifest]))
+    assert finding.failed
+    assert any(expected in e for e in finding.errors), finding.errors
+
+
+def test_core_version_choice() -> None:
+    assert KUBERNETES_SCHEMA_VERSION == "1.36.0"
+    for version in ("1.35", "v1.35", "1.35.2", "1.37.0"):
+        assert one(validate_core([NAMESPACE], version)).ok
+    with pytest.raises(ValueError, match="not supported by kubernetes-validate"):
+        validate_core([NAMESPACE], "1.99")
+    with pytest.raises(ValueError, match="not supported"):
+        validate_core([NAMESPACE], "latest")
+
+
+# --------------------------------------------------------------------------- dispatch
+
+
+def test_validate_all_dispatches_by_group_and_skips_other_crds() -> None:
+    manifests = [NAMESPACE, GPU_NODEPOOL, KUEUE_CLUSTER_QUEUE, SERVICE_ACCOUNT, GPU_NODECLASS, NVIDIA_CLUSTER_POLICY]
+    findings = validate_all(manifests)
+    assert [(f.index, f.kind, f.ok, f.skipped) for f in findings] == [
+        (0, "Namespace", True, False),
+        (1, "NodePool", True, False),
+        (2, "ClusterQueue", False, True),
+        (3, "ServiceAccount", True, False),
+        (4, "EC2NodeClass", True, False),
+        (5, "ClusterPolicy", False, True),
+    ]
+    assert "kueue.x-k8s.io" in findings[2].errors[0] and findings[2].errors[0].startswith("skipped:")
+    assert "nvidia.com" in findings[5].errors[0]
+    assert not any(f.failed for f in findings)
+    assert format_findings(findings).splitlines()[-1] == "4 ok, 0 failed, 2 skipped"
+
+
+def test_validate_all_reports_failures_from_each_validator() -> None:
+    findings = validate_all(
+        [edited(GPU_NODEPOOL, "spec.weight", 101), edited(NAMESPACE, "spec", {"finalizerz": []}), NAMESPACE]
+    )
+    assert [f.failed for f in findings] == [True, True, False]
+    assert findings[0].errors == ["spec.weight: must be <= 100 (got 101)"]
+    assert findings[1].errors == ['spec.finalizerz: unknown field "finalizerz"']
+
+
+@pytest.mark.parametrize(
+    ("manifest", "expected"),
+    [
+        pytest.param("kind: Namespace", "not a mapping", id="string"),
+        pytest.param({"apiVersion": "v1", "metadata": {"name": "x"}}, "no string kind", id="no-kind"),
+        pytest.param({"kind": "Namespace", "metadata": {"name": "x"}}, "no valid apiVersion", id="no-apiVersion"),
+    ],
+)
+def test_validate_all_rejects_malformed_manifests(manifest: Any, expected: str) -> None:
+    finding = one(validate_all([manifest]))
+    assert finding.failed and expected in finding.errors[0]
+
+
+def test_crd_only_lists_need_no_node(monkeypatch) -> None:
+    monkeypatch.setattr(schemas.shutil, "which", lambda _name: None)
+    assert [f.skipped for f in validate_all([KUEUE_CLUSTER_QUEUE, NAMESPACE])] == [True, False]
+
+
+def test_finding_is_frozen_and_printable() -> None:
+    finding = SchemaFinding(kind="NodePool", name="gpu", api_version="karpenter.sh/v1", ok=False, errors=["spec.x: y"])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        finding.ok = True  # type: ignore[misc]
+    assert str(finding) == "FAIL NodePool/gpu (karpenter.sh/v1)\n    spec.x: y"
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def test_cli_reads_yaml_and_sets_exit_status(tmp_path, capsys) -> None:
+    import yaml
+
+    good = tmp_path / "good.yaml"
+    good.write_text(yaml.safe_dump_all([NAMESPACE, GPU_NODEPOOL, GPU_NODECLASS, KUEUE_CLUSTER_QUEUE]))
+    assert schemas.main([str(good)]) == 0
+    assert schemas.main([str(good), "--fail-on-skipped"]) == 1
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([edited(GPU_NODEPOOL, "spec.weight", 101)]))
+    assert schemas.main([str(bad), "--kubernetes-version", "1.35"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL NodePool/gpu-l40s (karpenter.sh/v1)\n    spec.weight: must be <= 100 (got 101)" in out
+    assert schemas.main([str(good), "--kubernetes-version", "1.99"]) == 2
