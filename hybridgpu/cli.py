@@ -25,12 +25,15 @@ from rich.tree import Tree
 from hybridgpu.errors import HybridGpuError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Hybrid GPU clusters on Pulumi: offline preview, checks and catalog.")
-console = Console(emoji=False)
-err = Console(stderr=True, emoji=False)
+
+
+def _console(stderr: bool = False) -> Console:
+    # Built per call so the terminal width (COLUMNS) is read when printing, not at import.
+    return Console(emoji=False, stderr=stderr)
 
 
 def _fail(exc: Exception) -> None:
-    err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+    _console(stderr=True).print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
     raise typer.Exit(code=2)
 
 
@@ -64,7 +67,7 @@ def preview(
         _fail(exc)
         return
     if as_json:
-        console.print_json(json.dumps(summaries))
+        _console().print_json(json.dumps(summaries))
         return
     for summary in summaries:
         _print_summary(summary)
@@ -112,6 +115,7 @@ def _summary(result, target: Path) -> dict:
 
 
 def _print_summary(summary: dict) -> None:
+    console = _console()
     console.rule(f"[bold]stack {summary['stack']}[/] ({summary['environment']}): {summary['resources']} resources")
     tree = Tree("stack")
     children = summary["tree"]
@@ -135,7 +139,7 @@ def _print_summary(summary: dict) -> None:
     grow(tree, "stack")
     console.print(tree)
     table = Table(title="Resources by type")
-    table.add_column("type")
+    table.add_column("type", overflow="fold")
     table.add_column("count", justify="right")
     for typ, n in summary["byType"].items():
         table.add_row(typ, str(n))
@@ -143,7 +147,7 @@ def _print_summary(summary: dict) -> None:
     if summary["nodePools"]:
         pools = Table(title="GPU NodePools: the most each may launch")
         for col in ("NodePool", "capacity", "weight", "max GPUs", "max instances", "USD/h ceiling", "minValues", "instance types"):
-            pools.add_column(col)
+            pools.add_column(col, overflow="fold")
         for p in summary["nodePools"]:
             pools.add_row(
                 p["name"],
@@ -173,6 +177,7 @@ def validate(
         _fail(exc)
         return
     pools = len(config.cloud.node_pools) if config.cloud else 0
+    console = _console()
     console.print(f"[green]ok[/] {values.file}: {config.environment.value} stack, {pools} GPU NodePool(s)")
 
 
@@ -184,9 +189,10 @@ def catalog(
     from hybridgpu.catalog import load_catalog
 
     cat = load_catalog()
-    table = Table(title="GPU instance types (on-demand list price, Linux)")
-    for col in ("type", "GPU", "GPUs", "GPU mem GiB", "vCPU", "mem GiB", "EFA", "USD/h", "region", "source date"):
-        table.add_column(col)
+    console = _console()
+    table = Table(title="GPU instance types (on-demand list price, Linux, us-east-1)")
+    for col in ("type", "GPU", "GPUs", "GPU mem GiB", "vCPU", "mem GiB", "EFA", "USD/h", "source date"):
+        table.add_column(col, overflow="fold")
     for t in cat.instance_types:
         if family and t.family not in family:
             continue
@@ -199,7 +205,6 @@ def catalog(
             f"{t.memory_gib:g}",
             str(t.max_efa_interfaces) if t.efa_supported else "-",
             f"{t.on_demand_usd_per_hour:.4f}" if t.on_demand_usd_per_hour is not None else "n/a",
-            t.price_region,
             t.source_date,
         )
     console.print(table)

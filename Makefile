@@ -1,0 +1,32 @@
+# hybridgpu: one command sets up and runs the main job, one sets up and runs the tests.
+#   make preview   offline preview of every example stack (no cloud account, no Pulumi CLI)
+#   make test      the test suite (CI runs this through .ci/run)
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+
+.PHONY: setup preview test bench clean
+
+setup: $(VENV)/.installed tools/schemas/node_modules/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+tools/schemas/node_modules/.installed: tools/schemas/package.json tools/schemas/package-lock.json
+	npm ci --prefix tools/schemas --no-audit --no-fund --loglevel=error
+	touch $@
+
+preview: setup
+	$(BIN)/hybridgpu preview
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+bench: setup
+	$(BIN)/python benchmarks/preview_bench.py
+
+clean:
+	rm -rf out .pytest_cache

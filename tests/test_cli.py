@@ -1,0 +1,52 @@
+"""The `hybridgpu` command line (typer's CliRunner, in-process)."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+from typer.testing import CliRunner
+
+from hybridgpu.cli import app
+
+runner = CliRunner(env={"COLUMNS": "220"})
+
+
+def test_preview_all_example_stacks_writes_manifests(root, tmp_path):
+    result = runner.invoke(app, ["preview", "--root", str(root), "--out", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    summaries = json.loads(result.output)
+    assert [s["stack"] for s in summaries] == ["dev", "prod"]
+    prod = summaries[1]
+    pools = {p["name"]: p for p in prod["nodePools"]}
+    assert pools["h100-reserved"]["maxGpus"] == 32 and pools["h100-reserved"]["instanceTypes"] == ["p5.48xlarge"]
+    assert pools["h100-spot"]["capacityTypes"] == ["spot"]
+    assert (tmp_path / "prod" / "manifests" / "nodepool-h100-spot.yaml").is_file()
+    assert (tmp_path / "dev" / "helm-releases.yaml").is_file()
+    assert prod["byType"]["aws:eks/cluster:Cluster"] == 1
+
+
+def test_preview_table_output(root, tmp_path):
+    result = runner.invoke(app, ["preview", "dev", "--root", str(root), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "spot-g5-g6" in result.output and "hybridgpu:cloud:Karpenter" in result.output
+
+
+def test_preview_bad_config_exits_2_and_writes_nothing(root, project, tmp_path):
+    data = yaml.safe_load((root / "stacks" / "Pulumi.dev.yaml").read_text())
+    data["config"]["hybridgpu:cloud"]["nodePools"][0]["weight"] = 0
+    (project / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump(data))
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["preview", "--root", str(project), "--out", str(out)])
+    assert result.exit_code == 2
+    assert "stacks/Pulumi.dev.yaml" in result.output and "nodePools[0].weight" in result.output
+    assert not out.exists()
+
+
+def test_validate_and_catalog(root):
+    ok = runner.invoke(app, ["validate", "prod", "--root", str(root)])
+    assert ok.exit_code == 0 and "3 GPU NodePool" in ok.output
+    missing = runner.invoke(app, ["validate", "nope", "--root", str(root)])
+    assert missing.exit_code == 2 and "no such stack file" in missing.output
+    cat = runner.invoke(app, ["catalog", "--family", "p5"])
+    assert cat.exit_code == 0 and "p5.48xlarge" in cat.output

@@ -1,0 +1,72 @@
+"""Rendered manifests of the example stacks: golden files and upstream schema validation.
+
+Golden files live in ``tests/golden/<stack>/karpenter.yaml`` (every NodePool and EC2NodeClass
+the program registers, sorted by kind and name). Regenerate them after an intended change with
+``HYBRIDGPU_UPDATE_GOLDEN=1 pytest tests/test_manifests.py`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from hybridgpu.offline.preview import dump_yaml_all
+from hybridgpu.schemas import validate_all
+
+GOLDEN = Path(__file__).parent / "golden"
+KARPENTER_KINDS = ("EC2NodeClass", "NodePool")
+
+
+def karpenter_yaml(result) -> str:
+    docs = [m for m in result.kubernetes_manifests() if m["kind"] in KARPENTER_KINDS]
+    docs.sort(key=lambda m: (m["kind"], m["metadata"]["name"]))
+    return dump_yaml_all(docs)
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_karpenter_golden(previews, stack):
+    text = karpenter_yaml(previews[stack])
+    path = GOLDEN / stack / "karpenter.yaml"
+    if os.environ.get("HYBRIDGPU_UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    assert path.exists(), f"missing golden file {path}; run with HYBRIDGPU_UPDATE_GOLDEN=1"
+    assert text == path.read_text(), f"rendered Karpenter YAML of {stack} differs from {path}"
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_every_rendered_manifest_validates_upstream(previews, stack):
+    result = previews[stack]
+    manifests = result.kubernetes_manifests()
+    assert manifests
+    version = f"{result.config.cloud.cluster.kubernetes_version}.0"
+    findings = validate_all(manifests, kubernetes_version=version)
+    assert len(findings) == len(manifests)
+    problems = [f for f in findings if not f.ok or f.skipped]
+    assert not problems, "\n".join(f"{f.kind}/{f.name}: {f.errors}" for f in problems)
+    kinds = {f.kind for f in findings}
+    assert {"NodePool", "EC2NodeClass"} <= kinds
+
+
+def test_schema_validation_catches_a_broken_nodepool(previews):
+    """The same check fails when a rendered NodePool is corrupted (so the test above can fail)."""
+    import copy
+
+    pool = copy.deepcopy(next(m for m in previews["dev"].kubernetes_manifests() if m["kind"] == "NodePool"))
+    pool["spec"]["weight"] = 101
+    pool["spec"]["template"]["spec"]["nodeClassRefx"] = pool["spec"]["template"]["spec"].pop("nodeClassRef")
+    finding = validate_all([pool])[0]
+    assert not finding.ok
+    assert any("weight" in e for e in finding.errors)
+
+
+def test_no_secret_material_in_rendered_output(previews, tmp_path):
+    from hybridgpu.offline.preview import write_manifests
+
+    for result in previews.values():
+        target = write_manifests(result, tmp_path)
+        blob = "\n".join(p.read_text() for p in target.rglob("*") if p.is_file())
+        for needle in ("certificate-authority-data", "BEGIN CERTIFICATE", "MOCK-CA", "get-token", "aws_secret_access_key"):
+            assert needle not in blob
