@@ -33,7 +33,7 @@ def _console(stderr: bool = False) -> Console:
 
 
 def _fail(exc: Exception) -> None:
-    _console(stderr=True).print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+    _console(stderr=True).print(f"[bold red]error:[/] {exc}", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(code=2)
 
 

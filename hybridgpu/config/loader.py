@@ -271,8 +271,8 @@ def _issues_from_validation(exc: ValidationError, file: str) -> list[ConfigIssue
     issues = []
     for error in exc.errors(include_url=False):
         loc = tuple(error["loc"])
-        message = error["msg"]
-        if error["type"] != "missing" and "input" in error and not isinstance(error["input"], (dict, list)):
+        message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+        if error["type"] not in ("missing", "extra_forbidden") and "input" in error and not isinstance(error["input"], (dict, list)):
             message = f"{message} (got {error['input']!r})"
         issues.append(ConfigIssue(file, _loc_to_key(loc), message, _fix_for(error)))
     return issues
