@@ -9,7 +9,8 @@ Creates:
 * the EKS cluster: API authentication mode (access entries only), private endpoint, public
   endpoint only for explicit CIDRs, control-plane logging, no self-managed default add-ons;
 * the ``karpenter.sh/discovery`` tag on the EKS-created cluster security group (Karpenter
-  nodes join it; it allows all traffic among members, which EFA needs);
+  nodes join it; it allows all traffic among members, which EFA needs), and HTTPS ingress to
+  it from ``endpoint.privateAccessCidrs``;
 * access entries with ``AmazonEKSClusterAdminPolicy`` for the listed admins and (by default)
   the IAM role running ``pulumi up``;
 * the managed add-ons vpc-cni, kube-proxy, eks-pod-identity-agent and coredns;
@@ -61,8 +62,8 @@ class EksCluster(pulumi.ComponentResource):
         cluster_name, cluster_arn, endpoint, cluster_security_group_id: ``Output[str]``.
         kubeconfig: ``Output[str]`` (secret), JSON kubeconfig using ``aws eks get-token``.
         provider: a ``pulumi_kubernetes.Provider`` for the cluster.
-        access_ready: resources that must exist before anything talks to the API server
-            (admin access entries and the system node group).
+        access_ready: resources that must exist before workloads are installed (admin access
+            entries, the system node group, the pod identity agent and CoreDNS).
     """
 
     cluster_name: pulumi.Output[str]
@@ -142,6 +143,19 @@ class EksCluster(pulumi.ComponentResource):
         )
         cluster_sg = cluster.vpc_config.apply(lambda v: v.cluster_security_group_id)
         aws.ec2.Tag(f"{name}-cluster-sg-discovery", resource_id=cluster_sg, key=DISCOVERY_TAG, value=cluster_name, opts=child)
+        # The cluster security group admits only its members; listed networks (VPN, CI runners)
+        # get HTTPS to the private endpoint so `pulumi up` and kubectl can reach it.
+        for i, cidr in enumerate(config.endpoint.private_access_cidrs):
+            aws.vpc.SecurityGroupIngressRule(
+                f"{name}-api-from-{i}",
+                security_group_id=cluster_sg,
+                cidr_ipv4=cidr,
+                ip_protocol="tcp",
+                from_port=443,
+                to_port=443,
+                description=f"EKS API (private endpoint) from {cidr}",
+                opts=child,
+            )
 
         # Cluster admins through access entries (no aws-auth ConfigMap in API mode).
         admin_entries: list[pulumi.Resource] = []
@@ -186,7 +200,7 @@ class EksCluster(pulumi.ComponentResource):
         kube_proxy = addon("kube-proxy", versions.kube_proxy, [])
 
         node_group = self._system_node_group(name, cluster, cluster_name, system_node_group, subnet_ids, partition, cost_tags, [vpc_cni, kube_proxy])
-        addon("coredns", versions.coredns, [node_group])
+        coredns = addon("coredns", versions.coredns, [node_group])
 
         self.cluster_name = cluster.name
         self.cluster_arn = cluster.arn
@@ -197,7 +211,7 @@ class EksCluster(pulumi.ComponentResource):
                 lambda args: json.dumps(eks_kubeconfig(cluster_name=args[0], endpoint=args[1], ca_data=args[2], region=region))
             )
         )
-        self.access_ready: list[pulumi.Resource] = [*admin_entries, node_group, pod_identity]
+        self.access_ready: list[pulumi.Resource] = [*admin_entries, node_group, pod_identity, coredns]
         self.provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
@@ -275,6 +289,8 @@ class EksCluster(pulumi.ComponentResource):
         return aws.eks.NodeGroup(
             f"{name}-system",
             cluster_name=cluster.name,
+            # Follows the control plane: a control-plane upgrade then rolls the system nodes.
+            version=cluster.version,
             node_role_arn=role.arn,
             subnet_ids=subnet_ids,
             capacity_type="ON_DEMAND",

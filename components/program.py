@@ -27,6 +27,9 @@ from hybridgpu.config.models import StackConfig
 from hybridgpu.errors import StackConfigError
 from hybridgpu.render.karpenter import summarize_nodepool
 
+#: Tag naming the stack that owns a resource.
+STACK_TAG = "hybridgpu.io/stack"
+
 
 def runtime_values() -> dict[str, Any]:
     """Every config value the Pulumi runtime holds for this stack (``ns:key`` -> value string).
@@ -68,13 +71,11 @@ def main() -> None:
     cloud = config.cloud
     assert config.region is not None  # checked by the config checks
     cluster_name = cloud.cluster.name
-    cost_tags = dict(config.tags)
+    # Cost tags plus the stack name: on every AWS resource (provider default tags) and on the
+    # instances and volumes that node groups and Karpenter launch (default tags don't reach those).
+    cost_tags = {**config.tags, STACK_TAG: config.stack}
 
-    provider = aws.Provider(
-        "aws",
-        region=config.region,
-        default_tags=aws.ProviderDefaultTagsArgs(tags={**cost_tags, "hybridgpu.io/stack": config.stack}),
-    )
+    provider = aws.Provider("aws", region=config.region, default_tags=aws.ProviderDefaultTagsArgs(tags=cost_tags))
     aws_opts = pulumi.ResourceOptions(providers={"aws": provider})
     network = Network(f"{cluster_name}-net", cloud.network, cluster_name, opts=aws_opts)
     eks = EksCluster(

@@ -92,6 +92,7 @@ def _summary(result, target: Path) -> dict:
                 "minValues": reqs.get("node.kubernetes.io/instance-type", {}).get("minValues"),
             }
         )
+    pools.sort(key=lambda p: (-(p["weight"] or 0), p["name"]))
     nodepool_outputs = result.outputs.get("nodepools") or {}
     for pool in pools:
         extra = nodepool_outputs.get(pool["name"], {})
@@ -125,7 +126,7 @@ def _print_summary(summary: dict) -> None:
         counts: dict[str, int] = {}
         for kid in kids:
             typ = kid.split("::")[0]
-            if typ.startswith("hybridgpu:"):
+            if typ.startswith("hybridgpu:") or typ.startswith("pulumi:providers"):
                 continue
             counts[typ] = counts.get(typ, 0) + 1
         for kid in kids:

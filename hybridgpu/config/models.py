@@ -20,8 +20,9 @@ Every model forbids unknown keys and is frozen; every field says its unit and de
 Field names are camelCase in YAML (aliases) and snake_case in Python.
 
 Upstream facts used here (limits, defaults, enums) come from Karpenter v1.14.1
-(``aws/karpenter-provider-aws`` tag v1.14.1: ``website/content/en/v1.14/concepts/nodepools.md``,
-``nodeclasses.md``, ``charts/karpenter/Chart.yaml``), read 2026-11-22.
+(``aws/karpenter-provider-aws`` default branch at commit 1d927085, 2026-08-21:
+``website/content/en/v1.14/concepts/nodepools.md``, ``nodeclasses.md``,
+``charts/karpenter/Chart.yaml`` version 1.14.1), read 2026-11-22.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 from pydantic.alias_generators import to_camel
 
 #: Karpenter chart and controller version deployed by default.
-#: Source: aws/karpenter-provider-aws charts/karpenter/Chart.yaml at tag v1.14.1 (2026-08).
+#: Source: aws/karpenter-provider-aws charts/karpenter/Chart.yaml on the default branch at
+#: commit 1d927085 (2026-08-21), which carries version/appVersion 1.14.1.
 KARPENTER_VERSION = "1.14.1"
 
 #: Default EKS Kubernetes version. Karpenter v1.14 supports Kubernetes 1.30-1.36
@@ -195,8 +197,11 @@ class NodePoolConfig(Model):
         default="720h", description="Node lifetime before Karpenter replaces it (`template.spec.expireAfter`). Default: `720h` (30 days)."
     )
     termination_grace_period: Duration | None = Field(
-        default=None,
-        description="Longest a node may take to drain before it is forcibly terminated (`template.spec.terminationGracePeriod`). Default: none.",
+        default="24h",
+        description=(
+            "Longest a node may take to drain before it is forcibly terminated (`template.spec.terminationGracePeriod`); "
+            "bounds how long `karpenter.sh/do-not-disrupt` pods can hold an expired node. Default: `24h`."
+        ),
     )
     architecture: Literal["amd64", "arm64"] = Field(default="amd64", description="CPU architecture. Default: `amd64`.")
 
@@ -332,7 +337,7 @@ class ExistingVpcConfig(Model):
     public_subnet_ids: list[Annotated[str, StringConstraints(pattern=r"^subnet-[0-9a-f]+$")]] = Field(
         default_factory=list, description="Public subnets (for internet-facing load balancers). Default: none."
     )
-    cidr: str | None = Field(default=None, description="The VPC's CIDR, used for overlap checks with on-prem networks. Default: unknown.")
+    cidr: str | None = Field(default=None, description="The VPC's IPv4 CIDR, for reference (later: overlap checks with on-prem networks). Default: none.")
 
 
 class NetworkConfig(Model):
@@ -346,12 +351,19 @@ class EndpointConfig(Model):
     """EKS API server endpoint access."""
 
     private_access: bool = Field(default=True, description="Reachable from inside the VPC. Default: true.")
+    private_access_cidrs: list[str] = Field(
+        default_factory=list,
+        description=(
+            "CIDRs (VPN, peered VPC, CI runners) allowed to reach the private endpoint on 443 through the cluster "
+            "security group; the machine running `pulumi up` must be in one of them or inside the VPC. Default: none."
+        ),
+    )
     public_access_cidrs: list[str] = Field(
         default_factory=list,
         description="CIDRs allowed to reach the public endpoint; the public endpoint is off when empty. `0.0.0.0/0` is refused. Default: none (private only).",
     )
 
-    @field_validator("public_access_cidrs")
+    @field_validator("public_access_cidrs", "private_access_cidrs")
     @classmethod
     def _valid_cidrs(cls, value: list[str]) -> list[str]:
         import ipaddress
@@ -459,7 +471,7 @@ class StackConfig(Model):
     :func:`hybridgpu.config.loader.config_from_pulumi_values` (inside the Pulumi program).
     """
 
-    stack: str = Field(description="Stack name (from the file name `Pulumi.<stack>.yaml`).")
+    stack: str = Field(description="Stack name, taken from the file name `Pulumi.<stack>.yaml` (not a config key). Required.")
     region: str | None = Field(default=None, description="AWS region (`aws:region`). Required when `cloud` is set.")
     environment: Environment = Field(default=Environment.development, description="Kind of stack (`hybridgpu:environment`). Default: `development`.")
     required_tag_keys: list[str] = Field(

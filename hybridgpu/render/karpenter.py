@@ -7,8 +7,8 @@ Creates (as plain dicts, ready for YAML or a Pulumi CustomResource):
   resolved from the catalog so the sizes a pool may pick are explicit and bounded;
 * the values of the ``karpenter`` Helm chart.
 
-API facts: Karpenter v1.14.1, ``aws/karpenter-provider-aws`` tag v1.14.1,
-``website/content/en/v1.14/concepts/{nodepools,nodeclasses}.md`` and
+API facts: Karpenter v1.14.1, ``aws/karpenter-provider-aws`` default branch at commit
+1d927085 (2026-08-21): ``website/content/en/v1.14/concepts/{nodepools,nodeclasses}.md`` and
 ``charts/karpenter/values.yaml`` (read 2026-11-22). Well-known labels: ``karpenter.sh/capacity-type``,
 ``node.kubernetes.io/instance-type``, ``karpenter.k8s.aws/instance-family``,
 ``karpenter.k8s.aws/instance-gpu-name``, ``karpenter.k8s.aws/instance-gpu-count``.
@@ -239,9 +239,12 @@ def render_ec2_nodeclass(
     if node_class.instance_store_raid0:
         spec["instanceStorePolicy"] = "RAID0"
     if node_class.efa.enabled:
-        spec["networkInterfaces"] = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}] + [
-            {"networkCardIndex": card, "deviceIndex": 0, "interfaceType": "efa-only"} for card in range(1, node_class.efa.interfaces)
-        ]
+        # Card 0 keeps the primary ENA interface and gets one EFA-only device beside it; every
+        # further card carries one EFA-only device, so `interfaces` EFA devices in total.
+        spec["networkInterfaces"] = [
+            {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
+            {"networkCardIndex": 0, "deviceIndex": 1, "interfaceType": "efa-only"},
+        ] + [{"networkCardIndex": card, "deviceIndex": 0, "interfaceType": "efa-only"} for card in range(1, node_class.efa.interfaces)]
         if node_class.efa.placement_group:
             spec["placementGroupSelector"] = {"name": node_class.efa.placement_group}
     terms: list[dict[str, Any]] = [{"id": rid} for rid in node_class.capacity_reservation_ids]
@@ -275,6 +278,10 @@ def karpenter_helm_values(config: KarpenterConfig, *, cluster_name: str, interru
             "clusterName": cluster_name,
             "interruptionQueue": interruption_queue,
             "eksControlPlane": True,
+            # Strict minValues refuses to launch when fewer types than minValues fit a pod (an
+            # 8-GPU pod fits only the largest sizes); BestEffort keeps the diversity where it
+            # can and still launches.
+            "minValuesPolicy": "BestEffort",
             "featureGates": {
                 "reservedCapacity": True,
                 "spotToSpotConsolidation": config.spot_to_spot_consolidation,

@@ -92,6 +92,13 @@ def test_cluster_is_private_encrypted_logged_and_api_auth(previews):
     assert prod["name"] == "gpu-prod" and prod["version"] == "1.35"
 
 
+def test_private_endpoint_reachable_from_listed_networks(previews):
+    rules = previews["prod"].of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+    assert [(r.inputs["cidrIpv4"], r.inputs["fromPort"], r.inputs["toPort"]) for r in rules] == [("10.10.0.0/16", 443, 443)]
+    assert rules[0].inputs["securityGroupId"] == _one(previews["prod"], "aws:ec2/tag:Tag").inputs["resourceId"]
+    assert not previews["dev"].of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+
+
 def test_addons_and_system_node_group(previews):
     result = previews["prod"]
     addons = {r.inputs["addonName"]: r for r in result.of_type("aws:eks/addon:Addon")}
@@ -99,13 +106,14 @@ def test_addons_and_system_node_group(previews):
     assert all(a.inputs["addonVersion"] for a in addons.values())
     group = _one(result, "aws:eks/nodeGroup:NodeGroup").inputs
     assert group["capacityType"] == "ON_DEMAND"
+    assert group["version"] == "1.35"  # follows the control plane
     assert group["amiType"] == "AL2023_x86_64_STANDARD"
     assert group["taints"] == [{"key": "CriticalAddonsOnly", "value": "true", "effect": "NO_SCHEDULE"}]
     lt = _one(result, "aws:ec2/launchTemplate:LaunchTemplate").inputs
     assert lt["metadataOptions"]["httpTokens"] == "required"
     assert lt["blockDeviceMappings"][0]["ebs"]["encrypted"] == "true"
     instance_tags = [t["tags"] for t in lt["tagSpecifications"] if t["resourceType"] == "instance"][0]
-    assert instance_tags["cost-center"] == "cc-1100"
+    assert instance_tags["cost-center"] == "cc-1100" and instance_tags["hybridgpu.io/stack"] == "prod"
     # CoreDNS waits for the system nodes.
     group_urn = _one(result, "aws:eks/nodeGroup:NodeGroup").urn
     assert group_urn in addons["coredns"].dependencies

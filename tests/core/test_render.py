@@ -89,8 +89,8 @@ def test_nodeclass_efa_and_reservations():
     nc = NodeClassConfig(name="efa", efa={"enabled": True, "interfaces": 4, "placementGroup": "pg"}, capacity_reservation_ids=["cr-0123abcd"])
     spec = render_ec2_nodeclass(nc, cluster_name="c", node_role_name="r", cost_tags={})["spec"]
     nics = spec["networkInterfaces"]
-    assert [n["networkCardIndex"] for n in nics] == [0, 1, 2, 3]
-    assert [n["interfaceType"] for n in nics] == ["interface", "efa-only", "efa-only", "efa-only"]
+    assert [(n["networkCardIndex"], n["deviceIndex"]) for n in nics] == [(0, 0), (0, 1), (1, 0), (2, 0), (3, 0)]
+    assert [n["interfaceType"] for n in nics] == ["interface"] + ["efa-only"] * 4  # one EFA device per requested interface
     assert spec["placementGroupSelector"] == {"name": "pg"}
     assert spec["capacityReservationSelectorTerms"] == [{"id": "cr-0123abcd"}]
 

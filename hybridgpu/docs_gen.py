@@ -1,0 +1,401 @@
+"""Generate ``docs/config-reference.md`` from the pydantic config models (pure, no Pulumi).
+
+The reference walks the models top-down from :class:`~hybridgpu.config.models.StackConfig`
+and renders one section per model: a table of every key with its full Pulumi config path
+(``hybridgpu:cloud.nodePools[].weight``), type, default and description (the ``Field``
+description). The output is deterministic, so CI can compare it with the committed file::
+
+    python -m hybridgpu.docs_gen > docs/config-reference.md   # regenerate
+    python -m hybridgpu.docs_gen --check                      # exit 1 if the file is stale
+
+:func:`field_doc_problems` is the documentation lint the tests run: every field needs a
+description that states its default (``Default: ...``) or says ``Required``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import inspect
+import json
+import re
+import sys
+import types
+import typing
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from hybridgpu.config.loader import FIELD_TO_KEY, KEY_TO_FIELD, PROJECT
+from hybridgpu.config.models import DNS1123, Duration, StackConfig
+
+#: Where the generated reference lives (the repository's docs/ directory).
+DEFAULT_PATH = Path(__file__).resolve().parents[1] / "docs" / "config-reference.md"
+
+#: StackConfig fields that are not config keys: ``stack`` comes from the file name
+#: ``Pulumi.<stack>.yaml``, so it is neither documented as a key nor linted.
+DERIVED_FIELDS = frozenset({"stack"})
+
+_DURATION_PATTERN = next(m.pattern for m in typing.get_args(Duration)[1:] if getattr(m, "pattern", None))
+_DEFAULT_WORD = re.compile(r"\bDefault\b")
+_REQUIRED_WORD = re.compile(r"\bRequired\b")
+_RST_ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
+_RST_LITERAL = re.compile(r"``([^`]+)``")
+_NONE_TYPE = type(None)
+
+
+# --------------------------------------------------------------------------- model walk
+
+
+def _fields(model: type[BaseModel]) -> list[tuple[str, FieldInfo]]:
+    """The documented fields of ``model`` in reference order.
+
+    StackConfig lists its config keys in the order of :data:`KEY_TO_FIELD` (``aws:region``,
+    ``hybridgpu:environment``, ...), then any other field except :data:`DERIVED_FIELDS`
+    (a new top-level section thus shows up, as ``hybridgpu:<alias>``, without extra wiring).
+    Every other model keeps its declaration order.
+    """
+    fields = model.model_fields
+    if model is not StackConfig:
+        return list(fields.items())
+    by_alias = {info.alias or name: name for name, info in fields.items()}
+    ordered = [by_alias[alias] for alias in KEY_TO_FIELD.values() if alias in by_alias]
+    ordered += [name for name in fields if name not in ordered and name not in DERIVED_FIELDS]
+    return [(name, fields[name]) for name in ordered]
+
+
+def _alias(name: str, info: FieldInfo) -> str:
+    return info.alias or name
+
+
+def _key(model: type[BaseModel], prefix: str, alias: str) -> str:
+    """Full key path of a field: top-level StackConfig fields map to Pulumi config keys."""
+    if prefix:
+        return f"{prefix}.{alias}"
+    if model is StackConfig:
+        return FIELD_TO_KEY.get(alias, f"{PROJECT}:{alias}")
+    return alias
+
+
+def _strip_annotated(annotation: Any) -> tuple[Any, list[Any]]:
+    """Unwrap ``Annotated[T, ...]`` into ``T`` and its metadata (FieldInfo metadata flattened)."""
+    metadata: list[Any] = []
+    while typing.get_origin(annotation) is typing.Annotated:
+        base, *extra = typing.get_args(annotation)
+        for item in extra:
+            metadata.extend(item.metadata if isinstance(item, FieldInfo) else [item])
+        annotation = base
+    return annotation, metadata
+
+
+def _union_args(annotation: Any) -> list[Any] | None:
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return list(typing.get_args(annotation))
+    return None
+
+
+def _child_models(annotation: Any) -> list[tuple[type[BaseModel], str]]:
+    """Models reachable from a field annotation, with the key suffix that reaches them.
+
+    ``M`` and ``M | None`` give ``(M, "")``; ``list[M]`` gives ``(M, "[]")``;
+    ``dict[str, M]`` gives ``(M, ".<name>")``.
+    """
+    annotation, _ = _strip_annotated(annotation)
+    union = _union_args(annotation)
+    if union is not None:
+        return [child for arg in union for child in _child_models(arg)]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [(annotation, "")]
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (list, tuple, set, frozenset) and args:
+        return [(model, "[]" + suffix) for model, suffix in _child_models(args[0])]
+    if origin is dict and len(args) == 2:
+        return [(model, ".<name>" + suffix) for model, suffix in _child_models(args[1])]
+    return []
+
+
+def iter_models(root: type[BaseModel] = StackConfig) -> list[tuple[type[BaseModel], list[str]]]:
+    """Every model reachable from ``root``, depth-first in field order, each once.
+
+    Returns:
+        ``[(model, key_prefixes)]``; ``key_prefixes`` are the key paths under which the model's
+        fields appear (``[""]`` for the root, e.g. ``["hybridgpu:cloud.nodePools[]"]`` for
+        NodePoolConfig). Order: a model comes right before the models its fields lead to.
+    """
+    order: list[type[BaseModel]] = []
+    prefixes: dict[type[BaseModel], list[str]] = {}
+
+    def visit(model: type[BaseModel], prefix: str) -> None:
+        first = model not in prefixes
+        prefixes.setdefault(model, [])
+        if prefix not in prefixes[model]:
+            prefixes[model].append(prefix)
+        if not first:
+            return
+        order.append(model)
+        for name, info in _fields(model):
+            key = _key(model, prefix, _alias(name, info))
+            for child, suffix in _child_models(info.annotation):
+                visit(child, key + suffix)
+
+    visit(root, "")
+    return [(model, prefixes[model]) for model in order]
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _code(text: str) -> str:
+    return f"`{text}`"
+
+
+def _constraint_notes(metadata: list[Any], *, sized: str) -> tuple[str | None, list[str]]:
+    """Read constraints into (special type name or None, notes)."""
+    special = None
+    notes: list[str] = []
+    low = high = None
+    for item in metadata:
+        pattern = getattr(item, "pattern", None)
+        if pattern == DNS1123:
+            special = "DNS-1123 name"
+        elif pattern == _DURATION_PATTERN:
+            special = "duration"
+            notes.append("e.g. `30m`, `1h30m`")
+        elif pattern:
+            notes.append(f"pattern {_code(pattern)}")
+        for attr in ("min_length", "max_length"):
+            value = getattr(item, attr, None)
+            if value is not None:
+                if attr == "min_length":
+                    low = value
+                else:
+                    high = value
+        # annotated_types.Ge/Gt/Le/Lt (what Field(ge=..., le=...) stores) carry one attribute each.
+        for attr, sign in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
+            bound = getattr(item, attr, None)
+            if bound is not None:
+                notes.append(f"{sign} {bound}")
+    if low is not None and high is not None:
+        notes.append(f"{low}..{high} {sized}")
+    elif low is not None:
+        notes.append(f"at least {low} {sized if low != 1 else sized.rstrip('s')}")
+    elif high is not None:
+        notes.append(f"at most {high} {sized}")
+    # ">= a" and "<= b" read better as one range.
+    if any(n.startswith(">= ") for n in notes) and any(n.startswith("<= ") for n in notes):
+        ge = next(n for n in notes if n.startswith(">= "))
+        le = next(n for n in notes if n.startswith("<= "))
+        notes = [n for n in notes if n not in (ge, le)]
+        notes.insert(0, f"{ge[3:]}..{le[3:]}")
+    return special, notes
+
+
+def _literal_text(value: Any) -> str:
+    return _code(value.value if isinstance(value, Enum) else str(value))
+
+
+def type_text(annotation: Any, metadata: list[Any] | None = None) -> str:
+    """Human-readable type of a field annotation, constraints included."""
+    annotation, inner = _strip_annotated(annotation)
+    metadata = [*(metadata or []), *inner]
+    union = _union_args(annotation)
+    if union is not None:
+        parts = [type_text(arg) for arg in union if arg is not _NONE_TYPE]
+        text = " or ".join(parts)
+        _, notes = _constraint_notes(metadata, sized="items")
+        return f"{text} ({', '.join(notes)})" if notes else text
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Literal:
+        if len(args) == 1:
+            return _literal_text(args[0])
+        return "one of " + ", ".join(_literal_text(a) for a in args)
+    if isinstance(annotation, type) and issubclass(annotation, Enum):
+        return "one of " + ", ".join(_literal_text(m) for m in annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return f"object ([{annotation.__name__}](#{annotation.__name__.lower()}))"
+    if origin in (list, tuple, set, frozenset):
+        # Size notes go right after "list" so they cannot be read as the item type's.
+        _, notes = _constraint_notes(metadata, sized="items")
+        head = f"list ({', '.join(notes)})" if notes else "list"
+        return f"{head} of {type_text(args[0])}" if args else head
+    if origin is dict:
+        _, notes = _constraint_notes(metadata, sized="entries")
+        head = f"map ({', '.join(notes)})" if notes else "map"
+        return f"{head} of {type_text(args[0])} to {type_text(args[1])}" if args else head
+    base = {str: "string", int: "integer", float: "number", bool: "boolean"}.get(annotation, getattr(annotation, "__name__", str(annotation)))
+    special, notes = _constraint_notes(metadata, sized="characters")
+    text = special or base
+    return f"{text} ({', '.join(notes)})" if notes else text
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+def _dump(value: BaseModel) -> dict[str, Any]:
+    full = value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if len(_json(full)) <= 80:
+        return full
+    return value.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+
+
+def default_text(info: FieldInfo) -> str:
+    """The field's default as YAML-compatible text (JSON flow style), or ``**required**``."""
+    if info.is_required():
+        return "**required**"
+    value = info.get_default(call_default_factory=True)
+    if value is None:
+        return "none"
+    if isinstance(value, BaseModel):
+        dumped = value.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+        return "`{}` (every key at its default)" if not dumped else _code(_json(dumped))
+    if isinstance(value, Enum):
+        return _code(str(value.value))
+    if isinstance(value, str):
+        return _code(value) if value else '`""`'
+    if isinstance(value, (list, tuple)):
+        items = [_dump(v) if isinstance(v, BaseModel) else (v.value if isinstance(v, Enum) else v) for v in value]
+        return _code(_json(items))
+    if isinstance(value, bool):
+        return _code("true" if value else "false")
+    return _code(_json(value))
+
+
+def _cell(text: str) -> str:
+    """Table-cell safe text: one line, pipes escaped."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _prose(doc: str | None) -> str:
+    """A model docstring as Markdown: reST roles and literals become code spans."""
+    text = inspect.cleandoc(doc or "")
+    text = _RST_ROLE.sub(lambda m: f"`{m.group(1).split('.')[-1]}`", text)
+    text = _RST_LITERAL.sub(r"`\1`", text)
+    paragraphs = [" ".join(p.split()) for p in text.split("\n\n") if p.strip()]
+    return "\n\n".join(paragraphs)
+
+
+def _section(model: type[BaseModel], prefixes: list[str]) -> list[str]:
+    lines = [f"## {model.__name__}", ""]
+    if model is StackConfig:
+        lines += [
+            "Top-level keys of `config:` in `stacks/Pulumi.<stack>.yaml`. "
+            "The stack name itself comes from the file name.",
+            "",
+        ]
+    else:
+        where = ", ".join(_code(p) for p in prefixes)
+        lines += [f"Key path: {where}", "", _prose(model.__doc__), ""]
+    lines += ["| key | type | default | description |", "|---|---|---|---|"]
+    for prefix in prefixes[:1]:
+        for name, info in _fields(model):
+            key = _key(model, prefix, _alias(name, info))
+            lines.append(
+                "| "
+                + " | ".join(
+                    _cell(part)
+                    for part in (_code(key), type_text(info.annotation, list(info.metadata)), default_text(info), info.description or "")
+                )
+                + " |"
+            )
+    lines.append("")
+    return lines
+
+
+def config_reference_markdown() -> str:
+    """The full Markdown reference of the stack configuration (deterministic)."""
+    models = iter_models(StackConfig)
+    lines = [
+        "<!-- Generated by `python -m hybridgpu.docs_gen > docs/config-reference.md` from hybridgpu/config/models.py. Do not edit by hand. -->",
+        "",
+        "# Stack configuration reference",
+        "",
+        "Every key a stack file `stacks/Pulumi.<stack>.yaml` may set, generated from the pydantic models in "
+        "`hybridgpu/config/models.py` (the program validates the same models before it registers any resource). "
+        "Keys are camelCase; unknown keys are rejected. A key path such as `hybridgpu:cloud.nodePools[].weight` "
+        "means the `weight` key of each entry of the `nodePools` list under the `hybridgpu:cloud` config key. "
+        "Defaults are written as YAML flow values. Cross-field rules (for example: GPU pools need `gpuLimit`, "
+        "spot pools need enough instance types, `reserved` needs capacity reservations) are checked by "
+        "`hybridgpu validate <stack>`.",
+        "",
+        "Check a stack with `hybridgpu validate <stack>`; regenerate this file with "
+        "`python -m hybridgpu.docs_gen > docs/config-reference.md`.",
+        "",
+        "## Contents",
+        "",
+    ]
+    for model, prefixes in models:
+        where = "top-level keys" if model is StackConfig else ", ".join(_code(p) for p in prefixes)
+        lines.append(f"- [{model.__name__}](#{model.__name__.lower()}): {where}")
+    lines.append("")
+    for model, prefixes in models:
+        lines += _section(model, prefixes)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+# --------------------------------------------------------------------------- documentation lint
+
+
+def field_doc_problems(root: type[BaseModel] = StackConfig) -> list[str]:
+    """Fields reachable from ``root`` whose description does not document them.
+
+    Rules: every field has a non-empty description; a field without a default says
+    ``Required``; a field with a default states it (``Default: ...``) or says when it is
+    ``Required`` (conditionally required fields such as ``gpuLimit``).
+
+    Returns:
+        One message per problem, ``Model.field: what is missing``; empty when all is documented.
+    """
+    problems: list[str] = []
+    for model, _prefixes in iter_models(root):
+        for name, info in _fields(model):
+            where = f"{model.__name__}.{name}"
+            description = (info.description or "").strip()
+            if not description:
+                problems.append(f"{where}: no description")
+            elif info.is_required():
+                if not _REQUIRED_WORD.search(description):
+                    problems.append(f"{where}: has no default, so its description must say 'Required'")
+            elif not (_DEFAULT_WORD.search(description) or _REQUIRED_WORD.search(description)):
+                problems.append(f"{where}: description must state the default ('Default: ...') or say 'Required'")
+    return problems
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m hybridgpu.docs_gen [--check] [--file PATH]``.
+
+    Without ``--check`` the reference goes to stdout. With ``--check`` the file (default
+    ``docs/config-reference.md``) is compared with the generated text: exit 0 when equal,
+    1 with a diff on stderr when not.
+    """
+    parser = argparse.ArgumentParser(prog="python -m hybridgpu.docs_gen", description="Generate the stack configuration reference (Markdown).")
+    parser.add_argument("--check", action="store_true", help="exit 1 if the file differs from the generated reference")
+    parser.add_argument("--file", type=Path, default=DEFAULT_PATH, help="reference file for --check (default: docs/config-reference.md)")
+    args = parser.parse_args(argv)
+    text = config_reference_markdown()
+    if not args.check:
+        sys.stdout.write(text)
+        return 0
+    try:
+        current = args.file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        current = ""
+    if current == text:
+        print(f"{args.file}: up to date")
+        return 0
+    diff = difflib.unified_diff(current.splitlines(keepends=True), text.splitlines(keepends=True), fromfile=str(args.file), tofile="generated")
+    sys.stderr.write(f"{args.file} is out of date; regenerate it with: python -m hybridgpu.docs_gen > docs/config-reference.md\n")
+    sys.stderr.writelines(diff)
+    return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
