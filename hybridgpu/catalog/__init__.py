@@ -25,9 +25,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
+from hybridgpu.datafile import top_level_entries
 from hybridgpu.catalog.models import (
     GPU_MEMORY_TOLERANCE_GIB,
     Catalog,
@@ -124,39 +124,8 @@ def _read_resource(resource: Any, label: str) -> str:
         raise CatalogError([CatalogIssue(label, None, None, f"cannot read the packaged file: {exc}")]) from exc
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate mapping keys (PyYAML keeps the last silently)."""
-
-
-def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                "while constructing a mapping", node.start_mark, f"found duplicate key {key!r}", key_node.start_mark
-            )
-        seen.add(key)
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 def _parse_entries(text: str, file: str, top_key: str) -> list[Any]:
-    try:
-        document = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise CatalogError([CatalogIssue(file, None, None, f"not valid YAML: {exc}")]) from exc
-    if not isinstance(document, dict) or set(document) != {top_key}:
-        keys = sorted(document) if isinstance(document, dict) else type(document).__name__
-        raise CatalogError(
-            [CatalogIssue(file, None, None, f"the top level must be a mapping with the single key {top_key!r}; got {keys}")]
-        )
-    entries = document[top_key]
-    if not isinstance(entries, list) or not entries:
-        raise CatalogError([CatalogIssue(file, None, top_key, "must be a non-empty list of entries")])
-    return entries
+    return top_level_entries(text, file, top_key, CatalogError)
 
 
 def _entry_label(entry: Any, index: int) -> str:

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
+from hybridgpu.datafile import DataFileError, DataIssue
 from hybridgpu.errors import HybridGpuError
 
 __all__ = [
@@ -46,58 +47,19 @@ _SOURCE_DATE_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?$"
 # --------------------------------------------------------------------------- errors
 
 
-@dataclass(frozen=True)
-class CatalogIssue:
-    """One problem found in a catalog data file.
-
-    Attributes:
-        file: the data file as a path or resource name, e.g. ``.../data/instance_types.yaml``.
-        entry: the entry's ``name`` (or ``#<index>`` when it has none); ``None`` for a
-            problem with the file as a whole (unreadable, not YAML, wrong top level).
-        field: the YAML key at fault, e.g. ``gpuMemoryGiB``; ``None`` if not one key.
-        message: what is wrong, with the offending value where useful.
-    """
-
-    file: str
-    entry: str | None
-    field: str | None
-    message: str
-
-    def __str__(self) -> str:
-        where = [self.file]
-        if self.entry is not None:
-            where.append(f"entry {self.entry!r}")
-        if self.field is not None:
-            where.append(f"field {self.field!r}")
-        return f"{': '.join(where)}: {self.message}"
+#: One problem in a catalog data file (file, entry, field, message).
+CatalogIssue = DataIssue
 
 
-class CatalogError(HybridGpuError):
+class CatalogError(DataFileError):
     """A catalog data file is invalid (bad YAML, bad field, or inconsistent with the other file).
 
     Raised by :func:`hybridgpu.catalog.load_catalog` and by :class:`Catalog` validation.
-    Every problem found is reported, not only the first.
-
-    Args:
-        issues: the problems (at least one).
-
-    Attributes:
-        issues: the problems, in the order found.
-        file, entry, field: those of the first issue (shortcuts for the common
-            single-problem case).
+    Every problem found is reported, not only the first; ``issues`` holds them and
+    ``file``/``entry``/``field`` are those of the first.
     """
 
-    def __init__(self, issues: list[CatalogIssue]):
-        if not issues:
-            raise ValueError("CatalogError needs at least one issue")
-        self.issues = list(issues)
-        first = self.issues[0]
-        self.file = first.file
-        self.entry = first.entry
-        self.field = first.field
-        count = len(self.issues)
-        head = f"{count} problem{'s' if count > 1 else ''} in the GPU catalog data:"
-        super().__init__("\n".join([head, *(f"  - {issue}" for issue in self.issues)]))
+    what = "GPU catalog data"
 
 
 class _UnknownNameError(HybridGpuError, KeyError):

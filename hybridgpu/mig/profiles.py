@@ -36,10 +36,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
+
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from hybridgpu.catalog.models import CatalogIssue
+from hybridgpu.datafile import DataFileError, DataIssue, top_level_entries
+
+CatalogIssue = DataIssue  # one problem in the data file (file, entry, field, message)
 from hybridgpu.errors import HybridGpuError
 
 __all__ = [
@@ -67,32 +69,15 @@ _ME_SUFFIX = "+me"
 # --------------------------------------------------------------------------- errors
 
 
-class MigDataError(HybridGpuError):
+class MigDataError(DataFileError):
     """The MIG data file is invalid (bad YAML, bad or unknown field, inconsistent geometry).
 
     Raised by :func:`load_mig_models` (and so by :func:`mig_gpu` / :func:`mig_models` on
-    first use). Every problem found is reported, not only the first.
-
-    Args:
-        issues: the problems (at least one); each names the file, the entry (model name)
-            and the field (e.g. ``profiles[1g.10gb].starts``).
-
-    Attributes:
-        issues: the problems, in the order found.
-        file, entry, field: those of the first issue.
+    first use). Every problem found is reported, not only the first; each issue names the
+    file, the entry (model name) and the field (e.g. ``profiles[1g.10gb].starts``).
     """
 
-    def __init__(self, issues: list[CatalogIssue]):
-        if not issues:
-            raise ValueError("MigDataError needs at least one issue")
-        self.issues = list(issues)
-        first = self.issues[0]
-        self.file = first.file
-        self.entry = first.entry
-        self.field = first.field
-        count = len(self.issues)
-        head = f"{count} problem{'s' if count > 1 else ''} in the MIG profile data:"
-        super().__init__("\n".join([head, *(f"  - {issue}" for issue in self.issues)]))
+    what = "MIG profile data"
 
 
 class UnknownMigModelError(HybridGpuError, KeyError):
@@ -486,25 +471,6 @@ def mig_models() -> list[str]:
     return list(_packaged_by_name())
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate mapping keys (PyYAML keeps the last silently)."""
-
-
-def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                "while constructing a mapping", node.start_mark, f"found duplicate key {key!r}", key_node.start_mark
-            )
-        seen.add(key)
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 def _stray_keys(entry: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(field path, allowed) for every key not spelled as the YAML alias, recursively."""
     out: list[tuple[str, str]] = []
@@ -541,23 +507,7 @@ def _loc_to_field(loc: tuple[Any, ...], entry: Mapping[str, Any]) -> str | None:
 
 
 def _build(text: str, file: str) -> tuple[MigGpu, ...]:
-    try:
-        document = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise MigDataError([CatalogIssue(file, None, None, f"not valid YAML: {exc}")]) from exc
-    if not isinstance(document, dict) or set(document) != {_TOP_KEY}:
-        keys = sorted(document) if isinstance(document, dict) else type(document).__name__
-        raise MigDataError(
-            [
-                CatalogIssue(
-                    file, None, None, f"the top level must be a mapping with the single key {_TOP_KEY!r}; got {keys}"
-                )
-            ]
-        )
-    entries = document[_TOP_KEY]
-    if not isinstance(entries, list) or not entries:
-        raise MigDataError([CatalogIssue(file, None, _TOP_KEY, "must be a non-empty list of entries")])
-
+    entries = top_level_entries(text, file, _TOP_KEY, MigDataError)
     issues: list[CatalogIssue] = []
     out: list[MigGpu] = []
     seen: set[str] = set()
