@@ -27,6 +27,15 @@ from hybridgpu.errors import HybridGpuError
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Hybrid GPU clusters on Pulumi: offline preview, checks and catalog.")
 
 
+def _register_subcommands() -> None:
+    from hybridgpu.cli_mig import mig_app
+
+    app.add_typer(mig_app, name="mig")
+
+
+_register_subcommands()
+
+
 def _console(stderr: bool = False) -> Console:
     # Built per call so the terminal width (COLUMNS) is read when printing, not at import.
     return Console(emoji=False, stderr=stderr)

@@ -1,0 +1,99 @@
+"""``hybridgpu mig``: check MIG layouts and plan them for a demand, in the terminal.
+
+* ``hybridgpu mig check H100-80GB 3g.40gb=1 2g.20gb=2`` says whether the mix fits on one GPU,
+  why not when it does not, and draws the slots.
+* ``hybridgpu mig profiles H100-80GB`` lists the model's profiles and their placement rules.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from hybridgpu.errors import HybridGpuError
+
+mig_app = typer.Typer(no_args_is_help=True, help="MIG layouts: exact placement check, profiles, planning.")
+
+
+def _console(stderr: bool = False) -> Console:
+    return Console(emoji=False, stderr=stderr, highlight=False)
+
+
+def _fail(message: str) -> None:
+    _console(stderr=True).print(f"[bold red]error:[/] {message}", soft_wrap=True)
+    raise typer.Exit(code=2)
+
+
+def parse_counts(items: list[str]) -> dict[str, int]:
+    """Parse ``profile=count`` arguments (``3g.40gb=2``; a bare ``3g.40gb`` means 1).
+
+    Raises:
+        ValueError: a malformed item or a count that is not a non-negative integer.
+    """
+    counts: dict[str, int] = {}
+    for item in items:
+        name, sep, raw = item.partition("=")
+        name = name.strip()
+        if not name:
+            raise ValueError(f"{item!r}: expected <profile>=<count>, e.g. 3g.40gb=2")
+        if not sep:
+            raw = "1"
+        try:
+            count = int(raw)
+        except ValueError:
+            raise ValueError(f"{item!r}: count {raw!r} is not an integer") from None
+        if count < 0:
+            raise ValueError(f"{item!r}: count must be 0 or more")
+        counts[name] = counts.get(name, 0) + count
+    return counts
+
+
+@mig_app.command()
+def check(
+    model: Annotated[str, typer.Argument(help="GPU model, e.g. H100-80GB, A100-40GB, A30-24GB.")],
+    profiles: Annotated[list[str], typer.Argument(help="Instances as <profile>=<count>, e.g. 3g.40gb=1 2g.20gb=2.")],
+) -> None:
+    """Does this MIG mix fit on ONE GPU? Prints the placement (start slot per instance) or the reason."""
+    from hybridgpu.mig import check_layout, slot_diagram, slot_header
+
+    try:
+        counts = parse_counts(profiles)
+        result = check_layout(model, counts)
+    except (ValueError, HybridGpuError) as exc:
+        _fail(str(exc))
+        return
+    console = _console()
+    mix = ", ".join(f"{n} x {p}" for p, n in result.counts.items()) or "(empty)"
+    gpu = result.gpu
+    usage = f"memory slices {result.memory_slots_used}/{gpu.memory_slots}, compute slices {result.compute_slices_used}/{gpu.compute_slices}"
+    if not result.ok:
+        console.print(f"[bold red]does not fit[/] on one {model}: {mix}")
+        console.print(f"reason: {result.reason}")
+        console.print(usage)
+        raise typer.Exit(code=1)
+    console.print(f"[bold green]fits[/] on one {model}: {mix}")
+    console.print(usage)
+    console.print("slot   " + slot_header(model))
+    console.print("layout " + slot_diagram(result)[0])
+    console.print("starts: " + ", ".join(f"{p}@{s}" for p, s in result.placements))
+
+
+@mig_app.command("profiles")
+def list_profiles(model: Annotated[str, typer.Argument(help="GPU model, e.g. H100-80GB.")]) -> None:
+    """List a GPU model's MIG profiles: memory/compute slices, max instances, allowed starts."""
+    from hybridgpu.mig import mig_gpu
+
+    try:
+        gpu = mig_gpu(model)
+    except HybridGpuError as exc:
+        _fail(str(exc))
+        return
+    table = Table(title=f"MIG profiles of {gpu.name} ({gpu.memory_slots} memory slices, {gpu.compute_slices} compute slices)")
+    for col in ("profile", "memory slices", "compute slices", "max per GPU", "start slots", "memory GB"):
+        table.add_column(col)
+    for p in gpu.profiles:
+        table.add_row(p.name, str(p.memory_slots), str(p.compute_slices), str(p.max_instances), ",".join(map(str, p.starts)), str(p.memory_gb))
+    _console().print(table)
