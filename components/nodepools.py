@@ -13,7 +13,9 @@ import pulumi_kubernetes as k8s
 
 from hybridgpu.catalog import Catalog
 from hybridgpu.config.models import CloudConfig
-from hybridgpu.render.karpenter import render_ec2_nodeclass, render_nodepool
+from hybridgpu.config.nvidia import NvidiaConfig
+from hybridgpu.render.karpenter import render_ec2_nodeclass, render_nodepool, resolve_instance_types
+from hybridgpu.render.nvidia import nodepool_extra_limits, nodepool_labels
 
 
 class GpuNodePools(pulumi.ComponentResource):
@@ -28,6 +30,8 @@ class GpuNodePools(pulumi.ComponentResource):
         cost_tags: the stack's cost tags, merged into every EC2NodeClass's ``spec.tags``.
         provider: Kubernetes provider of the cluster.
         karpenter_release: the Karpenter Helm release the objects wait for.
+        nvidia: the NVIDIA section (adds `nvidia.com/mig.config` / `device-plugin.config` template
+            labels, and with NodeOverlays on, limits on the advertised MIG/shared resources).
         opts: resource options.
 
     Attributes:
@@ -44,6 +48,7 @@ class GpuNodePools(pulumi.ComponentResource):
         cost_tags: dict[str, str],
         provider: k8s.Provider,
         karpenter_release: pulumi.Resource,
+        nvidia: NvidiaConfig | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("hybridgpu:cloud:GpuNodePools", name, None, opts)
@@ -63,7 +68,12 @@ class GpuNodePools(pulumi.ComponentResource):
             )
         self.node_pools: dict[str, k8s.apiextensions.CustomResource] = {}
         for pool in config.node_pools:
-            manifest = render_nodepool(pool, catalog)
+            labels = nodepool_labels(nvidia, pool.name) if nvidia else {}
+            limits = {}
+            if nvidia and config.karpenter.node_overlay:
+                gpus = [t.gpu_count for t in resolve_instance_types(pool, catalog)]
+                limits = nodepool_extra_limits(nvidia, pool.name, pool.gpu_limit or 0, gpus)
+            manifest = render_nodepool(pool, catalog, extra_labels=labels, extra_limits=limits)
             self.node_pools[pool.name] = k8s.apiextensions.CustomResource(
                 f"{name}-nodepool-{pool.name}",
                 api_version=manifest["apiVersion"],

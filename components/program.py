@@ -25,7 +25,8 @@ from hybridgpu.catalog import load_catalog
 from hybridgpu.config.loader import config_from_pulumi_values
 from hybridgpu.config.models import StackConfig
 from hybridgpu.errors import StackConfigError
-from hybridgpu.render.karpenter import summarize_nodepool
+from hybridgpu.render.karpenter import resolve_instance_types, summarize_nodepool
+from hybridgpu.render.nvidia import node_overlays
 
 #: Tag naming the stack that owns a resource.
 STACK_TAG = "hybridgpu.io/stack"
@@ -62,11 +63,13 @@ def main() -> None:
     from components.karpenter import Karpenter
     from components.network import Network
     from components.nodepools import GpuNodePools
+    from components.nvidia import NvidiaLayer
 
     config = read_config()
     catalog = load_catalog()
     pulumi.export("environment", config.environment.value)
     if config.cloud is None:
+        # The NVIDIA layer needs a cluster; the on-prem cluster (issue 4) will be the other one.
         return
     cloud = config.cloud
     assert config.region is not None  # checked by the config checks
@@ -97,7 +100,14 @@ def main() -> None:
         cost_tags,
         eks.provider,
         karpenter.release,
+        nvidia=config.nvidia,
     )
+    if config.nvidia is not None:
+        overlays = []
+        if cloud.karpenter.node_overlay:
+            pools = {p.name: [(t.name, t.gpu_count) for t in resolve_instance_types(p, catalog)] for p in cloud.node_pools}
+            overlays = node_overlays(config.nvidia, pools)
+        NvidiaLayer(f"{cluster_name}-nvidia", config.nvidia, eks.provider, node_overlays=overlays, depends_on=[karpenter.release])
 
     pulumi.export("cluster_name", eks.cluster_name)
     pulumi.export("cluster_endpoint", eks.endpoint)

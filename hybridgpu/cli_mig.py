@@ -97,3 +97,69 @@ def list_profiles(model: Annotated[str, typer.Argument(help="GPU model, e.g. H10
     for p in gpu.profiles:
         table.add_row(p.name, str(p.memory_slots), str(p.compute_slices), str(p.max_instances), ",".join(map(str, p.starts)), str(p.memory_gb))
     _console().print(table)
+
+
+def parse_pool(spec: str, model: str):
+    """Parse ``NAME:GPUS[xNODES]`` (e.g. ``dgx:8x4``: 4 nodes of 8 GPUs) into a :class:`GpuPool` of ``model``.
+
+    Raises:
+        ValueError: a malformed spec.
+    """
+    from hybridgpu.mig.planner import GpuPool
+
+    name, sep, size = spec.partition(":")
+    if not name or not sep:
+        raise ValueError(f"pool {spec!r}: expected NAME:GPUS[xNODES], e.g. dgx:8x4")
+    gpus, _, nodes = size.partition("x")
+    try:
+        return GpuPool(name=name, model=model, count=int(gpus), nodes=int(nodes or 1))
+    except ValueError as exc:
+        raise ValueError(f"pool {spec!r}: {exc}") from None
+
+
+@mig_app.command()
+def plan(
+    model: Annotated[str, typer.Argument(help="GPU model of the demand and the pools, e.g. H100-80GB.")],
+    profiles: Annotated[list[str], typer.Argument(help="MIG instances wanted as <profile>=<count>, e.g. 1g.10gb=20 3g.40gb=6.")],
+    whole: Annotated[int, typer.Option(help="Whole GPUs (MIG disabled) wanted as well.")] = 0,
+    pool: Annotated[list[str] | None, typer.Option(help="GPU pool NAME:GPUS[xNODES], repeatable, filled in order (default: as many 8-GPU nodes as needed).")] = None,
+    as_yaml: Annotated[bool, typer.Option("--yaml", help="Print the mig-parted config (version: v1) instead of the tables.")] = False,
+) -> None:
+    """Plan per-GPU MIG layouts that meet a demand with the fewest GPUs (exact)."""
+    from hybridgpu.mig import check_layout, slot_diagram, slot_header
+    from hybridgpu.mig.planner import GpuPool, MigDemand, plan_mig
+    from hybridgpu.offline.preview import dump_yaml
+
+    try:
+        demand = MigDemand(model=model, instances=parse_counts(profiles), whole_gpus=whole)
+        if pool:
+            pools = [parse_pool(spec, model) for spec in pool]
+        else:
+            # Size an unconstrained pool from the lower bound: plenty of 8-GPU nodes.
+            bound = demand.total_instances + whole
+            pools = [GpuPool(name="node", model=model, count=8, nodes=max(1, -(-bound // 8)))]
+        result = plan_mig(demand, pools)
+    except (ValueError, HybridGpuError) as exc:
+        _fail(str(exc))
+        return
+    console = _console()
+    if as_yaml:
+        console.print(dump_yaml(result.mig_parted_document()), end="", markup=False)
+        return
+    console.print(
+        f"[bold]{result.gpus_used} x {model}[/]: {result.mig_gpus} with MIG + {result.whole_gpus} whole "
+        f"(no plan can use fewer than {result.lower_bound} MIG GPUs: optimal)",
+        soft_wrap=True,
+    )
+    console.print("slot                " + slot_header(model), soft_wrap=True)
+    for layout, count in result.layouts:
+        line = slot_diagram(check_layout(model, layout))[0]
+        console.print(f"{count:>3} GPU(s) x layout {line}", soft_wrap=True)
+    if result.whole_gpus:
+        console.print(f"{result.whole_gpus:>3} GPU(s) whole (MIG disabled)")
+    table = Table(title="Node labels (nvidia.com/mig.config)")
+    table.add_column("node")
+    table.add_column("mig-parted config")
+    for node, labels in result.node_labels().items():
+        table.add_row(node, labels.get("nvidia.com/mig.config", "-"))
+    console.print(table)

@@ -30,7 +30,8 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from hybridgpu.config.loader import FIELD_TO_KEY, KEY_TO_FIELD, PROJECT
-from hybridgpu.config.models import DNS1123, Duration, StackConfig
+from hybridgpu.config.base import DNS1123, Duration
+from hybridgpu.config.models import StackConfig
 
 #: Where the generated reference lives (the repository's docs/ directory).
 DEFAULT_PATH = Path(__file__).resolve().parents[1] / "docs" / "config-reference.md"

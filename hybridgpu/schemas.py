@@ -9,21 +9,39 @@ sent to a cluster, with no network and no cluster:
   Kubernetes :data:`KUBERNETES_SCHEMA_VERSION` unless told otherwise;
 * Karpenter kinds (``karpenter.sh/v1`` NodePool and NodeClaim, ``karpenter.sh/v1alpha1``
   NodeOverlay, ``karpenter.k8s.aws/v1`` EC2NodeClass) with the Node.js script
-  ``tools/schemas/validate-karpenter.mjs``, which uses the npm package
-  ``@kubernetes-models/karpenter`` 2.0.0 (schemas generated from the Go API types of
-  aws/karpenter-provider-aws v1.12.1 and sigs.k8s.io/karpenter v1.12.0), adds a strict
+  ``tools/schemas/validate-crds.mjs`` (``validate-karpenter.mjs`` is the same restricted to
+  Karpenter), which uses the npm package ``@kubernetes-models/karpenter`` 2.0.0 (schemas
+  generated from the Go API types of aws/karpenter-provider-aws v1.12.1 and
+  sigs.k8s.io/karpenter v1.12.0), adds a strict
   unknown-field check the package lacks, and patches in the CRD changes up to Karpenter
   v1.14.1 (Gte/Lte operators, ``Balanced`` consolidation, EC2NodeClass
   ``connectionTracking``/``cpuOptions``);
+* Prometheus Operator kinds (``monitoring.coreos.com/v1`` PrometheusRule, ServiceMonitor,
+  PodMonitor and Probe) with the same script, which uses the npm package
+  ``@kubernetes-models/prometheus-operator`` 6.0.0 (schemas generated from the Go API
+  types of prometheus-operator v0.91.0, kubebuilder markers included), the
+  same strict unknown-field check, and the constraints the CRDs tightened up to
+  prometheus-operator v0.93.0 (``minimum: 0`` on scrape limits and relabeling ``modulus``,
+  an ``http(s)://`` pattern on oauth2 ``tokenUrl``; those four CRDs gained no field from
+  v0.91.0 to v0.93.0). The other ``monitoring.coreos.com`` kinds (Prometheus,
+  PrometheusAgent, Alertmanager, AlertmanagerConfig, ThanosRuler, ScrapeConfig) gained
+  fields after v0.91.0 and are reported as *skipped*; a kind the group does not have
+  (e.g. ``ServiceMonitors``) is an error;
 * every other API group (Kueue, NVIDIA GPU Operator, ...) has no offline schema here and
   is reported as a *skipped* finding with the reason, never as valid.
 
-Not covered: CEL rules (``x-kubernetes-validations``) of the Karpenter CRDs and
-admission webhooks; only a real API server runs them.
+Not covered: CEL rules (``x-kubernetes-validations``) of the CRDs and admission webhooks
+(e.g. the Prometheus Operator's, which parses the PromQL ``expr``; here ``expr`` is only
+checked to be a string or integer); only a real cluster runs them.
 
 Sources (checked 2026-11): kubernetes-validate 1.37.0 (PyPI; ships schemas for
-Kubernetes 1.25-1.37), @kubernetes-models/karpenter 2.0.0 (npm; pinned in
-``tools/schemas/package.json`` + ``package-lock.json``).
+Kubernetes 1.25-1.37); @kubernetes-models/karpenter 2.0.0 and
+@kubernetes-models/prometheus-operator 6.0.0 (npm; 6.0.0 is that package's ``latest``,
+and its CHANGELOG and ``go.mod`` in tommy351/kubernetes-models-ts
+``third-party/prometheus-operator`` say the types come from prometheus-operator v0.91.0;
+both pinned exactly in ``tools/schemas/package.json`` + ``package-lock.json``); the CRD
+YAMLs of prometheus-operator v0.91.0 (2026-05-05) and v0.93.0 (2026-07-28, the newest tag
+in the upstream snapshot read, of 2026-08-08) in ``example/prometheus-operator-crd/``.
 
 Setup on a fresh machine (from the repository root)::
 
@@ -67,15 +85,29 @@ KUBERNETES_SCHEMA_VERSION = "1.36.0"
 #: The npm package (and exact version) whose schemas validate Karpenter kinds.
 KARPENTER_SCHEMA_PACKAGE = "@kubernetes-models/karpenter@2.0.0"
 
+#: The npm package (and exact version) whose schemas validate Prometheus Operator kinds.
+PROMETHEUS_OPERATOR_SCHEMA_PACKAGE = "@kubernetes-models/prometheus-operator@6.0.0"
+
+#: The prometheus-operator release whose Go API types :data:`PROMETHEUS_OPERATOR_SCHEMA_PACKAGE`
+#: was generated from (its CHANGELOG for 6.0.0). Constraints tightened up to v0.93.0 are
+#: checked on top (see ``tools/schemas/validate-crds.mjs``).
+PROMETHEUS_OPERATOR_SCHEMA_SOURCE = "prometheus-operator v0.91.0"
+
 #: ``tools/schemas`` of this repository: package.json, lock file and the Node.js script.
 SCHEMA_TOOLS_DIR = Path(__file__).resolve().parent.parent / "tools" / "schemas"
 
 #: API groups validated by :func:`validate_karpenter`.
 KARPENTER_GROUPS = frozenset({"karpenter.sh", "karpenter.k8s.aws"})
 
+#: API groups validated by :func:`validate_prometheus_operator`.
+PROMETHEUS_OPERATOR_GROUPS = frozenset({"monitoring.coreos.com"})
+
+#: CRD API groups validated by :func:`validate_crds` (one ``node`` process for all).
+CRD_GROUPS = KARPENTER_GROUPS | PROMETHEUS_OPERATOR_GROUPS
+
 #: Built-in API groups (as in the Kubernetes OpenAPI), validated by :func:`validate_core`.
 #: ``""`` is the core group (``apiVersion: v1``). A group outside this set and
-#: :data:`KARPENTER_GROUPS` is a CRD group and is reported as skipped by :func:`validate_all`.
+#: :data:`CRD_GROUPS` is a CRD group and is reported as skipped by :func:`validate_all`.
 CORE_GROUPS = frozenset(
     {
         "",
@@ -107,8 +139,14 @@ CORE_GROUPS = frozenset(
     }
 )
 
-_KARPENTER_SCRIPT = "validate-karpenter.mjs"
+_CRD_SCRIPT = "validate-crds.mjs"
 _NPM_FIX = "npm ci --prefix tools/schemas"
+
+#: Families of ``validate-crds.mjs`` (its ``--only`` values): API groups and npm package.
+_CRD_FAMILIES: dict[str, tuple[frozenset[str], str]] = {
+    "karpenter": (KARPENTER_GROUPS, "@kubernetes-models/karpenter"),
+    "prometheus-operator": (PROMETHEUS_OPERATOR_GROUPS, "@kubernetes-models/prometheus-operator"),
+}
 
 
 class SchemaToolMissing(RuntimeError):
@@ -117,8 +155,9 @@ class SchemaToolMissing(RuntimeError):
 
 
 class SchemaToolError(RuntimeError):
-    """The Karpenter validation script failed to run or answered something unreadable
-    (a crash, a time-out, or output that is not the expected JSON)."""
+    """The CRD validation script (``tools/schemas/validate-crds.mjs``) failed to run or
+    answered something unreadable (a crash, a time-out, or output that is not the expected
+    JSON)."""
 
 
 @dataclass(frozen=True)
@@ -131,8 +170,9 @@ class SchemaFinding:
         api_version: the manifest's ``apiVersion`` ("" when missing).
         ok: True only if the manifest was validated and has no error. Always False when
             ``skipped``.
-        skipped: True if no offline schema exists for the manifest's API group; ``errors``
-            then holds the reason.
+        skipped: True if no offline schema exists for the manifest's API group, or the
+            group is validated but not this kind (e.g. ``monitoring.coreos.com/v1``
+            Prometheus); ``errors`` then holds the reason.
         errors: one message per problem, each starting with the field path, e.g.
             ``spec.weight: must be <= 100 (got 101)`` or
             ``spec.template.spec.foo: unknown field "foo" (...)``.
@@ -312,57 +352,80 @@ def validate_core(
     return findings
 
 
-def validate_karpenter(
+def validate_crds(
     manifests: Sequence[Mapping[str, Any]],
     *,
     tools_dir: Path | str = SCHEMA_TOOLS_DIR,
     timeout: float = 120.0,
+    only: Sequence[str] | None = None,
 ) -> list[SchemaFinding]:
-    """Validate Karpenter manifests with ``tools/schemas/validate-karpenter.mjs``.
+    """Validate Karpenter and Prometheus Operator manifests with ``tools/schemas/validate-crds.mjs``.
 
     Runs one ``node`` process for the whole list. Checks types, enums, required fields,
-    bounds and patterns from ``@kubernetes-models/karpenter`` 2.0.0, rejects unknown
-    fields at any depth, and accepts the Karpenter v1.14.1 CRD additions. Any
-    apiVersion/kind other than karpenter.sh/v1 NodePool|NodeClaim, karpenter.sh/v1alpha1
-    NodeOverlay and karpenter.k8s.aws/v1 EC2NodeClass is reported as an error.
+    bounds and patterns from the pinned npm packages (:data:`KARPENTER_SCHEMA_PACKAGE`,
+    :data:`PROMETHEUS_OPERATOR_SCHEMA_PACKAGE`), rejects unknown fields at any depth, and
+    follows the newer CRDs (Karpenter v1.14.1, prometheus-operator v0.93.0). Kinds:
+
+    * ``karpenter.sh/v1`` NodePool, NodeClaim; ``karpenter.sh/v1alpha1`` NodeOverlay;
+      ``karpenter.k8s.aws/v1`` EC2NodeClass;
+    * ``monitoring.coreos.com/v1`` PrometheusRule, ServiceMonitor, PodMonitor, Probe. The
+      group's other kinds (Prometheus, Alertmanager, ThanosRuler, PrometheusAgent,
+      ScrapeConfig, AlertmanagerConfig) come back ``skipped``: their CRDs gained fields
+      after the package's prometheus-operator v0.91.0.
+
+    Any other apiVersion/kind (including one outside :data:`CRD_GROUPS`) is an error.
 
     Args:
         manifests: JSON-serializable manifests as plain dicts.
         tools_dir: directory holding the script and its ``node_modules``
             (default: ``tools/schemas`` of this repository).
         timeout: seconds before the node process is abandoned.
+        only: restrict to these script families (``"karpenter"``,
+            ``"prometheus-operator"``); a manifest of another family is then an error.
+            Default: both.
 
     Returns:
-        One :class:`SchemaFinding` per manifest, in input order (``skipped`` is always False).
+        One :class:`SchemaFinding` per manifest, in input order.
 
     Raises:
-        SchemaToolMissing: ``node`` is not on PATH, or ``tools_dir/node_modules`` is not
-            installed (fix: ``npm ci --prefix tools/schemas``).
+        SchemaToolMissing: ``node`` is not on PATH, or the npm package a manifest needs is
+            not installed in ``tools_dir/node_modules`` (fix: ``npm ci --prefix tools/schemas``).
         SchemaToolError: the script crashed, timed out or printed unexpected output.
         TypeError: a manifest is not JSON-serializable (e.g. holds a Pulumi Output).
+        ValueError: ``only`` names an unknown family.
     """
     manifests = list(manifests)
     if not manifests:
         return []
+    families = list(_CRD_FAMILIES) if only is None else list(only)
+    unknown = [f for f in families if f not in _CRD_FAMILIES]
+    if unknown or not families:
+        raise ValueError(f"only: unknown CRD families {unknown}; use some of {', '.join(_CRD_FAMILIES)}")
     tools = Path(tools_dir)
-    script = tools / _KARPENTER_SCRIPT
+    script = tools / _CRD_SCRIPT
     if not script.is_file():
         raise SchemaToolMissing(f"{script} is missing: this checkout lacks tools/schemas")
-    if not (tools / "node_modules" / "@kubernetes-models" / "karpenter" / "package.json").is_file():
-        raise SchemaToolMissing(
-            f"{tools / 'node_modules'} is not installed: run `{_NPM_FIX}` from the repository root "
-            "(needs Node.js >= 20 and npm)"
-        )
+    groups = {_api_group(m.get("apiVersion")) for m in manifests if isinstance(m, Mapping)}
+    for family in families:
+        family_groups, package = _CRD_FAMILIES[family]
+        if groups & family_groups and not (tools / "node_modules" / package / "package.json").is_file():
+            raise SchemaToolMissing(
+                f"{package} is not installed in {tools / 'node_modules'}: run `{_NPM_FIX}` from the "
+                "repository root (needs Node.js >= 20 and npm)"
+            )
     node = shutil.which("node")
     if node is None:
         raise SchemaToolMissing(f"`node` is not on PATH: install Node.js >= 20, then run `{_NPM_FIX}`")
     try:
         payload = json.dumps(manifests)
     except TypeError as exc:
-        raise TypeError(f"Karpenter manifests must be JSON-serializable plain data: {exc}") from exc
+        raise TypeError(f"CRD manifests must be JSON-serializable plain data: {exc}") from exc
+    command = [node, str(script)]
+    if only is not None:
+        command += ["--only", ",".join(families)]
     try:
         proc = subprocess.run(
-            [node, str(script)],
+            command,
             input=payload,
             capture_output=True,
             text=True,
@@ -383,9 +446,59 @@ def validate_karpenter(
         raise SchemaToolError(f"{script.name} returned {got} results for {len(manifests)} manifests")
     findings = []
     for index, (manifest, result) in enumerate(zip(manifests, results)):
+        if not isinstance(result, Mapping):
+            raise SchemaToolError(f"{script.name} returned a non-object result: {result!r}")
         errors = [str(e) for e in result.get("errors", [])]
-        findings.append(_finding(manifest, index, ok=bool(result.get("ok")) and not errors, errors=errors))
+        skipped = bool(result.get("skipped")) and not result.get("ok")
+        ok = bool(result.get("ok")) and not errors and not skipped
+        findings.append(_finding(manifest, index, ok=ok, skipped=skipped, errors=errors))
     return findings
+
+
+def validate_karpenter(
+    manifests: Sequence[Mapping[str, Any]],
+    *,
+    tools_dir: Path | str = SCHEMA_TOOLS_DIR,
+    timeout: float = 120.0,
+) -> list[SchemaFinding]:
+    """Validate Karpenter manifests: :func:`validate_crds` restricted to Karpenter.
+
+    Checks types, enums, required fields, bounds and patterns from
+    ``@kubernetes-models/karpenter`` 2.0.0, rejects unknown fields at any depth, and
+    accepts the Karpenter v1.14.1 CRD additions. Any apiVersion/kind other than
+    karpenter.sh/v1 NodePool|NodeClaim, karpenter.sh/v1alpha1 NodeOverlay and
+    karpenter.k8s.aws/v1 EC2NodeClass is reported as an error.
+
+    Returns:
+        One :class:`SchemaFinding` per manifest, in input order (``skipped`` is always False).
+
+    Raises:
+        SchemaToolMissing, SchemaToolError, TypeError: as :func:`validate_crds`.
+    """
+    return validate_crds(manifests, tools_dir=tools_dir, timeout=timeout, only=("karpenter",))
+
+
+def validate_prometheus_operator(
+    manifests: Sequence[Mapping[str, Any]],
+    *,
+    tools_dir: Path | str = SCHEMA_TOOLS_DIR,
+    timeout: float = 120.0,
+) -> list[SchemaFinding]:
+    """Validate Prometheus Operator manifests: :func:`validate_crds` restricted to them.
+
+    ``monitoring.coreos.com/v1`` PrometheusRule, ServiceMonitor, PodMonitor and Probe are
+    checked against ``@kubernetes-models/prometheus-operator`` 6.0.0 (prometheus-operator
+    v0.91.0 types) plus the v0.93.0 CRD tightenings, unknown fields rejected at any depth
+    (e.g. ``spec.groups[0].rules[0].severity``, which belongs under ``labels``). The
+    group's other kinds come back ``skipped``; anything else is an error.
+
+    Returns:
+        One :class:`SchemaFinding` per manifest, in input order.
+
+    Raises:
+        SchemaToolMissing, SchemaToolError, TypeError: as :func:`validate_crds`.
+    """
+    return validate_crds(manifests, tools_dir=tools_dir, timeout=timeout, only=("prometheus-operator",))
 
 
 def validate_all(
@@ -393,7 +506,9 @@ def validate_all(
 ) -> list[SchemaFinding]:
     """Validate a mixed list of manifests, each with the validator for its API group.
 
-    * :data:`KARPENTER_GROUPS` -> :func:`validate_karpenter` (one node process for all);
+    * :data:`CRD_GROUPS` (Karpenter, Prometheus Operator) -> :func:`validate_crds` (one node
+      process for all; kinds of ``monitoring.coreos.com`` it does not check come back
+      ``skipped``);
     * :data:`CORE_GROUPS` -> :func:`validate_core` at ``kubernetes_version``;
     * any other group (a CRD such as ``kueue.x-k8s.io`` or ``nvidia.com``) -> a finding with
       ``skipped=True``, ``ok=False`` and the reason in ``errors``;
@@ -408,13 +523,13 @@ def validate_all(
 
     Raises:
         ValueError: ``kubernetes_version`` is not supported (see :func:`validate_core`).
-        SchemaToolMissing: a needed tool is not installed (Karpenter tooling only when the
-            list holds a Karpenter manifest).
-        SchemaToolError: the Karpenter script failed.
+        SchemaToolMissing: a needed tool is not installed (Node.js and an npm package only
+            when the list holds a manifest of its CRD group).
+        SchemaToolError: the CRD validation script failed.
     """
     manifests = list(manifests)
     slots: list[SchemaFinding | None] = [None] * len(manifests)
-    karpenter: list[int] = []
+    crds: list[int] = []
     core: list[int] = []
     for index, manifest in enumerate(manifests):
         problem = _shape_error(manifest)
@@ -422,8 +537,8 @@ def validate_all(
             slots[index] = _finding(manifest, index, ok=False, errors=[problem])
             continue
         group = _api_group(manifest["apiVersion"])
-        if group in KARPENTER_GROUPS:
-            karpenter.append(index)
+        if group in CRD_GROUPS:
+            crds.append(index)
         elif group in CORE_GROUPS:
             core.append(index)
         else:
@@ -432,7 +547,7 @@ def validate_all(
                 f"{manifest['kind']}); validate it against its CRD on a cluster"
             )
             slots[index] = _finding(manifest, index, ok=False, skipped=True, errors=[reason])
-    for indices, run in ((core, lambda ms: validate_core(ms, kubernetes_version)), (karpenter, validate_karpenter)):
+    for indices, run in ((core, lambda ms: validate_core(ms, kubernetes_version)), (crds, validate_crds)):
         if not indices:
             continue
         for index, finding in zip(indices, run([manifests[i] for i in indices])):

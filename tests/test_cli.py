@@ -45,7 +45,7 @@ def test_preview_bad_config_exits_2_and_writes_nothing(root, project, tmp_path):
 
 def test_validate_and_catalog(root):
     ok = runner.invoke(app, ["validate", "prod", "--root", str(root)])
-    assert ok.exit_code == 0 and "3 GPU NodePool" in ok.output
+    assert ok.exit_code == 0 and "4 GPU NodePool" in ok.output
     missing = runner.invoke(app, ["validate", "nope", "--root", str(root)])
     assert missing.exit_code == 2 and "no such stack file" in missing.output
     cat = runner.invoke(app, ["catalog", "--family", "p5"])

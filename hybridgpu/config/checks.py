@@ -12,6 +12,7 @@ import difflib
 import ipaddress
 
 from hybridgpu.catalog import Catalog, load_catalog
+from hybridgpu.config.nvidia import NvidiaConfig, nvidia_issues
 from hybridgpu.config.models import (
     RECOMMENDED_SPOT_INSTANCE_TYPES,
     CapacityType,
@@ -53,10 +54,49 @@ def semantic_issues(config: StackConfig, file: str, catalog: Catalog | None = No
                 "add them under `hybridgpu:tags` (they reach every AWS resource and every GPU instance)",
             )
         )
+    catalog = catalog or load_catalog()
     if config.cloud is not None:
         if config.region is None:
             issues.append(ConfigIssue(file, "aws:region", "the cloud section needs an AWS region", "set `aws:region`, e.g. `us-west-2`"))
-        issues += _cloud_issues(config, config.cloud, file, catalog or load_catalog())
+        issues += _cloud_issues(config, config.cloud, file, catalog)
+    if config.nvidia is not None:
+        pools = {p.name for p in config.cloud.node_pools} if config.cloud else set()
+        issues += nvidia_issues(config.nvidia, file, node_pool_names=pools)
+        if config.cloud is not None and not issues:
+            issues += _nvidia_cloud_issues(config.nvidia, config.cloud, file, catalog)
+    return issues
+
+
+def _nvidia_cloud_issues(nvidia: NvidiaConfig, cloud: CloudConfig, file: str, catalog: Catalog) -> list[ConfigIssue]:
+    """Rules that need both the NVIDIA section and the EKS NodePools."""
+    issues: list[ConfigIssue] = []
+    pools = {p.name: p for p in cloud.node_pools}
+    classes = {c.name: c for c in cloud.node_classes}
+    for pool_name, settings in nvidia.node_pools.items():
+        key = f"hybridgpu:nvidia.nodePools.{pool_name}"
+        pool = pools[pool_name]
+        node_class = classes.get(pool.node_class)
+        if node_class is not None and node_class.ami_family == "bottlerocket" and nvidia.install == "gpu-operator":
+            issues.append(
+                ConfigIssue(
+                    file,
+                    key,
+                    f"NodePool {pool_name!r} uses Bottlerocket node class {node_class.name!r}, whose NVIDIA variant runs its own device plugin and conflicts with the GPU Operator's",
+                    "use an al2023 node class for pools the NVIDIA layer configures",
+                )
+            )
+        if settings.mig_config:
+            layout = nvidia.layout(settings.mig_config)
+            wrong = sorted({t.name for t in resolve_instance_types(pool, catalog) if layout is not None and t.gpu_model != layout.gpu_model})
+            if wrong:
+                issues.append(
+                    ConfigIssue(
+                        file,
+                        f"{key}.migConfig",
+                        f"layout {settings.mig_config!r} is for {layout.gpu_model}, but NodePool {pool_name!r} may launch {', '.join(wrong)} with other GPUs",
+                        f"restrict the pool to {layout.gpu_model} instance types or use a layout for their GPU model",
+                    )
+                )
     return issues
 
 

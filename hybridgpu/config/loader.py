@@ -18,6 +18,7 @@ JSON-encoded). This module reproduces that offline:
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,11 +43,15 @@ KEY_TO_FIELD = {
     f"{PROJECT}:tags": "tags",
     f"{PROJECT}:requiredTagKeys": "requiredTagKeys",
     f"{PROJECT}:cloud": "cloud",
+    f"{PROJECT}:nvidia": "nvidia",
 }
 FIELD_TO_KEY = {alias: key for key, alias in KEY_TO_FIELD.items()}
 
+#: libyaml's loader when PyYAML was built with it (several times faster), else the pure-Python one.
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 #: Keys of Pulumi.yaml's typed project config (also declared there).
-STRUCTURED_KEYS = {f"{PROJECT}:tags", f"{PROJECT}:cloud", f"{PROJECT}:requiredTagKeys"}
+STRUCTURED_KEYS = {f"{PROJECT}:tags", f"{PROJECT}:cloud", f"{PROJECT}:requiredTagKeys", f"{PROJECT}:nvidia"}
 
 
 @dataclass(frozen=True)
@@ -79,15 +84,25 @@ def find_project_root(start: Path | None = None) -> Path:
     raise StackFileError(f"no Pulumi.yaml found at or above {here}; run from the hybridgpu project directory")
 
 
-def _project_file(root: Path) -> dict[str, Any]:
-    path = root / "Pulumi.yaml"
+@functools.lru_cache(maxsize=32)
+def _project_file_cached(path: Path, mtime_ns: int) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.load(path.read_text(), Loader=_SAFE_LOADER)  # noqa: S506 - a SafeLoader
     except (OSError, yaml.YAMLError) as exc:
         raise StackFileError(f"{path}: cannot read the project file: {exc}") from exc
     if not isinstance(data, dict):
         raise StackFileError(f"{path}: the project file must be a YAML mapping")
     return data
+
+
+def _project_file(root: Path) -> dict[str, Any]:
+    """``Pulumi.yaml`` of ``root`` as a mapping (parsed once per file version)."""
+    path = (root / "Pulumi.yaml").resolve()
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError as exc:
+        raise StackFileError(f"{path}: cannot read the project file: {exc}") from exc
+    return _project_file_cached(path, mtime)
 
 
 def stack_config_dir(root: Path) -> Path:
@@ -162,7 +177,7 @@ def read_stack_file(path: Path, *, root: Path | None = None) -> StackValues:
         raise StackFileError(f"{shown}: stack files are named Pulumi.<stack>.yaml")
     stack = name[len("Pulumi.") : -len(".yaml")]
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.load(path.read_text(), Loader=_SAFE_LOADER)  # noqa: S506 - a SafeLoader
     except FileNotFoundError as exc:
         raise StackFileError(f"{shown}: no such stack file") from exc
     except (OSError, yaml.YAMLError) as exc:

@@ -11,10 +11,11 @@ Pulumi config key          model field
 ``hybridgpu:tags``         :attr:`StackConfig.tags`
 ``hybridgpu:requiredTagKeys`` :attr:`StackConfig.required_tag_keys`
 ``hybridgpu:cloud``        :attr:`StackConfig.cloud` (:class:`CloudConfig`)
+``hybridgpu:nvidia``       :attr:`StackConfig.nvidia` (:class:`~hybridgpu.config.nvidia.NvidiaConfig`)
 =========================  ==========================================
 
-Later sections (``hybridgpu:onprem``, ``hybridgpu:nvidia``, ``hybridgpu:burst``,
-``hybridgpu:cost``) get their own top-level key and model beside ``cloud``.
+Later sections (``hybridgpu:onprem``, ``hybridgpu:burst``, ``hybridgpu:cost``) get their
+own top-level key and model beside ``cloud``.
 
 Every model forbids unknown keys and is frozen; every field says its unit and default.
 Field names are camelCase in YAML (aliases) and snake_case in Python.
@@ -31,8 +32,10 @@ import re
 from enum import Enum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, StringConstraints, field_validator
+
+from hybridgpu.config.base import Dns1123Name, Duration, Model
+from hybridgpu.config.nvidia import NvidiaConfig
 
 #: Karpenter chart and controller version deployed by default.
 #: Source: aws/karpenter-provider-aws charts/karpenter/Chart.yaml on the default branch at
@@ -52,24 +55,6 @@ DEFAULT_AMI_ALIAS = "al2023@v20261112"
 #: and EC2's spot guidance is to diversify so that the price-capacity-optimized allocation
 #: has pools to choose from (REFERENCE.md "spot fallback with too few instance types").
 RECOMMENDED_SPOT_INSTANCE_TYPES = 5
-
-DNS1123 = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-Dns1123Name = Annotated[str, StringConstraints(pattern=DNS1123, max_length=63)]
-#: A Go duration as Karpenter accepts it (e.g. ``30m``, ``1h``, ``720h``, ``1h30m``).
-Duration = Annotated[str, StringConstraints(pattern=r"^([0-9]+(s|m|h))+$")]
-
-
-class Model(BaseModel):
-    """Base of every config model: camelCase keys, unknown keys rejected, immutable."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        frozen=True,
-        alias_generator=to_camel,
-        populate_by_name=True,
-        validate_default=True,
-    )
-
 
 class Environment(str, Enum):
     """Kind of stack. ``production`` turns on the production-only checks (pinned AMIs)."""
@@ -483,6 +468,10 @@ class StackConfig(Model):
         description="Cost tags on every AWS resource (provider default tags) and on every instance Karpenter launches (`hybridgpu:tags`). Required keys: `requiredTagKeys`.",
     )
     cloud: CloudConfig | None = Field(default=None, description="AWS side (`hybridgpu:cloud`). Default: none (no cloud resources).")
+    nvidia: NvidiaConfig | None = Field(
+        default=None,
+        description="NVIDIA layer: GPU Operator or device plugin, MIG layouts, GPU sharing, DCGM (`hybridgpu:nvidia`). Default: none (not installed).",
+    )
 
     @field_validator("region")
     @classmethod

@@ -20,6 +20,7 @@ import hashlib
 import json
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -193,19 +194,44 @@ class ResourceRecord:
     dependencies: list[str] = field(default_factory=list)
 
 
+class _InputsTap(pulumi.runtime.Mocks):
+    """Wraps the mocks to hand each registration's already-deserialized inputs to the monitor.
+
+    The stock MockMonitor deserializes a registration's inputs once to call ``new_resource``;
+    the tap keeps that result (per thread, since registrations run on Pulumi's worker threads)
+    so recording needs no second deserialization.
+    """
+
+    def __init__(self, inner: pulumi.runtime.Mocks):
+        self.inner = inner
+        self.local = threading.local()
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):  # noqa: D102 - delegates
+        self.local.inputs = args.inputs
+        return self.inner.new_resource(args)
+
+    def call(self, args: pulumi.runtime.MockCallArgs):  # noqa: D102 - delegates
+        return self.inner.call(args)
+
+
 class RecordingMonitor(pulumi_mocks.MockMonitor):
-    """A MockMonitor that also records every registration (type, name, parent, inputs)."""
+    """A MockMonitor that also records every registration (type, name, parent, inputs).
+
+    Attributes:
+        records: the registrations, in the order they reached the monitor.
+        mocks: the wrapped mocks (``new_resource``/``call`` answer as the given mocks do).
+    """
 
     def __init__(self, mocks: pulumi.runtime.Mocks):
-        super().__init__(mocks)
+        self._tap = _InputsTap(mocks)
+        super().__init__(self._tap)
         self.records: list[ResourceRecord] = []
 
     def RegisterResource(self, request):  # noqa: N802 - gRPC method name
-        from pulumi.runtime import rpc
-
+        self._tap.local.inputs = None
         response = super().RegisterResource(request)
-        if request.type != "pulumi:pulumi:Stack":
-            inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
+        inputs = self._tap.local.inputs
+        if request.type != "pulumi:pulumi:Stack" and inputs is not None:
             self.records.append(
                 ResourceRecord(
                     urn=response.urn,
@@ -214,7 +240,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     parent=request.parent,
                     custom=bool(request.custom),
                     inputs=_plain(inputs),
-                    dependencies=list(request.dependencies),
+                    dependencies=sorted(request.dependencies),
                 )
             )
         return response
@@ -354,7 +380,11 @@ def write_manifests(result: PreviewResult, out_dir: Path) -> Path:
             fname = f"{doc['kind'].lower()}-{doc['metadata']['name']}.yaml"
             (manifests_dir / fname).write_text(dump_yaml(doc))
         (staging / "helm-releases.yaml").write_text(dump_yaml_all(result.helm_releases()))
-        resources = [{"type": r.type, "name": r.name, "parent": r.parent, "custom": r.custom} for r in result.records]
+        # Registrations arrive in a thread-dependent order; sort for a stable file.
+        resources = sorted(
+            ({"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent, "custom": r.custom} for r in result.records),
+            key=lambda r: r["urn"],
+        )
         (staging / "resources.json").write_text(json.dumps(resources, indent=2) + "\n")
         if target.exists():
             shutil.rmtree(target)

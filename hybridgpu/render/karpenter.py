@@ -124,13 +124,20 @@ def _requirement(key: str, values: list[str], min_values_: int | None = None) ->
     return req
 
 
-def render_nodepool(pool: NodePoolConfig, catalog: Catalog, *, extra_labels: dict[str, str] | None = None) -> dict[str, Any]:
+def render_nodepool(
+    pool: NodePoolConfig,
+    catalog: Catalog,
+    *,
+    extra_labels: dict[str, str] | None = None,
+    extra_limits: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """Render a ``karpenter.sh/v1`` NodePool.
 
     Args:
         pool: validated pool config (the config checks guarantee it resolves to >= 1 type).
         catalog: GPU instance catalog.
         extra_labels: more template labels (e.g. NVIDIA layer selectors), merged last.
+        extra_limits: more ``spec.limits`` (e.g. MIG resources advertised by NodeOverlays).
 
     Returns:
         The NodePool manifest as a dict.
@@ -171,7 +178,7 @@ def render_nodepool(pool: NodePoolConfig, catalog: Catalog, *, extra_labels: dic
     spec: dict[str, Any] = {
         "template": {"metadata": {"labels": labels}, "spec": template_spec},
         "disruption": disruption,
-        "limits": {GPU_RESOURCE: str(pool.gpu_limit or 0)},
+        "limits": {GPU_RESOURCE: str(pool.gpu_limit or 0), **(extra_limits or {})},
     }
     if pool.weight is not None:
         spec["weight"] = pool.weight

@@ -26,7 +26,7 @@ def _one(result, typ, name_part=""):
     return found[0]
 
 
-@pytest.mark.parametrize("stack,pools,classes", [("dev", 1, 1), ("prod", 3, 2)])
+@pytest.mark.parametrize("stack,pools,classes", [("dev", 1, 1), ("prod", 4, 2)])
 def test_resource_counts_by_type(previews, stack, pools, classes):
     counts = previews[stack].by_type()
     expected = {
@@ -43,7 +43,8 @@ def test_resource_counts_by_type(previews, stack, pools, classes):
         "aws:cloudwatch/eventTarget:EventTarget": 5,
         "aws:iam/rolePolicy:RolePolicy": 5,
         "aws:eks/podIdentityAssociation:PodIdentityAssociation": 1,
-        "kubernetes:helm.sh/v3:Release": 2,
+        "kubernetes:helm.sh/v3:Release": 3,  # karpenter-crd, karpenter, gpu-operator
+        "hybridgpu:nvidia:NvidiaLayer": 1,
         "kubernetes:karpenter.sh/v1:NodePool": pools,
         "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": classes,
         "aws:ec2/subnet:Subnet": 6,

@@ -236,3 +236,38 @@ def test_config_is_frozen(root):
     with pytest.raises(Exception):
         config.cloud.node_pools[0].gpu_limit = 1000  # type: ignore[misc]
     assert copy.deepcopy(config) == config
+
+
+def _prod(root: Path) -> dict:
+    return yaml.safe_load((root / "stacks" / "Pulumi.prod.yaml").read_text())
+
+
+def test_mig_layout_for_other_gpu_model_than_the_pool(root, project):
+    data = _prod(root)
+    pools = data["config"]["hybridgpu:cloud"]["nodePools"]
+    mig_pool = next(p for p in pools if p["name"] == "h100-mig")
+    mig_pool["instanceTypes"] = ["p4d.24xlarge"]
+    issue = _issue(_error(project, data), "hybridgpu:nvidia.nodePools.h100-mig.migConfig")
+    assert "p4d.24xlarge" in issue.message and "H100-80GB" in issue.message
+
+
+def test_bottlerocket_pool_with_gpu_operator(root, project):
+    data = _prod(root)
+    data["config"]["hybridgpu:cloud"]["nodeClasses"][1]["amiAlias"] = "bottlerocket@v1.50.0"
+    issue = _issue(_error(project, data), "hybridgpu:nvidia.nodePools.h100-mig")
+    assert "device plugin" in issue.message
+
+
+def test_unplaceable_mig_layout_in_stack(root, project):
+    data = _prod(root)
+    data["config"]["hybridgpu:nvidia"]["migLayouts"][0]["devices"][1]["layout"] = {"3g.40gb": 2, "1g.10gb": 2}
+    err = _error(project, data)
+    issue = [i for i in err.issues if i.key.startswith("hybridgpu:nvidia.migLayouts[0]")][0]
+    assert issue.file == "stacks/Pulumi.bad.yaml" and "compute" in issue.message
+
+
+def test_nvidia_section_unknown_nodepool(root, project):
+    data = _dev(root)
+    data["config"]["hybridgpu:nvidia"]["nodePools"]["spot-g5"] = data["config"]["hybridgpu:nvidia"]["nodePools"].pop("spot-g5-g6")
+    err = _error(project, data)
+    assert any(i.key.startswith("hybridgpu:nvidia.nodePools") and "spot-g5" in i.key for i in err.issues), err.keys

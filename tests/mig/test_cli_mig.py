@@ -44,3 +44,34 @@ def test_parse_counts_rejects(bad):
 
 def test_parse_counts_sums_and_defaults():
     assert parse_counts(["1g.10gb", "1g.10gb=2", "3g.40gb=0"]) == {"1g.10gb": 3, "3g.40gb": 0}
+
+
+def test_plan_worked_example_is_optimal():
+    result = runner.invoke(app, ["mig", "plan", "H100-80GB", "1g.10gb=20", "3g.40gb=6", "--whole", "3"])
+    assert result.exit_code == 0, result.output
+    assert "9 x H100-80GB: 6 with MIG + 3 whole" in result.output
+    assert "5 GPU(s) x layout |1g.10gb|1g.10gb|1g.10gb|1g.10gb|3g.40gb" in result.output
+
+
+def test_plan_yaml_is_mig_parted_v1():
+    import yaml
+
+    result = runner.invoke(app, ["mig", "plan", "A30-24GB", "2g.12gb=3", "--pool", "a30:4", "--yaml"])
+    assert result.exit_code == 0, result.output
+    doc = yaml.safe_load(result.output)
+    assert doc["version"] == "v1"
+    for entries in doc["mig-configs"].values():
+        for entry in entries:
+            assert ("mig-devices" in entry) == entry["mig-enabled"]
+
+
+def test_plan_not_enough_gpus_says_how_many():
+    result = runner.invoke(app, ["mig", "plan", "H100-80GB", "1g.10gb=20", "3g.40gb=6", "--whole", "3", "--pool", "dgx:8"])
+    assert result.exit_code == 2
+    assert "needs 9" in result.output
+
+
+@pytest.mark.parametrize("bad", ["dgx", "dgx:eight", ":8"])
+def test_bad_pool_spec(bad):
+    result = runner.invoke(app, ["mig", "plan", "H100-80GB", "1g.10gb=1", "--pool", bad])
+    assert result.exit_code == 2 and "pool" in result.output

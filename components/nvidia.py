@@ -1,0 +1,152 @@
+"""NVIDIA layer component: makes GPUs schedulable on a cluster and partitions them.
+
+Creates, through the cluster's Kubernetes provider:
+
+* the namespace (Pod Security ``privileged``: the operator's driver/toolkit/device-plugin pods
+  need host access);
+* ConfigMaps: the mig-parted config (``config.yaml``, every named MIG layout plus
+  ``all-disabled``) and the device-plugin configs (time-slicing / MPS sharing, one key each);
+* either the NVIDIA GPU Operator Helm release (driver and toolkit off where the AMI ships them,
+  mig-manager reading our ConfigMap, DCGM exporter) or the standalone device plugin and GPU
+  feature discovery releases;
+* the idle-GPU ``PrometheusRule`` when the alert is on (needs Prometheus Operator CRDs);
+* Karpenter ``NodeOverlay`` objects advertising MIG / shared capacity of NodePools, when the
+  Karpenter ``nodeOverlay`` feature gate is on.
+
+Nodes pick their layout through labels the NodePools carry (``nvidia.com/mig.config``,
+``nvidia.com/device-plugin.config``; see :class:`components.nodepools.GpuNodePools`).
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from hybridgpu.config.nvidia import NvidiaConfig
+from hybridgpu.render.nvidia import (
+    dcgm_alert_rule,
+    device_plugin_configmap,
+    device_plugin_values,
+    gfd_values,
+    gpu_operator_values,
+    mig_parted_configmap,
+)
+
+GPU_OPERATOR_REPO = "https://helm.ngc.nvidia.com/nvidia"
+DEVICE_PLUGIN_REPO = "https://nvidia.github.io/k8s-device-plugin"
+
+
+def namespace_manifest(name: str) -> dict:
+    """The NVIDIA layer's namespace: Pod Security ``privileged`` (host access for GPU daemons)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "app.kubernetes.io/managed-by": "hybridgpu",
+                "pod-security.kubernetes.io/enforce": "privileged",
+                "pod-security.kubernetes.io/audit": "privileged",
+                "pod-security.kubernetes.io/warn": "privileged",
+            },
+        },
+    }
+
+
+class NvidiaLayer(pulumi.ComponentResource):
+    """The NVIDIA GPU software of one cluster.
+
+    Args:
+        name: logical name prefix of the children.
+        config: a checked NVIDIA section.
+        provider: Kubernetes provider of the cluster.
+        node_overlays: rendered Karpenter NodeOverlay manifests (empty when the feature gate is off
+            or no pool needs one).
+        depends_on: resources to wait for (e.g. the Karpenter release, whose CRD chart defines
+            NodeOverlay).
+        opts: resource options.
+
+    Attributes:
+        releases: the Helm releases created, by name.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        config: NvidiaConfig,
+        provider: k8s.Provider,
+        node_overlays: list[dict] | None = None,
+        depends_on: list[pulumi.Resource] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("hybridgpu:nvidia:NvidiaLayer", name, None, opts)
+        base = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(depends_on or []))
+        ns_doc = namespace_manifest(config.namespace)
+        namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=ns_doc["metadata"], opts=base)
+        in_ns = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[namespace, *(depends_on or [])])
+
+        configmaps: list[pulumi.Resource] = []
+        if config.install == "gpu-operator" and config.mig_layouts:
+            doc = mig_parted_configmap(config)
+            configmaps.append(k8s.core.v1.ConfigMap(f"{name}-mig-parted-config", metadata=doc["metadata"], data=doc["data"], opts=in_ns))
+        doc = device_plugin_configmap(config)
+        configmaps.append(k8s.core.v1.ConfigMap(f"{name}-device-plugin-config", metadata=doc["metadata"], data=doc["data"], opts=in_ns))
+
+        release_opts = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[namespace, *configmaps, *(depends_on or [])])
+        self.releases: dict[str, k8s.helm.v3.Release] = {}
+        if config.install == "gpu-operator":
+            self.releases["gpu-operator"] = k8s.helm.v3.Release(
+                f"{name}-gpu-operator",
+                name="gpu-operator",
+                chart="gpu-operator",
+                version=config.versions.gpu_operator,
+                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=GPU_OPERATOR_REPO),
+                namespace=config.namespace,
+                values=gpu_operator_values(config),
+                atomic=True,
+                opts=release_opts,
+            )
+        else:
+            self.releases["nvidia-device-plugin"] = k8s.helm.v3.Release(
+                f"{name}-device-plugin",
+                name="nvidia-device-plugin",
+                chart="nvidia-device-plugin",
+                version=config.versions.device_plugin,
+                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=DEVICE_PLUGIN_REPO),
+                namespace=config.namespace,
+                values=device_plugin_values(config),
+                atomic=True,
+                opts=release_opts,
+            )
+            self.releases["gpu-feature-discovery"] = k8s.helm.v3.Release(
+                f"{name}-gfd",
+                name="gpu-feature-discovery",
+                chart="nvidia-device-plugin",
+                version=config.versions.gpu_feature_discovery,
+                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=DEVICE_PLUGIN_REPO),
+                namespace=config.namespace,
+                values=gfd_values(config),
+                atomic=True,
+                opts=release_opts,
+            )
+
+        rule = dcgm_alert_rule(config)
+        if rule is not None:
+            k8s.apiextensions.CustomResource(
+                f"{name}-idle-gpu-alert",
+                api_version=rule["apiVersion"],
+                kind=rule["kind"],
+                metadata=rule["metadata"],
+                spec=rule["spec"],
+                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(self.releases.values())),
+            )
+        for overlay in node_overlays or []:
+            k8s.apiextensions.CustomResource(
+                f"{name}-overlay-{overlay['metadata']['name']}",
+                api_version=overlay["apiVersion"],
+                kind=overlay["kind"],
+                metadata=overlay["metadata"],
+                spec=overlay["spec"],
+                opts=base,
+            )
+        self.register_outputs({"releases": sorted(self.releases)})

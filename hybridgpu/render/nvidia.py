@@ -1,0 +1,485 @@
+"""Render the NVIDIA GPU layer from :class:`~hybridgpu.config.nvidia.NvidiaConfig` (pure, no Pulumi).
+
+Creates plain dicts, ready for YAML, a Pulumi ``kubernetes`` resource or Helm values:
+
+* the NVIDIA mig-parted config (:func:`mig_parted_config`) and the ``v1`` ConfigMap the GPU
+  Operator's mig-manager reads (:func:`mig_parted_configmap`, key ``config.yaml``);
+* device-plugin config files (:func:`device_plugin_config`) and their ConfigMap
+  (:func:`device_plugin_configmap`, one key per named config plus ``default``);
+* Helm values of the ``gpu-operator`` chart (:func:`gpu_operator_values`) or, with
+  ``install: device-plugin``, of two releases of the ``nvidia-device-plugin`` chart
+  (:func:`device_plugin_values`, :func:`gfd_values`);
+* a ``monitoring.coreos.com/v1`` PrometheusRule with an idle-GPU alert (:func:`dcgm_alert_rule`);
+* NodePool template labels that select a MIG layout / sharing config (:func:`nodepool_labels`);
+* ``karpenter.sh/v1alpha1`` NodeOverlays that tell Karpenter's scheduling simulation the
+  MIG or shared capacity the nodes of a NodePool will advertise (:func:`node_overlays`).
+
+Renderers assume the section passed :func:`hybridgpu.config.nvidia.nvidia_issues` (an
+unknown GPU model raises :class:`~hybridgpu.mig.UnknownMigModelError`).
+
+Upstream formats (read 2026-11-22 at the tags named):
+
+* mig-parted config: NVIDIA/mig-parted v0.15.0 (2026-08-19) ``api/spec/v1/spec.go``:
+  ``version: v1``, ``mig-configs: {name: [{devices: all|[idx], mig-enabled, mig-devices,
+  device-filter}]}``; ``devices`` and ``mig-enabled`` required, ``mig-devices`` required when
+  enabled and must be empty when disabled; ``device-filter`` a PCI id string or list
+  (``0x<device>10DE``, matched by ``api/spec/v1/helpers.go``).
+* device-plugin config: NVIDIA/k8s-device-plugin v0.20.0 (2026-08-19) ``api/config/v1``
+  (``version``, ``flags.migStrategy``, ``sharing.timeSlicing|mps.{renameByDefault,
+  failRequestsGreaterThanOne, resources[{name, replicas}]}``); node label
+  ``nvidia.com/device-plugin.config``; chart ``deployments/helm/nvidia-device-plugin``
+  values ``config.{name,default}``, ``migStrategy``, ``devicePlugin.enabled``, ``gfd.enabled``.
+* GPU Operator: NVIDIA/gpu-operator v26.7.0 (2026-08-20)
+  ``deployments/gpu-operator/values.yaml``: ``driver.enabled``, ``toolkit.enabled``,
+  ``mig.strategy``, ``migManager.{enabled,config.{name,create,default}}`` (the ConfigMap
+  key must be ``config.yaml``), ``devicePlugin.config.{name,create,default}``,
+  ``dcgmExporter.{enabled,serviceMonitor.enabled}``.
+* DCGM exporter metric labels: NVIDIA/dcgm-exporter ``internal/pkg/rendermetrics``: ``gpu``,
+  ``UUID``, ``modelName``, and the node as ``Hostname`` (renamed ``hostname`` on 2026-05-12,
+  commit d5e5f51; the GPU Operator sets ``NODE_NAME`` so the value is the node name).
+* NodeOverlay: Karpenter v1.14 ``pkg/apis/crds/karpenter.sh_nodeoverlays.yaml`` and
+  ``website/content/en/v1.14/concepts/nodeoverlays.md`` (aws/karpenter-provider-aws at
+  1d927085, 2026-08-21): ``spec.requirements`` (``karpenter.sh/nodepool`` allowed),
+  ``spec.capacity`` (extended resources; ``cpu``/``memory``/``ephemeral-storage``/``pods``
+  refused). kubernetes-sigs/karpenter ``ApplyCapacityOverlay`` merges the overlay over the
+  instance type's capacity, so a value given for ``nvidia.com/gpu`` replaces the GPU count.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+
+from hybridgpu.config.nvidia import (
+    ALL_DISABLED,
+    DEFAULT_DEVICE_CONFIG,
+    GPU_RESOURCE,
+    NvidiaConfig,
+    TimeSlicingConfig,
+    mig_resource_name,
+)
+from hybridgpu.mig import mig_gpu
+
+__all__ = [
+    "DEVICE_PLUGIN_CONFIGMAP",
+    "DEVICE_PLUGIN_CONFIG_LABEL",
+    "MIG_CONFIG_LABEL",
+    "MIG_PARTED_CONFIGMAP",
+    "MIG_PARTED_CONFIG_KEY",
+    "NODEOVERLAY_API",
+    "dcgm_alert_rule",
+    "device_plugin_config",
+    "device_plugin_configmap",
+    "device_plugin_values",
+    "gfd_values",
+    "gpu_operator_values",
+    "mig_parted_config",
+    "mig_parted_configmap",
+    "node_capacity",
+    "node_overlays",
+    "nodepool_labels",
+]
+
+#: ConfigMap holding the mig-parted config (GPU Operator ``migManager.config.name``).
+MIG_PARTED_CONFIGMAP = "hybridgpu-mig-parted-config"
+#: Key of the mig-parted config in its ConfigMap; the GPU Operator requires ``config.yaml``.
+MIG_PARTED_CONFIG_KEY = "config.yaml"
+#: ConfigMap holding the device-plugin configs (``devicePlugin.config.name`` / ``config.name``).
+DEVICE_PLUGIN_CONFIGMAP = "hybridgpu-device-plugin-config"
+#: Node label that selects a mig-parted config (read by mig-manager).
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+#: Node label that selects a device-plugin config (read by the device plugin's config-manager).
+DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+#: API version of Karpenter's NodeOverlay (alpha, feature gate ``nodeOverlay``).
+NODEOVERLAY_API = "karpenter.sh/v1alpha1"
+#: Suffix the device plugin appends with ``renameByDefault`` (api/config/v1/consts.go).
+SHARED_SUFFIX = ".shared"
+
+_MANAGED = {"app.kubernetes.io/managed-by": "hybridgpu"}
+
+
+def _yaml(doc: Any) -> str:
+    """Block YAML with sorted keys (stable ConfigMap contents)."""
+    return yaml.safe_dump(doc, sort_keys=True, default_flow_style=False, width=120)
+
+
+def _configmap(name: str, namespace: str, data: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(_MANAGED)},
+        "data": data,
+    }
+
+
+# --------------------------------------------------------------------------- mig-parted
+
+
+def mig_parted_config(nvidia: NvidiaConfig) -> dict[str, Any]:
+    """The NVIDIA mig-parted config (``version: v1``) of all MIG layouts.
+
+    Always holds ``all-disabled`` (MIG off on every GPU; the GPU Operator's default). Each
+    layout becomes one config whose entries carry ``device-filter`` = the PCI ids of the
+    layout's GPU model, so a node with another GPU is left alone instead of failing.
+    ``mig-devices`` is present exactly on MIG-enabled entries, as mig-parted requires.
+
+    Args:
+        nvidia: a checked NVIDIA section.
+
+    Returns:
+        ``{"version": "v1", "mig-configs": {name: [entry, ...]}}``.
+
+    Raises:
+        UnknownMigModelError: a layout names a GPU model without MIG data (the config
+            checks report this first).
+    """
+    configs: dict[str, list[dict[str, Any]]] = {ALL_DISABLED: [{"devices": "all", "mig-enabled": False}]}
+    for layout in nvidia.mig_layouts:
+        device_filter = list(mig_gpu(layout.gpu_model).device_filter)
+        entries = []
+        for gpus, enabled, counts in layout.groups():
+            entry: dict[str, Any] = {
+                "device-filter": list(device_filter),  # a copy per entry: no YAML anchors
+                "devices": "all" if gpus is None else sorted(gpus),
+                "mig-enabled": enabled,
+            }
+            if enabled:
+                entry["mig-devices"] = dict(counts)
+            entries.append(entry)
+        configs[layout.name] = entries
+    return {"version": "v1", "mig-configs": configs}
+
+
+def mig_parted_configmap(nvidia: NvidiaConfig) -> dict[str, Any]:
+    """``v1`` ConfigMap ``hybridgpu-mig-parted-config`` with the mig-parted config under ``config.yaml``.
+
+    Lives in ``nvidia.namespace`` (the GPU Operator's namespace); referenced by
+    :func:`gpu_operator_values` with ``migManager.config.create: false``.
+    """
+    return _configmap(MIG_PARTED_CONFIGMAP, nvidia.namespace, {MIG_PARTED_CONFIG_KEY: _yaml(mig_parted_config(nvidia))})
+
+
+# --------------------------------------------------------------------------- device plugin
+
+
+def device_plugin_config(ts: TimeSlicingConfig | None, strategy: str) -> dict[str, Any]:
+    """One device-plugin config file (NVIDIA/k8s-device-plugin ``api/config/v1``).
+
+    Args:
+        ts: the sharing config, or None for the config without sharing.
+        strategy: ``none``, ``single`` or ``mixed`` (``flags.migStrategy``).
+
+    Returns:
+        ``{"version": "v1", "flags": {"migStrategy": ...}, "sharing": {"timeSlicing"|"mps":
+        {"renameByDefault", "failRequestsGreaterThanOne", "resources": [{name, replicas}]}}}``
+        (no ``sharing`` when ``ts`` is None).
+    """
+    config: dict[str, Any] = {"version": "v1", "flags": {"migStrategy": strategy}}
+    if ts is not None:
+        config["sharing"] = {
+            ts.sharing: {
+                "renameByDefault": ts.rename_by_default,
+                "failRequestsGreaterThanOne": ts.fail_requests_greater_than_one,
+                "resources": [{"name": r.name, "replicas": r.replicas} for r in ts.resources],
+            }
+        }
+    return config
+
+
+def device_plugin_configmap(nvidia: NvidiaConfig) -> dict[str, Any]:
+    """``v1`` ConfigMap ``hybridgpu-device-plugin-config``: key ``default`` (no sharing) plus one key per sharing config.
+
+    Each value is a device-plugin config file (YAML). The device plugin's config-manager
+    picks the key named by the node label ``nvidia.com/device-plugin.config`` and falls back
+    to ``default``.
+    """
+    data = {DEFAULT_DEVICE_CONFIG: _yaml(device_plugin_config(None, nvidia.mig_strategy))}
+    for ts in nvidia.time_slicing:
+        data[ts.name] = _yaml(device_plugin_config(ts, nvidia.mig_strategy))
+    return _configmap(DEVICE_PLUGIN_CONFIGMAP, nvidia.namespace, data)
+
+
+# --------------------------------------------------------------------------- Helm values
+
+
+def gpu_operator_values(nvidia: NvidiaConfig) -> dict[str, Any]:
+    """Values of the ``gpu-operator`` chart (``nvidia.versions.gpu_operator``, namespace ``nvidia.namespace``).
+
+    Sets only what the toolkit decides; everything else keeps the chart defaults (NFD and
+    GFD on). mig-manager runs only when MIG layouts exist and then reads our ConfigMap
+    (``create: false``, default ``all-disabled``); the device plugin reads our ConfigMap
+    with default ``default``.
+
+    Key names checked against NVIDIA/gpu-operator v26.7.0
+    ``deployments/gpu-operator/values.yaml`` (read 2026-11-22).
+    """
+    mig_manager: dict[str, Any] = {"enabled": bool(nvidia.mig_layouts)}
+    if nvidia.mig_layouts:
+        mig_manager["config"] = {"name": MIG_PARTED_CONFIGMAP, "create": False, "default": ALL_DISABLED}
+    dcgm = nvidia.dcgm
+    return {
+        "driver": {"enabled": nvidia.driver == "operator"},
+        "toolkit": {"enabled": nvidia.toolkit == "operator"},
+        "mig": {"strategy": nvidia.mig_strategy},
+        "migManager": mig_manager,
+        "devicePlugin": {
+            "enabled": True,
+            "config": {"name": DEVICE_PLUGIN_CONFIGMAP, "create": False, "default": DEFAULT_DEVICE_CONFIG},
+        },
+        "dcgmExporter": {"enabled": dcgm.enabled, "serviceMonitor": {"enabled": dcgm.enabled and dcgm.service_monitor}},
+    }
+
+
+def device_plugin_values(nvidia: NvidiaConfig) -> dict[str, Any]:
+    """Values of the ``nvidia-device-plugin`` chart release that runs the device plugin (``install: device-plugin``).
+
+    Chart version ``nvidia.versions.device_plugin``. GFD (and with it the NFD subchart,
+    whose condition is ``nfd.enabled,gfd.enabled``) is left to the separate release of
+    :func:`gfd_values`, so each is pinned on its own. ``config.name`` points at
+    :func:`device_plugin_configmap` (``config.map`` stays unset: the chart refuses both).
+    """
+    return {
+        "config": {"name": DEVICE_PLUGIN_CONFIGMAP, "default": DEFAULT_DEVICE_CONFIG},
+        "migStrategy": nvidia.mig_strategy,
+        "devicePlugin": {"enabled": True},
+        "gfd": {"enabled": False},
+    }
+
+
+def gfd_values(nvidia: NvidiaConfig) -> dict[str, Any]:
+    """Values of a second ``nvidia-device-plugin`` chart release that runs only GPU feature discovery.
+
+    Chart version ``nvidia.versions.gpu_feature_discovery``; install it under another
+    release name (e.g. ``gpu-feature-discovery``) in the same namespace. ``gfd.enabled``
+    also deploys the chart's NFD subchart; ``devicePlugin.enabled: false`` skips the
+    device-plugin and MPS daemon sets. GFD reads the same ConfigMap (its ``migStrategy``
+    decides the ``nvidia.com/mig.strategy`` and MIG labels).
+    """
+    return {
+        "config": {"name": DEVICE_PLUGIN_CONFIGMAP, "default": DEFAULT_DEVICE_CONFIG},
+        "migStrategy": nvidia.mig_strategy,
+        "devicePlugin": {"enabled": False},
+        "gfd": {"enabled": True},
+    }
+
+
+# --------------------------------------------------------------------------- monitoring
+
+
+def dcgm_alert_rule(nvidia: NvidiaConfig) -> dict[str, Any] | None:
+    """A ``monitoring.coreos.com/v1`` PrometheusRule alerting on idle GPUs, or None when DCGM or the alert is off.
+
+    The alert ``HybridGpuIdle`` fires for a GPU whose ``DCGM_FI_DEV_GPU_UTIL`` averaged over
+    ``forMinutes`` is below ``utilizationBelowPercent``, labelled with ``node`` (from the
+    exporter's ``hostname`` label, or ``Hostname`` before dcgm-exporter's 2026-05 rename),
+    ``gpu`` (index), ``UUID`` and ``modelName``. It needs the GPU to have reported
+    ``forMinutes`` ago too, so a node that just joined does not alert on a partial window.
+
+    Limitation: NVML reports no ``DCGM_FI_DEV_GPU_UTIL`` for MIG-enabled GPUs, so MIG GPUs
+    are not covered (``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` would be, but it is not in the
+    exporter's default metric set).
+    """
+    if not (nvidia.dcgm.enabled and nvidia.dcgm.idle_alert.enabled):
+        return None
+    alert = nvidia.dcgm.idle_alert
+    window = f"{alert.for_minutes}m"
+    threshold = f"{alert.utilization_below_percent:g}"
+    expr = (
+        "avg by (node, gpu, UUID, modelName) (\n"
+        f'  label_join(avg_over_time(DCGM_FI_DEV_GPU_UTIL[{window}]), "node", "", "hostname", "Hostname")\n'
+        f") < {threshold}\n"
+        f"and on (UUID, gpu) count by (UUID, gpu) (DCGM_FI_DEV_GPU_UTIL offset {window})"
+    )
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": {"name": "hybridgpu-gpu-idle", "namespace": nvidia.namespace, "labels": dict(_MANAGED)},
+        "spec": {
+            "groups": [
+                {
+                    "name": "hybridgpu-gpu-utilization",
+                    "rules": [
+                        {
+                            "alert": "HybridGpuIdle",
+                            "expr": expr,
+                            "labels": {"severity": "warning"},
+                            "annotations": {
+                                "summary": "GPU {{ $labels.gpu }} on node {{ $labels.node }} is idle",
+                                "description": (
+                                    f"GPU {{{{ $labels.gpu }}}} ({{{{ $labels.modelName }}}}, {{{{ $labels.UUID }}}}) on node "
+                                    f"{{{{ $labels.node }}}} averaged {{{{ $value | humanize }}}}% utilization over the last "
+                                    f"{alert.for_minutes} minutes (threshold {threshold}%). An idle GPU still costs money: "
+                                    "scale the workload down or let the node consolidate."
+                                ),
+                            },
+                        }
+                    ],
+                }
+            ]
+        },
+    }
+
+
+# --------------------------------------------------------------------------- Karpenter
+
+
+def nodepool_labels(nvidia: NvidiaConfig, pool_name: str) -> dict[str, str]:
+    """Template labels for an EKS NodePool: ``nvidia.com/mig.config`` and/or ``nvidia.com/device-plugin.config``.
+
+    Returns:
+        ``{}`` when the pool has no NVIDIA settings; pass the result as
+        ``render_nodepool(..., extra_labels=...)``.
+    """
+    settings = nvidia.node_pools.get(pool_name)
+    labels: dict[str, str] = {}
+    if settings is None:
+        return labels
+    if settings.mig_config:
+        labels[MIG_CONFIG_LABEL] = settings.mig_config
+    if settings.device_config:
+        labels[DEVICE_PLUGIN_CONFIG_LABEL] = settings.device_config
+    return labels
+
+
+def node_capacity(nvidia: NvidiaConfig, pool_name: str, gpu_count: int) -> dict[str, int]:
+    """The NVIDIA extended resources a node of ``pool_name`` with ``gpu_count`` GPUs will advertise.
+
+    Applies the pool's MIG layout under the strategy (``mixed``: ``nvidia.com/gpu`` = GPUs
+    with MIG off, ``nvidia.com/mig-<profile>`` = instances x GPUs; ``single``: every MIG
+    device counts as ``nvidia.com/gpu``; ``none``: MIG ignored), then the pool's sharing
+    config (each shared resource x replicas, renamed ``<name>.shared`` with
+    ``renameByDefault``). GPU indices of per-GPU layouts at or beyond ``gpu_count`` are
+    ignored; GPUs no device group names count as MIG-disabled. ``nvidia.com/gpu`` is always
+    present (possibly 0).
+
+    Args:
+        nvidia: a checked NVIDIA section.
+        pool_name: EKS NodePool name.
+        gpu_count: GPUs per node of the instance type (count).
+
+    Returns:
+        Resource name -> count, e.g. ``{"nvidia.com/gpu": 0, "nvidia.com/mig-1g.10gb": 56}``.
+    """
+    settings = nvidia.node_pools.get(pool_name)
+    layout = nvidia.layout(settings.mig_config) if settings else None
+    per_gpu: list[dict[str, int] | None] = [None] * gpu_count
+    if layout is not None and nvidia.mig_strategy != "none":
+        for gpus, enabled, counts in layout.groups():
+            for idx in range(gpu_count) if gpus is None else gpus:
+                if idx < gpu_count:
+                    per_gpu[idx] = dict(counts) if enabled else None
+    whole = sum(1 for g in per_gpu if g is None)
+    mig: Counter[str] = Counter()
+    for g in per_gpu:
+        if g is not None:
+            mig.update(g)
+    resources: dict[str, int] = {}
+    if nvidia.mig_strategy == "single":
+        resources[GPU_RESOURCE] = whole + sum(mig.values())
+    else:
+        resources[GPU_RESOURCE] = whole
+        for profile, count in mig.items():
+            name = mig_resource_name(profile)
+            resources[name] = resources.get(name, 0) + count
+    ts = nvidia.sharing_config(settings.device_config) if settings else None
+    if ts is not None:
+        for res in ts.resources:
+            base = resources.get(res.name, 0)
+            if not base:
+                continue
+            if ts.rename_by_default:
+                resources[res.name] = 0
+                resources[res.name + SHARED_SUFFIX] = base * res.replicas
+            else:
+                resources[res.name] = base * res.replicas
+    return resources
+
+
+def _overlay_name(pool: str, instance_type: str) -> str:
+    return f"hybridgpu-{pool}-{instance_type.replace('.', '-')}"
+
+
+def node_overlays(
+    nvidia: NvidiaConfig, pools: Mapping[str, tuple[str, int] | Sequence[tuple[str, int]]]
+) -> list[dict[str, Any]]:
+    """``karpenter.sh/v1alpha1`` NodeOverlays advertising MIG / shared GPU capacity of NodePools.
+
+    Karpenter's scheduling simulation otherwise assumes ``nvidia.com/gpu`` = the instance's
+    GPU count, so it would neither launch a MIG node for a pod asking for
+    ``nvidia.com/mig-1g.10gb`` nor pack time-sliced pods, and it would wait for resources
+    the node never registers. One overlay per (pool, instance type), selected by the
+    requirements ``karpenter.sh/nodepool In [pool]`` and ``node.kubernetes.io/instance-type
+    In [type]``, with ``spec.capacity`` = :func:`node_capacity`. Pools without a MIG layout
+    or sharing config, or whose capacity equals the plain GPU count, get none. Needs the
+    Karpenter feature gate ``nodeOverlay``.
+
+    Args:
+        nvidia: a checked NVIDIA section.
+        pools: NodePool name -> ``(instance type, GPUs per instance)`` or a list of such
+            pairs (every instance type the pool may launch, e.g. from
+            :func:`hybridgpu.render.karpenter.resolve_instance_types`).
+
+    Returns:
+        The NodeOverlay manifests, sorted by name.
+    """
+    overlays = []
+    for pool, spec in pools.items():
+        settings = nvidia.node_pools.get(pool)
+        if settings is None or not (settings.mig_config or settings.device_config):
+            continue
+        pairs = [spec] if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str) else list(spec)
+        for instance_type, gpu_count in pairs:
+            capacity = node_capacity(nvidia, pool, gpu_count)
+            if capacity == {GPU_RESOURCE: gpu_count}:
+                continue
+            overlays.append(
+                {
+                    "apiVersion": NODEOVERLAY_API,
+                    "kind": "NodeOverlay",
+                    "metadata": {"name": _overlay_name(pool, instance_type), "labels": dict(_MANAGED)},
+                    "spec": {
+                        "requirements": [
+                            {"key": "karpenter.sh/nodepool", "operator": "In", "values": [pool]},
+                            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [instance_type]},
+                        ],
+                        "capacity": dict(sorted(capacity.items())),
+                    },
+                }
+            )
+    return sorted(overlays, key=lambda o: o["metadata"]["name"])
+
+
+def nodepool_extra_limits(nvidia: NvidiaConfig, pool_name: str, gpu_limit: int, instance_gpu_counts: Sequence[int]) -> dict[str, str]:
+    """NodePool ``spec.limits`` for the MIG / shared resources that NodeOverlays advertise.
+
+    With overlays, a MIG node advertises ``nvidia.com/gpu: 0`` (mixed strategy) and a
+    time-sliced node advertises replicas, so the ``nvidia.com/gpu`` limit alone would no longer
+    bound the pool to ``gpuLimit`` physical GPUs. Each other advertised resource ``r`` gets the
+    limit ``ceil(gpu_limit x max over instance types of capacity_r / GPUs)``: the most the
+    pool can hold when ``gpu_limit`` GPUs are running. ``nvidia.com/gpu`` keeps ``gpu_limit``.
+
+    Args:
+        nvidia: a checked NVIDIA section.
+        pool_name: EKS NodePool name.
+        gpu_limit: the pool's GPU limit, in physical GPUs.
+        instance_gpu_counts: GPUs per instance of each type the pool may launch.
+
+    Returns:
+        Resource name -> limit (as Kubernetes quantity strings); ``{}`` when the pool has no
+        MIG or sharing settings.
+    """
+    import math
+
+    settings = nvidia.node_pools.get(pool_name)
+    if settings is None or not (settings.mig_config or settings.device_config):
+        return {}
+    ratios: dict[str, float] = {}
+    for gpus in instance_gpu_counts:
+        for resource, count in node_capacity(nvidia, pool_name, gpus).items():
+            if resource == GPU_RESOURCE or count == 0:
+                continue
+            ratios[resource] = max(ratios.get(resource, 0.0), count / gpus)
+    return {resource: str(math.ceil(gpu_limit * ratio)) for resource, ratio in sorted(ratios.items())}
