@@ -3,6 +3,9 @@
 * ``hybridgpu mig check H100-80GB 3g.40gb=1 2g.20gb=2`` says whether the mix fits on one GPU,
   why not when it does not, and draws the slots.
 * ``hybridgpu mig profiles H100-80GB`` lists the model's profiles and their placement rules.
+* ``hybridgpu mig plan H100-80GB 1g.10gb=20 3g.40gb=6 --whole 3 [--pool dgx:8x4] [--yaml]``
+  plans per-GPU layouts with the fewest GPUs and prints them, the node labels, or the
+  mig-parted config.
 """
 
 from __future__ import annotations
@@ -122,7 +125,7 @@ def plan(
     model: Annotated[str, typer.Argument(help="GPU model of the demand and the pools, e.g. H100-80GB.")],
     profiles: Annotated[list[str], typer.Argument(help="MIG instances wanted as <profile>=<count>, e.g. 1g.10gb=20 3g.40gb=6.")],
     whole: Annotated[int, typer.Option(help="Whole GPUs (MIG disabled) wanted as well.")] = 0,
-    pool: Annotated[list[str] | None, typer.Option(help="GPU pool NAME:GPUS[xNODES], repeatable, filled in order (default: as many 8-GPU nodes as needed).")] = None,
+    pool: Annotated[list[str] | None, typer.Option(help="GPU pool NAME:GPUS\\[xNODES], repeatable, filled in order (default: as many 8-GPU nodes as needed).")] = None,
     as_yaml: Annotated[bool, typer.Option("--yaml", help="Print the mig-parted config (version: v1) instead of the tables.")] = False,
 ) -> None:
     """Plan per-GPU MIG layouts that meet a demand with the fewest GPUs (exact)."""

@@ -61,8 +61,10 @@ def semantic_issues(config: StackConfig, file: str, catalog: Catalog | None = No
         issues += _cloud_issues(config, config.cloud, file, catalog)
     if config.nvidia is not None:
         pools = {p.name for p in config.cloud.node_pools} if config.cloud else set()
-        issues += nvidia_issues(config.nvidia, file, node_pool_names=pools)
-        if config.cloud is not None and not issues:
+        nvidia_problems = nvidia_issues(config.nvidia, file, node_pool_names=pools)
+        issues += nvidia_problems
+        # The cross checks follow the section's references, so they need them to be sound.
+        if config.cloud is not None and not nvidia_problems:
             issues += _nvidia_cloud_issues(config.nvidia, config.cloud, file, catalog)
     return issues
 
@@ -87,7 +89,35 @@ def _nvidia_cloud_issues(nvidia: NvidiaConfig, cloud: CloudConfig, file: str, ca
             )
         if settings.mig_config:
             layout = nvidia.layout(settings.mig_config)
-            wrong = sorted({t.name for t in resolve_instance_types(pool, catalog) if layout is not None and t.gpu_model != layout.gpu_model})
+            resolved = resolve_instance_types(pool, catalog)
+            if nvidia.mig_strategy == "mixed" and not cloud.karpenter.node_overlay:
+                issues.append(
+                    ConfigIssue(
+                        file,
+                        f"{key}.migConfig",
+                        f"under the mixed strategy, nodes of {pool_name!r} offer nvidia.com/mig-* resources that Karpenter cannot see, "
+                        "so it would never launch a node for a pod that asks for them",
+                        "set `hybridgpu:cloud.karpenter.nodeOverlay: true` (NodeOverlays advertise the MIG capacity)",
+                    )
+                )
+            if nvidia.mig_strategy == "single" and layout is not None:
+                for t in resolved:
+                    covered: set[int] = set()
+                    for gpus, enabled, _ in layout.groups():
+                        if enabled:
+                            covered |= set(range(t.gpu_count)) if gpus is None else {g for g in gpus if g < t.gpu_count}
+                    if covered != set(range(t.gpu_count)):
+                        issues.append(
+                            ConfigIssue(
+                                file,
+                                f"{key}.migConfig",
+                                f"the single strategy needs MIG on every GPU of a node, but layout {settings.mig_config!r} leaves GPUs "
+                                f"{sorted(set(range(t.gpu_count)) - covered)} of {t.name} without MIG",
+                                "give the layout every GPU index of the instance type (or `layout:` for all GPUs), or use the mixed strategy",
+                            )
+                        )
+                        break
+            wrong = sorted({t.name for t in resolved if layout is not None and t.gpu_model != layout.gpu_model})
             if wrong:
                 issues.append(
                     ConfigIssue(

@@ -279,7 +279,14 @@ class DcgmConfig(Model):
             "kube-prometheus-stack) already in the cluster, or `pulumi up` fails. Default: false."
         ),
     )
-    idle_alert: IdleAlertConfig = Field(default_factory=IdleAlertConfig, description="Idle-GPU alert. Default: below 5% averaged over 60 minutes.")
+    idle_alert: IdleAlertConfig = Field(default_factory=IdleAlertConfig, description="Idle-GPU alert. Default: off; when on, below 5% averaged over 60 minutes.")
+    prometheus_labels: dict[str, str] = Field(
+        default_factory=dict,
+        description=(
+            "Labels on the ServiceMonitor and the PrometheusRule so the cluster's Prometheus selects them, e.g. "
+            "`{release: kube-prometheus-stack}` (that chart only picks up objects with its release label by default). Default: none."
+        ),
+    )
 
 
 class NvidiaVersions(Model):
@@ -419,7 +426,7 @@ def _layout_issues(nvidia: NvidiaConfig, layout: MigLayoutConfig, key: str, file
                     file,
                     layout_key,
                     f"MIG layout {mix} cannot be placed on one {gpu.name}: {placement.reason}",
-                    "remove or shrink instances until the layout fits (`hybridgpu mig` lists valid layouts)",
+                    "remove or shrink instances until the layout fits (`hybridgpu mig check <model> <profile>=<n> ...` shows what fits and why)",
                 )
             )
 
@@ -527,6 +534,15 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
                 f"{NVIDIA}.toolkit",
                 "`toolkit: operator` needs the GPU Operator, but `install: device-plugin` does not install the container toolkit",
                 "set `install: gpu-operator`, or use hosts with the toolkit preinstalled (`toolkit: preinstalled`)",
+            )
+        )
+    if nvidia.install == "device-plugin" and (nvidia.dcgm.idle_alert.enabled or nvidia.dcgm.service_monitor):
+        issues.append(
+            ConfigIssue(
+                file,
+                f"{NVIDIA}.dcgm",
+                "the idle alert and ServiceMonitor read the DCGM exporter, which `install: device-plugin` does not deploy",
+                "set `install: gpu-operator`, or turn off `dcgm.idleAlert.enabled` and `dcgm.serviceMonitor`",
             )
         )
     if nvidia.install == "device-plugin" and nvidia.mig_layouts:

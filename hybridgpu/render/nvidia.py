@@ -51,6 +51,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import math
+
 import yaml
 
 from hybridgpu.config.nvidia import (
@@ -80,6 +82,7 @@ __all__ = [
     "mig_parted_configmap",
     "node_capacity",
     "node_overlays",
+    "nodepool_extra_limits",
     "nodepool_labels",
 ]
 
@@ -229,7 +232,13 @@ def gpu_operator_values(nvidia: NvidiaConfig) -> dict[str, Any]:
             "enabled": True,
             "config": {"name": DEVICE_PLUGIN_CONFIGMAP, "create": False, "default": DEFAULT_DEVICE_CONFIG},
         },
-        "dcgmExporter": {"enabled": dcgm.enabled, "serviceMonitor": {"enabled": dcgm.enabled and dcgm.service_monitor}},
+        "dcgmExporter": {
+            "enabled": dcgm.enabled,
+            "serviceMonitor": {
+                "enabled": dcgm.enabled and dcgm.service_monitor,
+                **({"additionalLabels": dict(dcgm.prometheus_labels)} if dcgm.prometheus_labels else {}),
+            },
+        },
     }
 
 
@@ -296,7 +305,7 @@ def dcgm_alert_rule(nvidia: NvidiaConfig) -> dict[str, Any] | None:
     return {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",
-        "metadata": {"name": "hybridgpu-gpu-idle", "namespace": nvidia.namespace, "labels": dict(_MANAGED)},
+        "metadata": {"name": "hybridgpu-gpu-idle", "namespace": nvidia.namespace, "labels": {**_MANAGED, **nvidia.dcgm.prometheus_labels}},
         "spec": {
             "groups": [
                 {
@@ -453,13 +462,16 @@ def node_overlays(
 
 
 def nodepool_extra_limits(nvidia: NvidiaConfig, pool_name: str, gpu_limit: int, instance_gpu_counts: Sequence[int]) -> dict[str, str]:
-    """NodePool ``spec.limits`` for the MIG / shared resources that NodeOverlays advertise.
+    """NodePool ``spec.limits`` that keep a pool at ``gpu_limit`` physical GPUs under NodeOverlays.
 
-    With overlays, a MIG node advertises ``nvidia.com/gpu: 0`` (mixed strategy) and a
-    time-sliced node advertises replicas, so the ``nvidia.com/gpu`` limit alone would no longer
-    bound the pool to ``gpuLimit`` physical GPUs. Each other advertised resource ``r`` gets the
-    limit ``ceil(gpu_limit x max over instance types of capacity_r / GPUs)``: the most the
-    pool can hold when ``gpu_limit`` GPUs are running. ``nvidia.com/gpu`` keeps ``gpu_limit``.
+    With overlays, a node advertises what the NVIDIA layer makes of its GPUs, not the EC2 GPU
+    count: ``nvidia.com/gpu: 0`` plus ``nvidia.com/mig-*`` under the mixed strategy, or
+    ``nvidia.com/gpu`` = GPUs x replicas with time-slicing. A plain ``nvidia.com/gpu:
+    <gpuLimit>`` limit would then bound nothing (MIG) or count shares instead of GPUs
+    (time-slicing). Every advertised resource ``r`` gets the limit ``ceil(gpu_limit x max over
+    instance types of capacity_r / GPUs)``: what ``gpu_limit`` GPUs of the pool provide.
+    ``nvidia.com/gpu`` never goes below ``gpu_limit`` (so a mixed MIG pool with whole GPUs keeps
+    its plain limit).
 
     Args:
         nvidia: a checked NVIDIA section.
@@ -468,18 +480,19 @@ def nodepool_extra_limits(nvidia: NvidiaConfig, pool_name: str, gpu_limit: int, 
         instance_gpu_counts: GPUs per instance of each type the pool may launch.
 
     Returns:
-        Resource name -> limit (as Kubernetes quantity strings); ``{}`` when the pool has no
-        MIG or sharing settings.
+        Resource name -> limit (as Kubernetes quantity strings), to merge over the NodePool's
+        ``{"nvidia.com/gpu": gpuLimit}``; ``{}`` when the pool has no MIG or sharing settings.
     """
-    import math
-
     settings = nvidia.node_pools.get(pool_name)
     if settings is None or not (settings.mig_config or settings.device_config):
         return {}
     ratios: dict[str, float] = {}
     for gpus in instance_gpu_counts:
         for resource, count in node_capacity(nvidia, pool_name, gpus).items():
-            if resource == GPU_RESOURCE or count == 0:
+            if count == 0:
                 continue
             ratios[resource] = max(ratios.get(resource, 0.0), count / gpus)
-    return {resource: str(math.ceil(gpu_limit * ratio)) for resource, ratio in sorted(ratios.items())}
+    limits = {resource: str(math.ceil(gpu_limit * ratio)) for resource, ratio in sorted(ratios.items()) if resource != GPU_RESOURCE}
+    if ratios.get(GPU_RESOURCE, 0.0) > 1:
+        limits[GPU_RESOURCE] = str(math.ceil(gpu_limit * ratios[GPU_RESOURCE]))
+    return dict(sorted(limits.items()))

@@ -271,3 +271,30 @@ def test_nvidia_section_unknown_nodepool(root, project):
     data["config"]["hybridgpu:nvidia"]["nodePools"]["spot-g5"] = data["config"]["hybridgpu:nvidia"]["nodePools"].pop("spot-g5-g6")
     err = _error(project, data)
     assert any(i.key.startswith("hybridgpu:nvidia.nodePools") and "spot-g5" in i.key for i in err.issues), err.keys
+
+
+def test_mixed_mig_pool_needs_node_overlays(root, project):
+    data = _prod(root)
+    data["config"]["hybridgpu:cloud"]["karpenter"]["nodeOverlay"] = False
+    issue = _issue(_error(project, data), "hybridgpu:nvidia.nodePools.h100-mig.migConfig")
+    assert "nodeOverlay" in issue.fix
+
+
+def test_single_strategy_needs_mig_on_every_gpu_of_the_node(root, project):
+    data = _prod(root)
+    nvidia = data["config"]["hybridgpu:nvidia"]
+    nvidia["migStrategy"] = "single"
+    nvidia["migLayouts"][0]["devices"] = [{"gpus": [0, 1, 2, 3], "layout": {"1g.10gb": 7}}]
+    issue = _issue(_error(project, data), "hybridgpu:nvidia.nodePools.h100-mig.migConfig")
+    assert "[4, 5, 6, 7]" in issue.message
+
+
+def test_idle_alert_needs_the_gpu_operator(root, project):
+    data = _prod(root)
+    nvidia = data["config"]["hybridgpu:nvidia"]
+    nvidia["install"] = "device-plugin"
+    nvidia.pop("migLayouts")
+    nvidia["nodePools"] = {}
+    nvidia["migStrategy"] = "none"
+    issue = _issue(_error(project, data), "hybridgpu:nvidia.dcgm")
+    assert "DCGM exporter" in issue.message

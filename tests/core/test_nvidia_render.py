@@ -363,3 +363,22 @@ def test_golden_manifests_round_trip_and_validate(nv):
     assert all(f.ok for f in validate_core(core, "1.35"))
     assert all(f.ok for f in validate_karpenter([d for d in docs if d["kind"] == "NodeOverlay"]))
     assert yaml.safe_load(docs[0]["data"]["config.yaml"]) == mig_parted_config(nv)
+
+
+def test_extra_limits_keep_time_sliced_pools_at_physical_gpus():
+    from hybridgpu.render.nvidia import nodepool_extra_limits
+
+    shared = cfg(migStrategy="none", timeSlicing=[{"name": "s4", "resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}],
+                 nodePools={"p": {"deviceConfig": "s4"}})
+    # 8 physical GPUs of 1- and 4-GPU instances -> 32 time-sliced shares.
+    assert nodepool_extra_limits(shared, "p", 8, [1, 4]) == {"nvidia.com/gpu": "32"}
+    mig = cfg(migStrategy="mixed", migLayouts=[{"name": "m", "gpuModel": "H100-80GB", "layout": {"1g.10gb": 7}}],
+              nodePools={"p": {"migConfig": "m"}})
+    assert nodepool_extra_limits(mig, "p", 16, [8]) == {"nvidia.com/mig-1g.10gb": "112"}
+    assert nodepool_extra_limits(mig, "other", 16, [8]) == {}
+
+
+def test_prometheus_labels_reach_rule_and_service_monitor():
+    n = cfg(dcgm={"serviceMonitor": True, "idleAlert": {"enabled": True}, "prometheusLabels": {"release": "kps"}})
+    assert dcgm_alert_rule(n)["metadata"]["labels"]["release"] == "kps"
+    assert gpu_operator_values(n)["dcgmExporter"]["serviceMonitor"]["additionalLabels"] == {"release": "kps"}
