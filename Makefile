@@ -5,9 +5,15 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup preview test bench clean
+.PHONY: setup shellcheck preview test bench clean
 
-setup: $(VENV)/.installed tools/schemas/node_modules/.installed
+setup: $(VENV)/.installed tools/schemas/node_modules/.installed shellcheck
+
+# shellcheck lints the generated bootstrap scripts in the tests (Debian package).
+shellcheck:
+	@command -v shellcheck >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq shellcheck >/dev/null; \
+	  else echo "shellcheck missing: install it (apt-get install shellcheck); its tests will be skipped"; fi; }
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
