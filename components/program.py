@@ -5,7 +5,8 @@ preview (``hybridgpu preview``, which supplies the same config through Pulumi's 
 mocks the providers). Configuration errors stop the program with a message that names the
 stack file, the key path and the fix, before any resource is registered.
 
-Stack outputs (flat, prefixed names): ``cluster_name``, ``cluster_endpoint``, ``kubeconfig``
+On-prem outputs: ``onprem_kubeconfig`` (secret), ``onprem_hosts``, ``onprem_skipped_hosts``,
+``onprem_gpus``. Cloud outputs (flat, prefixed names): ``cluster_name``, ``cluster_endpoint``, ``kubeconfig``
 (secret), ``vpc_id``, ``private_subnet_ids``, ``karpenter_queue_url``,
 ``karpenter_node_role_arn``, ``karpenter_controller_role_arn``, ``nodepools`` (per pool: GPU
 limit, capacity types, weight, instance types, most instances, USD/hour ceiling).
@@ -57,6 +58,30 @@ def read_config() -> StackConfig:
         raise pulumi.RunError(str(exc)) from None
 
 
+def build_onprem(config: StackConfig) -> None:
+    """The on-prem cluster of the stack: kubeadm over SSH, Cilium, and the NVIDIA layer."""
+    from pathlib import Path
+
+    from components.nvidia import NvidiaLayer
+    from components.onprem import OnPremCluster
+    from hybridgpu.config.checks import load_onprem_inventory
+    from hybridgpu.onprem import plan_onprem
+
+    assert config.onprem is not None
+    # Pulumi runs the program in the project directory; inventory paths are relative to it.
+    inventory = load_onprem_inventory(config, Path.cwd())
+    plan = plan_onprem(inventory, nvidia_toolkit=config.onprem.nvidia_toolkit)
+    site = inventory.site.name
+    cluster = OnPremCluster(f"{site}-onprem", plan, config.onprem.cilium_version)
+    if config.nvidia is not None:
+        nvidia = config.nvidia.model_copy(update={"mig_layouts": [*config.nvidia.mig_layouts, *plan.mig_layouts], "node_pools": {}})
+        NvidiaLayer(f"{site}-onprem-nvidia", nvidia, cluster.provider, depends_on=[cluster.cni])
+    pulumi.export("onprem_kubeconfig", cluster.kubeconfig)
+    pulumi.export("onprem_hosts", [step.hostname for step in plan.steps])
+    pulumi.export("onprem_skipped_hosts", list(plan.skipped))
+    pulumi.export("onprem_gpus", plan.gpus)
+
+
 def main() -> None:
     """Build the stack: validate config first, then network, EKS, Karpenter and GPU NodePools."""
     from components.eks import EksCluster
@@ -68,8 +93,9 @@ def main() -> None:
     config = read_config()
     catalog = load_catalog()
     pulumi.export("environment", config.environment.value)
+    if config.onprem is not None:
+        build_onprem(config)
     if config.cloud is None:
-        # The NVIDIA layer needs a cluster; the on-prem cluster (issue 4) will be the other one.
         return
     cloud = config.cloud
     assert config.region is not None  # checked by the config checks

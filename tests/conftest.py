@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE_STACKS = ("dev", "prod")
+EXAMPLE_STACKS = ("dev", "onprem", "prod")
 
 
 @pytest.fixture(scope="session")

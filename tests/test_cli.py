@@ -16,8 +16,8 @@ def test_preview_all_example_stacks_writes_manifests(root, tmp_path):
     result = runner.invoke(app, ["preview", "--root", str(root), "--out", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.output
     summaries = json.loads(result.output)
-    assert [s["stack"] for s in summaries] == ["dev", "prod"]
-    prod = summaries[1]
+    assert [s["stack"] for s in summaries] == ["dev", "onprem", "prod"]
+    prod = summaries[2]
     pools = {p["name"]: p for p in prod["nodePools"]}
     assert pools["h100-reserved"]["maxGpus"] == 32 and pools["h100-reserved"]["instanceTypes"] == ["p5.48xlarge"]
     assert pools["h100-spot"]["capacityTypes"] == ["spot"]

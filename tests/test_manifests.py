@@ -36,18 +36,18 @@ def test_karpenter_golden(previews, stack):
     assert text == path.read_text(), f"rendered Karpenter YAML of {stack} differs from {path}"
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod"])
+@pytest.mark.parametrize("stack", ["dev", "onprem", "prod"])
 def test_every_rendered_manifest_validates_upstream(previews, stack):
     result = previews[stack]
     manifests = result.kubernetes_manifests()
     assert manifests
-    version = f"{result.config.cloud.cluster.kubernetes_version}.0"
+    version = f"{result.config.cloud.cluster.kubernetes_version}.0" if result.config.cloud else "1.35.2"
     findings = validate_all(manifests, kubernetes_version=version)
     assert len(findings) == len(manifests)
     problems = [f for f in findings if not f.ok or f.skipped]
     assert not problems, "\n".join(f"{f.kind}/{f.name}: {f.errors}" for f in problems)
     kinds = {f.kind for f in findings}
-    assert {"NodePool", "EC2NodeClass"} <= kinds
+    assert ({"NodePool", "EC2NodeClass"} if result.config.cloud else {"Namespace", "ConfigMap"}) <= kinds
 
 
 def test_schema_validation_catches_a_broken_nodepool(previews):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import ipaddress
+from pathlib import Path
 
 from hybridgpu.catalog import Catalog, load_catalog
 from hybridgpu.config.nvidia import NvidiaConfig, nvidia_issues
@@ -21,6 +22,7 @@ from hybridgpu.config.models import (
     StackConfig,
 )
 from hybridgpu.errors import ConfigIssue
+from hybridgpu.inventory import Inventory, InventoryError, load_inventory
 from hybridgpu.render.karpenter import RESERVED_TAG_PREFIXES, min_values, resolve_instance_types
 from hybridgpu.render.network import plan_subnets
 
@@ -32,13 +34,14 @@ def _suggest(name: str, options: list[str]) -> str:
     return f" (did you mean {', '.join(close)}?)" if close else ""
 
 
-def semantic_issues(config: StackConfig, file: str, catalog: Catalog | None = None) -> list[ConfigIssue]:
+def semantic_issues(config: StackConfig, file: str, catalog: Catalog | None = None, *, root: Path | None = None) -> list[ConfigIssue]:
     """All cross-field problems of ``config``.
 
     Args:
         config: a schema-valid stack configuration.
         file: the stack file to name in issues.
         catalog: instance catalog (default: the packaged one).
+        root: project root that relative inventory paths start from (default: the working directory).
 
     Returns:
         The issues found, in config order; empty when the configuration is sound.
@@ -59,6 +62,8 @@ def semantic_issues(config: StackConfig, file: str, catalog: Catalog | None = No
         if config.region is None:
             issues.append(ConfigIssue(file, "aws:region", "the cloud section needs an AWS region", "set `aws:region`, e.g. `us-west-2`"))
         issues += _cloud_issues(config, config.cloud, file, catalog)
+    if config.onprem is not None:
+        issues += onprem_issues(config, file, catalog, root=root)
     if config.nvidia is not None:
         pools = {p.name for p in config.cloud.node_pools} if config.cloud else set()
         nvidia_problems = nvidia_issues(config.nvidia, file, node_pool_names=pools)
@@ -66,6 +71,66 @@ def semantic_issues(config: StackConfig, file: str, catalog: Catalog | None = No
         # The cross checks follow the section's references, so they need them to be sound.
         if config.cloud is not None and not nvidia_problems:
             issues += _nvidia_cloud_issues(config.nvidia, config.cloud, file, catalog)
+    return issues
+
+
+def load_onprem_inventory(config: StackConfig, root: Path | None = None) -> Inventory:
+    """Load and validate the stack's inventory (``hybridgpu:onprem.inventory``).
+
+    Raises:
+        InventoryError: the inventory is invalid (every issue names file, host, field and fix).
+    """
+    assert config.onprem is not None
+    base = root or Path.cwd()
+    return load_inventory([base / p for p in config.onprem.inventory])
+
+
+def onprem_issues(config: StackConfig, file: str, catalog: Catalog, *, root: Path | None = None) -> list[ConfigIssue]:
+    """Problems of the on-prem section: the inventory's own issues, plus rules that need the stack.
+
+    Inventory issues keep their inventory file and name the host and field in the key path
+    (``<host>.<field>``); the stack-level rules are: only the Cilium CNI is deployed, and the
+    pod/service CIDRs and host networks must not overlap a new cloud VPC of the same stack.
+    """
+    try:
+        inventory = load_onprem_inventory(config, root)
+    except InventoryError as exc:
+        return [
+            ConfigIssue(issue.file, ".".join(p for p in (issue.host, issue.field) if p) or "hybridgpu:onprem.inventory", issue.message, issue.fix)
+            for issue in exc.issues
+        ]
+    issues: list[ConfigIssue] = []
+    cluster = inventory.site.cluster
+    if cluster.cni != "cilium":
+        issues.append(
+            ConfigIssue(inventory.site_file, "cluster.cni", f"CNI {cluster.cni!r} is not deployed by hybridgpu yet (only cilium)", "set `cni: cilium`")
+        )
+    mig_hosts = [h.hostname for h in inventory.hosts if h.state != "absent" and h.gpu is not None and h.gpu.mig_layouts]
+    if mig_hosts:
+        nvidia = config.nvidia
+        if nvidia is None or nvidia.install != "gpu-operator" or nvidia.mig_strategy == "none":
+            issues.append(
+                ConfigIssue(
+                    file,
+                    "hybridgpu:nvidia",
+                    f"hosts {', '.join(mig_hosts)} have MIG layouts, which only the GPU Operator's mig-manager applies",
+                    "add `hybridgpu:nvidia` with `install: gpu-operator` and `migStrategy: mixed` (or `single`)",
+                )
+            )
+    if config.cloud is not None and config.cloud.network.new is not None:
+        vpc = ipaddress.ip_network(config.cloud.network.new.cidr)
+        ranges = [("cluster.podSubnet", cluster.pod_subnet), ("cluster.serviceSubnet", cluster.service_subnet)]
+        ranges += [(f"networks.{n.name}", n.cidr) for n in inventory.site.networks]
+        for key, net in ranges:
+            if net.version == vpc.version and net.overlaps(vpc):
+                issues.append(
+                    ConfigIssue(
+                        inventory.site_file,
+                        key,
+                        f"{net} overlaps the stack's cloud VPC {vpc}, so routes between the sites would be ambiguous",
+                        "pick non-overlapping ranges for the on-prem networks or the VPC (`hybridgpu:cloud.network.new.cidr`)",
+                    )
+                )
     return issues
 
 

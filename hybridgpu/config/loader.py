@@ -43,6 +43,7 @@ KEY_TO_FIELD = {
     f"{PROJECT}:tags": "tags",
     f"{PROJECT}:requiredTagKeys": "requiredTagKeys",
     f"{PROJECT}:cloud": "cloud",
+    f"{PROJECT}:onprem": "onprem",
     f"{PROJECT}:nvidia": "nvidia",
 }
 FIELD_TO_KEY = {alias: key for key, alias in KEY_TO_FIELD.items()}
@@ -51,7 +52,7 @@ FIELD_TO_KEY = {alias: key for key, alias in KEY_TO_FIELD.items()}
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 #: Keys of Pulumi.yaml's typed project config (also declared there).
-STRUCTURED_KEYS = {f"{PROJECT}:tags", f"{PROJECT}:cloud", f"{PROJECT}:requiredTagKeys", f"{PROJECT}:nvidia"}
+STRUCTURED_KEYS = {f"{PROJECT}:tags", f"{PROJECT}:cloud", f"{PROJECT}:requiredTagKeys", f"{PROJECT}:nvidia", f"{PROJECT}:onprem"}
 
 
 @dataclass(frozen=True)
@@ -293,7 +294,7 @@ def _issues_from_validation(exc: ValidationError, file: str) -> list[ConfigIssue
     return issues
 
 
-def config_from_pulumi_values(values: dict[str, Any], *, stack: str, file: str) -> StackConfig:
+def config_from_pulumi_values(values: dict[str, Any], *, stack: str, file: str, root: Path | None = None) -> StackConfig:
     """Validate namespaced config values into a :class:`StackConfig`.
 
     Args:
@@ -302,6 +303,7 @@ def config_from_pulumi_values(values: dict[str, Any], *, stack: str, file: str) 
             ``kubernetes:context``...) are ignored except ``aws:region``.
         stack: stack name.
         file: stack file path to name in errors.
+        root: project root for relative paths in the config (inventories); default: the working directory.
 
     Returns:
         The validated, frozen configuration.
@@ -331,7 +333,7 @@ def config_from_pulumi_values(values: dict[str, Any], *, stack: str, file: str) 
         config = StackConfig.model_validate(data)
     except ValidationError as exc:
         raise StackConfigError(issues + _issues_from_validation(exc, file)) from None
-    issues += semantic_issues(config, file)
+    issues += semantic_issues(config, file, root=root)
     if issues:
         raise StackConfigError(issues)
     return config
@@ -352,4 +354,4 @@ def load_stack_config(stack: str, root: Path | None = None) -> tuple[StackConfig
         available = ", ".join(list_stacks(root)) or "none"
         raise StackFileError(f"{path.relative_to(root)}: no such stack file (stacks here: {available})")
     values = read_stack_file(path, root=root)
-    return config_from_pulumi_values(values.values, stack=values.stack, file=values.file), values
+    return config_from_pulumi_values(values.values, stack=values.stack, file=values.file, root=root), values

@@ -442,6 +442,28 @@ class CloudConfig(Model):
     node_pools: list[NodePoolConfig] = Field(default_factory=list, description="GPU NodePools. Default: none.")
 
 
+#: Cilium chart deployed as the on-prem CNI by default. Cilium 1.20.0 is the release current in
+#: autumn 2026 (named as the tested default in the Rex::Rancher 0.003 changelog, 2026-10-01;
+#: 1.19.0 shipped 2026-02-04 per its release notes). Override with `hybridgpu:onprem.ciliumVersion`.
+DEFAULT_CILIUM_VERSION = "1.20.0"
+
+
+class OnPremConfig(Model):
+    """The on-prem kubeadm cluster (config key ``hybridgpu:onprem``), described by an inventory."""
+
+    inventory: list[Annotated[str, StringConstraints(min_length=1)]] = Field(
+        min_length=1,
+        description="Inventory files or directories, relative to the project root, e.g. `[stacks/inventory/onprem-site-a.yaml]`. Required.",
+    )
+    cilium_version: Annotated[str, StringConstraints(pattern=r"^1\.[0-9]+\.[0-9]+$")] = Field(
+        default=DEFAULT_CILIUM_VERSION, description=f"Cilium Helm chart version (the CNI). Default: `{DEFAULT_CILIUM_VERSION}`."
+    )
+    nvidia_toolkit: bool = Field(
+        default=True,
+        description="Install the NVIDIA container toolkit on GPU workers during bootstrap (drivers preinstalled, e.g. DGX OS). Default: true.",
+    )
+
+
 #: Cost tag keys every stack must carry unless `hybridgpu:requiredTagKeys` says otherwise.
 DEFAULT_REQUIRED_TAG_KEYS = ("team", "project", "cost-center")
 
@@ -468,6 +490,10 @@ class StackConfig(Model):
         description="Cost tags on every AWS resource (provider default tags) and on every instance Karpenter launches (`hybridgpu:tags`). Required keys: `requiredTagKeys`.",
     )
     cloud: CloudConfig | None = Field(default=None, description="AWS side (`hybridgpu:cloud`). Default: none (no cloud resources).")
+    onprem: OnPremConfig | None = Field(
+        default=None,
+        description="On-prem kubeadm cluster from a bare-metal inventory (`hybridgpu:onprem`). Default: none.",
+    )
     nvidia: NvidiaConfig | None = Field(
         default=None,
         description="NVIDIA layer: GPU Operator or device plugin, MIG layouts, GPU sharing, DCGM (`hybridgpu:nvidia`). Default: none (not installed).",

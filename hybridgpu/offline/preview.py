@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import shutil
 import tempfile
 import threading
@@ -138,6 +139,21 @@ class HybridMocks(pulumi.runtime.Mocks):
             rid = f"sg-{h}"
         elif typ == "kubernetes:helm.sh/v3:Release":
             state.update(status={"status": "deployed", "version": 1, "namespace": inputs.get("namespace"), "name": inputs.get("name")})
+        elif typ == "random:index/randomString:RandomString":
+            length = int(inputs.get("length", 16))
+            alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+            state.update(result="".join(alphabet[int(h[i % len(h)], 16) + (i % 20)] for i in range(length)))
+        elif typ == "random:index/randomId:RandomId":
+            size = int(inputs.get("byteLength", 32))
+            hex_value = (h * 8)[: 2 * size]
+            state.update(hex=hex_value, b64Std=base64.b64encode(bytes.fromhex(hex_value)).decode(), dec=str(int(hex_value, 16)))
+        elif typ == "command:remote:Command":
+            stdout = ""
+            if name.endswith("-ca-cert-hash"):
+                stdout = "sha256:" + (h * 4)[:64] + "\n"
+            elif name.endswith("-admin-kubeconfig"):
+                stdout = "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n# offline preview placeholder\n"
+            state.update(stdout=stdout, stderr="")
         elif typ.startswith("pulumi:providers:"):
             rid = f"{name}-provider"
         return rid, state
@@ -183,6 +199,8 @@ class ResourceRecord:
         custom: True for provider-managed resources, False for components.
         inputs: the inputs the program passed (secrets unwrapped, as the mock monitor sees them).
         dependencies: URNs of explicit dependencies.
+        secret_paths: dotted paths of the inputs that were Pulumi secrets on the wire (e.g.
+            ``stdin``, ``connection.privateKey``, ``kubeconfig``).
     """
 
     urn: str
@@ -192,6 +210,28 @@ class ResourceRecord:
     custom: bool
     inputs: dict[str, Any]
     dependencies: list[str] = field(default_factory=list)
+    secret_paths: list[str] = field(default_factory=list)
+
+
+#: Markers of a secret value in Pulumi's wire format (pulumi/runtime/rpc.py: _special_sig_key,
+#: _special_secret_sig; the same constants in every Pulumi SDK).
+_SIG_KEY = "4dabf18193072939515e22adb298388d"
+_SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+
+
+def _secret_paths(struct, prefix: str = "") -> list[str]:
+    """Dotted paths of the secret values in a serialized property struct."""
+    found: list[str] = []
+    for key, value in struct.fields.items():
+        path = f"{prefix}{key}"
+        kind = value.WhichOneof("kind")
+        if kind == "struct_value":
+            fields = value.struct_value.fields
+            if _SIG_KEY in fields and fields[_SIG_KEY].string_value == _SECRET_SIG:
+                found.append(path)
+            else:
+                found += _secret_paths(value.struct_value, path + ".")
+    return found
 
 
 class _InputsTap(pulumi.runtime.Mocks):
@@ -241,6 +281,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     custom=bool(request.custom),
                     inputs=_plain(inputs),
                     dependencies=sorted(request.dependencies),
+                    secret_paths=_secret_paths(request.object),
                 )
             )
         return response
@@ -249,6 +290,10 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 def _plain(value: Any) -> Any:
     """Strip Pulumi wrappers so values can be dumped as YAML/JSON."""
     if isinstance(value, dict):
+        if value.get(_SIG_KEY) == _SECRET_SIG:
+            # A secret on the wire: {sig: secret, value: ...}; the record keeps the value and
+            # notes the path in ``secret_paths``.
+            return _plain(value.get("value"))
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
@@ -343,7 +388,18 @@ def run_preview(stack: str, root: Path | None = None) -> PreviewResult:
     def program() -> None:
         main()
 
-    _sync_await(run_pulumi_func(program))
+    previous = os.getcwd()
+    previous_flag = os.environ.get("HYBRIDGPU_OFFLINE_PREVIEW")
+    os.chdir(root)
+    os.environ["HYBRIDGPU_OFFLINE_PREVIEW"] = "1"  # SSH keys from env/file are not read offline
+    try:
+        _sync_await(run_pulumi_func(program))
+    finally:
+        os.chdir(previous)
+        if previous_flag is None:
+            os.environ.pop("HYBRIDGPU_OFFLINE_PREVIEW", None)
+        else:
+            os.environ["HYBRIDGPU_OFFLINE_PREVIEW"] = previous_flag
     root_resource = pulumi_settings.get_root_resource()
     outputs_map = getattr(root_resource, "outputs", None) or {}
     for key, out in outputs_map.items():

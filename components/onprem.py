@@ -1,0 +1,218 @@
+"""On-prem cluster component: kubeadm over SSH from a bare-metal inventory.
+
+Creates:
+
+* the bootstrap token (two ``random:RandomString`` parts, ``[a-z0-9]{6}.[a-z0-9]{16}``) and the
+  certificate key (``random:RandomId``, 32 bytes as hex) as Pulumi secrets;
+* per host that is not ``absent`` (``command:remote:Command``, all secrets passed on stdin so they
+  never appear in command lines or logs): the bootstrap script, the kubeadm config (written
+  with mode 0600), and ``kubeadm init`` / ``kubeadm join``, ordered first control plane ->
+  other control planes -> workers;
+* on the first control plane: the CA certificate hash (for worker discovery) and the admin
+  kubeconfig, both read back as secrets;
+* for ``cordoned`` hosts: drain and cordon, run from the first control plane after the join;
+* a Kubernetes provider built from the admin kubeconfig, and the Cilium CNI Helm release.
+
+The plan (order, scripts, configs) comes from :func:`hybridgpu.onprem.plan_onprem`; this
+component only turns it into resources.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pulumi
+import pulumi_command as command
+import pulumi_kubernetes as k8s
+import pulumi_random as random
+
+from hybridgpu.onprem import HostStep, OnPremPlan
+from hybridgpu.render.bootstrap import KUBEADM_CONFIG_PATH
+from hybridgpu.render.kubeadm import BOOTSTRAP_TOKEN, CA_CERT_HASH, CERTIFICATE_KEY, substitute
+
+CILIUM_REPO = "https://helm.cilium.io"
+
+#: Set by the offline preview so that SSH keys from env/file references are not read.
+OFFLINE_ENV = "HYBRIDGPU_OFFLINE_PREVIEW"
+
+#: Prints ``sha256:<hex>`` of the cluster CA's public key (kubeadm's discovery pin; kubeadm docs,
+#: "kubeadm join", section "Token-based discovery with CA pinning", read 2026-11-22).
+CA_HASH_SCRIPT = (
+    "set -euo pipefail\n"
+    "openssl x509 -pubkey -in /etc/kubernetes/pki/ca.crt"
+    " | openssl rsa -pubin -outform der 2>/dev/null"
+    " | openssl dgst -sha256 -hex | sed 's/^.* /sha256:/'\n"
+)
+
+
+def ssh_private_key(kind: str, name: str) -> pulumi.Output[str]:
+    """Resolve a host's ``ssh.keySecret`` to a secret Output.
+
+    ``pulumiConfig`` reads ``pulumi config`` (a ``secure:`` value; ``ns:key`` or a key of the
+    project namespace); ``env`` reads an environment variable of the machine running Pulumi;
+    ``file`` reads a file there. The value is never logged and is a Pulumi secret.
+
+    Under the offline preview (``HYBRIDGPU_OFFLINE_PREVIEW=1``, set by ``hybridgpu preview``)
+    ``env`` and ``file`` references are not read: no key material is needed to show the plan.
+
+    Raises:
+        pulumi.RunError: the variable or file does not exist (names the reference, not the key).
+    """
+    if kind != "pulumiConfig" and os.environ.get(OFFLINE_ENV) == "1":
+        return pulumi.Output.secret(f"[offline preview: {kind} {name} not read]")
+    if kind == "pulumiConfig":
+        namespace, _, key = name.rpartition(":")
+        return pulumi.Config(namespace or None).require_secret(key)
+    if kind == "env":
+        value = os.environ.get(name)
+        if value is None:
+            raise pulumi.RunError(f"ssh.keySecret env {name!r} is not set on the machine running Pulumi")
+        return pulumi.Output.secret(value)
+    path = Path(name).expanduser()
+    try:
+        return pulumi.Output.secret(path.read_text())
+    except OSError as exc:
+        raise pulumi.RunError(f"ssh.keySecret file {name!r} cannot be read: {exc.strerror}") from None
+
+
+class OnPremCluster(pulumi.ComponentResource):
+    """A kubeadm cluster on bare metal, driven over SSH.
+
+    Args:
+        name: logical name prefix of the children.
+        plan: the ordered plan (:func:`hybridgpu.onprem.plan_onprem`).
+        cilium_version: Cilium chart version.
+        opts: resource options.
+
+    Attributes:
+        kubeconfig: admin kubeconfig (``Output[str]``, secret).
+        provider: Kubernetes provider of the cluster.
+        joined: every ``kubeadm init``/``join`` command, by hostname (workloads wait for them).
+    """
+
+    kubeconfig: pulumi.Output[str]
+
+    def __init__(self, name: str, plan: OnPremPlan, cilium_version: str, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("hybridgpu:onprem:OnPremCluster", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        token_id = random.RandomString(f"{name}-token-id", length=6, upper=False, special=False, opts=child)
+        token_secret = random.RandomString(f"{name}-token-secret", length=16, upper=False, special=False, opts=child)
+        token = pulumi.Output.secret(pulumi.Output.concat(token_id.result, ".", token_secret.result))
+        cert_key = random.RandomId(f"{name}-certificate-key", byte_length=32, opts=child)
+        certificate_key = pulumi.Output.secret(cert_key.hex)
+
+        first = plan.first
+        first_conn = self._connection(first)
+        self.joined: dict[str, command.remote.Command] = {}
+        init = self._host(name, first, first_conn, token, certificate_key, None, [])
+        ca_hash = command.remote.Command(
+            f"{name}-{first.hostname}-ca-cert-hash",
+            connection=first_conn,
+            create="sudo bash -s",
+            stdin=CA_HASH_SCRIPT,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[init], additional_secret_outputs=["stdout"]),
+        )
+        ca_cert_hash = pulumi.Output.secret(ca_hash.stdout.apply(str.strip))
+        admin = command.remote.Command(
+            f"{name}-{first.hostname}-admin-kubeconfig",
+            connection=first_conn,
+            create="sudo cat /etc/kubernetes/admin.conf",
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[init], additional_secret_outputs=["stdout"]),
+        )
+        self.kubeconfig = pulumi.Output.secret(admin.stdout)
+
+        control_joins: list[pulumi.Resource] = [init]
+        for step in plan.steps[1:]:
+            if step.stage == "join-control-plane":
+                control_joins.append(self._host(name, step, self._connection(step), token, certificate_key, ca_cert_hash, list(control_joins)))
+        for step in plan.steps[1:]:
+            if step.stage == "join-worker":
+                self._host(name, step, self._connection(step), token, certificate_key, ca_cert_hash, list(control_joins))
+
+        for step in plan.steps:
+            if step.drain:
+                command.remote.Command(
+                    f"{name}-{step.hostname}-drain",
+                    connection=first_conn,
+                    create="sudo bash -s",
+                    stdin=step.drain,
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[self.joined[step.hostname]]),
+                )
+
+        self.provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.joined.values())),
+        )
+        self.cni = k8s.helm.v3.Release(
+            f"{name}-cilium",
+            name="cilium",
+            chart="cilium",
+            version=cilium_version,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=CILIUM_REPO),
+            namespace="kube-system",
+            values={
+                "ipam": {"mode": "cluster-pool", "operator": {"clusterPoolIPv4PodCIDRList": [str(plan.cluster.pod_subnet)]}},
+                "operator": {"replicas": 2},
+            },
+            atomic=True,
+            opts=pulumi.ResourceOptions(parent=self, provider=self.provider),
+        )
+        self.register_outputs({"kubeconfig": self.kubeconfig, "hosts": [s.hostname for s in plan.steps], "skipped": list(plan.skipped)})
+
+    @staticmethod
+    def _connection(step: HostStep) -> command.remote.ConnectionArgs:
+        return command.remote.ConnectionArgs(
+            host=step.address,
+            port=step.ssh_port,
+            user=step.ssh_user,
+            private_key=ssh_private_key(*step.key_ref),
+        )
+
+    def _host(
+        self,
+        name: str,
+        step: HostStep,
+        conn: command.remote.ConnectionArgs,
+        token: pulumi.Output[str],
+        certificate_key: pulumi.Output[str],
+        ca_cert_hash: pulumi.Output[str] | None,
+        after: list[pulumi.Resource],
+    ) -> command.remote.Command:
+        prefix = f"{name}-{step.hostname}"
+        bootstrap = command.remote.Command(
+            f"{prefix}-bootstrap",
+            connection=conn,
+            create="sudo bash -s",
+            stdin=step.bootstrap,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        secrets: list[pulumi.Output[str]] = [token, certificate_key] + ([ca_cert_hash] if ca_cert_hash is not None else [])
+
+        def fill(values: list[str]) -> str:
+            mapping = {BOOTSTRAP_TOKEN: values[0], CERTIFICATE_KEY: values[1]}
+            if len(values) > 2:
+                mapping[CA_CERT_HASH] = values[2]
+            used = {k: v for k, v in mapping.items() if "${" + k + "}" in step.kubeadm_config}
+            return substitute(step.kubeadm_config, used)
+
+        config_text = pulumi.Output.secret(pulumi.Output.all(*secrets).apply(fill))
+        directory = os.path.dirname(KUBEADM_CONFIG_PATH)
+        write = command.remote.Command(
+            f"{prefix}-kubeadm-config",
+            connection=conn,
+            create=f"sudo install -d -m 0700 {directory} && sudo sh -c 'umask 077; cat > {KUBEADM_CONFIG_PATH}'",
+            stdin=config_text,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[bootstrap, *after]),
+        )
+        run = command.remote.Command(
+            f"{prefix}-kubeadm-{'init' if step.stage == 'init' else 'join'}",
+            connection=conn,
+            create="sudo bash -s",
+            stdin=step.kubeadm_run,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[write]),
+        )
+        self.joined[step.hostname] = run
+        return run

@@ -1,0 +1,814 @@
+"""Offline validation rules of a site inventory: one function per rule, each returning issues.
+
+The pydantic models (:mod:`hybridgpu.inventory.models`) check the shape of each document;
+these rules need several hosts, the site's networks, the GPU catalog or the MIG geometry.
+Every rule takes a :class:`CheckInput` (the parts that validated, with the file of each
+host) and returns :class:`~hybridgpu.inventory.models.InventoryIssue` records naming the
+file, the host (or the site section) and the field, with a fix. :func:`run_checks` runs
+them all; :func:`hybridgpu.inventory.load_inventory` calls it before anything else happens.
+
+=============================  ==========================================================
+rule (function)                issue codes
+=============================  ==========================================================
+:func:`check_networks`         ``duplicate-network``, ``network-overlap``
+:func:`check_unique_hostnames` ``duplicate-hostname``
+:func:`check_unique_addresses` ``duplicate-address``
+:func:`check_addresses_in_networks` ``address-outside-network``, ``address-reserved``,
+                               ``missing-network``
+:func:`check_cidr_overlaps`    ``cidr-overlap``
+:func:`check_control_plane_count` ``no-control-plane``, ``even-control-planes``,
+                               ``no-active-control-plane``
+:func:`check_control_plane_endpoint` ``endpoint-missing``, ``endpoint-is-host``
+:func:`check_gpu_roles`        ``gpu-role``
+:func:`check_gpu_models`       ``unknown-gpu-model``
+:func:`check_pci_ids`          ``pci-ids``
+:func:`check_mig_layouts`      ``mig-unsupported-model``, ``mig-unknown-profile``,
+                               ``mig-unplaceable``, ``mig-gpu-index``, ``mig-gpu-overlap``
+=============================  ==========================================================
+
+Speed: every rule is linear in the number of hosts (dict/set lookups; addresses and
+networks are :mod:`ipaddress` objects parsed once by the models; each distinct MIG layout
+is checked once per GPU model and cached). Measured figures: ``benchmarks/inventory_bench.py``.
+
+Sources (read 2026-11-22):
+
+* etcd FAQ, "Why an odd number of cluster members?" (etcd.io/docs/v3.6/faq/): a cluster of
+  N members needs a quorum of N/2+1 (integer division), so 4 members tolerate 1 failure,
+  like 3, and 6 tolerate 2, like 5; an even member count adds a machine and no tolerance.
+* Kubernetes docs, "Options for Highly Available Topology" and "Creating Highly Available
+  Clusters with kubeadm" (kubernetes.io/docs/setup/production-environment/tools/kubeadm/):
+  in the stacked topology every control-plane node runs an etcd member; HA needs three or
+  more control-plane machines, an odd number; the API server is reached through a load
+  balancer given to ``kubeadm init --control-plane-endpoint``.
+* kubeadm configuration API v1beta4, ``ClusterConfiguration.controlPlaneEndpoint``: "a stable
+  IP address or DNS name for the control plane ... In a cluster with more than one control
+  plane instances, this field should be assigned the address of the external load balancer".
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from hybridgpu.catalog import Catalog, UnknownGpuModelError, load_catalog
+from hybridgpu.inventory.models import Cluster, HostRecord, Inventory, InventoryIssue, Network
+from hybridgpu.mig import (
+    InvalidMigCountError,
+    UnknownMigModelError,
+    UnknownMigProfileError,
+    check_layout,
+    mig_gpu,
+)
+
+__all__ = [
+    "CheckInput",
+    "check_addresses_in_networks",
+    "check_cidr_overlaps",
+    "check_control_plane_count",
+    "check_control_plane_endpoint",
+    "check_gpu_models",
+    "check_gpu_roles",
+    "check_inventory",
+    "check_mig_layouts",
+    "check_networks",
+    "check_pci_ids",
+    "check_unique_addresses",
+    "check_unique_hostnames",
+    "run_checks",
+]
+
+IpNet = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+#: Private IPv4 blocks (RFC 1918) searched for a free range to suggest in fixes.
+_PRIVATE_BLOCKS = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
+#: At most this many candidate ranges are tried per block when suggesting a free range.
+_SUGGEST_TRIES = 4096
+#: Hosts named in a message that is about many hosts at once.
+_NAMED_HOSTS = 5
+
+
+@dataclass(frozen=True)
+class CheckInput:
+    """What the rules look at: the parts of the inventory that passed schema validation.
+
+    Attributes:
+        site_file: file holding the ``Site`` document (named in site-level issues).
+        cluster: the ``cluster`` section, or None if it failed validation (rules that need
+            it are skipped; its schema errors are reported already).
+        networks: the ``networks`` section, or None if it failed validation.
+        records: every host that validated, with its file, in file order.
+        hosts_complete: False if some host (or a whole HostList) failed validation; the
+            rules that count hosts (odd number of control planes) then stay silent rather
+            than report a count that is wrong because of hosts they cannot see.
+    """
+
+    site_file: str
+    cluster: Cluster | None
+    networks: tuple[Network, ...] | None
+    records: tuple[HostRecord, ...]
+    hosts_complete: bool = True
+
+
+def _names(records: Iterable[HostRecord]) -> str:
+    names = [r.host.hostname for r in records]
+    shown = ", ".join(names[:_NAMED_HOSTS])
+    return shown + (f" and {len(names) - _NAMED_HOSTS} more" if len(names) > _NAMED_HOSTS else "")
+
+
+def _overlaps(a: IpNet, b: IpNet) -> bool:
+    return a.version == b.version and a.overlaps(b)
+
+
+def _free_range(prefixlen: int, version: int, taken: Sequence[IpNet]) -> IpNet | None:
+    """A private IPv4 range of ``prefixlen`` overlapping nothing in ``taken`` (None if not found / IPv6)."""
+    if version != 4:
+        return None
+    same = [t for t in taken if t.version == 4]
+    for block in _PRIVATE_BLOCKS:
+        if prefixlen < block.prefixlen:
+            continue
+        for tries, candidate in enumerate(block.subnets(new_prefix=prefixlen)):
+            if tries >= _SUGGEST_TRIES:
+                break
+            if not any(candidate.overlaps(t) for t in same):
+                return candidate
+    return None
+
+
+# --------------------------------------------------------------------------- networks
+
+
+def check_networks(data: CheckInput) -> list[InventoryIssue]:
+    """Network names are unique, and no two declared networks overlap.
+
+    Returns:
+        ``duplicate-network`` and ``network-overlap`` issues on ``networks[<i>]``.
+    """
+    if data.networks is None:
+        return []
+    issues: list[InventoryIssue] = []
+    seen: dict[str, int] = {}
+    for i, net in enumerate(data.networks):
+        if net.name in seen:
+            issues.append(
+                InventoryIssue(
+                    data.site_file,
+                    None,
+                    f"networks[{i}].name",
+                    f"network name {net.name!r} is already used by networks[{seen[net.name]}]",
+                    "give every network its own name",
+                    "duplicate-network",
+                )
+            )
+        seen.setdefault(net.name, i)
+    # Sweep over the networks sorted by first address: O(n log n) instead of all pairs.
+    for version in (4, 6):
+        ordered = sorted(
+            ((n.cidr, i) for i, n in enumerate(data.networks) if n.cidr.version == version),
+            key=lambda item: (item[0].network_address, item[0].prefixlen),
+        )
+        widest: tuple[IpNet, int] | None = None
+        for cidr, i in ordered:
+            if widest is not None and cidr.network_address <= widest[0].broadcast_address:
+                other = data.networks[widest[1]]
+                issues.append(
+                    InventoryIssue(
+                        data.site_file,
+                        None,
+                        f"networks[{i}].cidr",
+                        f"network {data.networks[i].name} ({cidr}) overlaps network {other.name} ({other.cidr})",
+                        "declare each network once with its real range; networks of the site must not overlap",
+                        "network-overlap",
+                    )
+                )
+            if widest is None or cidr.broadcast_address > widest[0].broadcast_address:
+                widest = (cidr, i)
+    return issues
+
+
+# --------------------------------------------------------------------------- hosts: uniqueness
+
+
+def check_unique_hostnames(data: CheckInput) -> list[InventoryIssue]:
+    """Every hostname appears once in the site (across all files).
+
+    Returns:
+        ``duplicate-hostname`` issues on the second and later occurrences, naming the first.
+    """
+    issues: list[InventoryIssue] = []
+    first: dict[str, HostRecord] = {}
+    for record in data.records:
+        name = record.host.hostname
+        earlier = first.get(name)
+        if earlier is None:
+            first[name] = record
+            continue
+        issues.append(
+            InventoryIssue(
+                record.file,
+                name,
+                "hostname",
+                f"hostname {name!r} is declared twice (hosts[{record.index}] here, hosts[{earlier.index}] in {earlier.file})",
+                "give every host its own hostname (it becomes the Kubernetes node name), or delete the duplicate",
+                "duplicate-hostname",
+            )
+        )
+    return issues
+
+
+def check_unique_addresses(data: CheckInput) -> list[InventoryIssue]:
+    """Every address (management, data, BMC) is used once in the whole site.
+
+    A host that sends data traffic over its management address leaves ``addresses.data``
+    out rather than repeating the address.
+
+    Returns:
+        ``duplicate-address`` issues on the later use, naming the first.
+    """
+    issues: list[InventoryIssue] = []
+    # Keyed by (version, integer): hashing ipaddress objects is several times slower.
+    owner: dict[tuple[int, int], tuple[HostRecord, str]] = {}
+    for record in data.records:
+        for slot, address in record.host.addresses.items():
+            key = (address.version, int(address))
+            earlier = owner.get(key)
+            if earlier is None:
+                owner[key] = (record, slot)
+                continue
+            who = "this host's" if earlier[0] is record else f"{earlier[0].host.hostname}'s"
+            issues.append(
+                InventoryIssue(
+                    record.file,
+                    record.host.hostname,
+                    f"addresses.{slot}",
+                    f"address {address} is already {who} addresses.{earlier[1]} ({earlier[0].file})",
+                    "give every interface its own address (leave `data` out when data traffic uses the management address)",
+                    "duplicate-address",
+                )
+            )
+    return issues
+
+
+def check_addresses_in_networks(data: CheckInput) -> list[InventoryIssue]:
+    """Each host address lies in a declared network of the same purpose, and is not that
+    network's network or broadcast address.
+
+    ``addresses.management`` must be in a ``purpose: management`` network, ``data`` in a
+    ``data`` network, ``bmc`` in a ``bmc`` network. When no network of a needed purpose is
+    declared, one ``missing-network`` issue (on ``networks``) names the hosts concerned.
+
+    Returns:
+        ``address-outside-network``, ``address-reserved`` and ``missing-network`` issues.
+    """
+    if data.networks is None:
+        return []
+    # (version, network as integer, netmask as integer, network) per purpose: a bit test per
+    # address instead of ipaddress's slower ``in``.
+    by_purpose: dict[str, list[tuple[int, int, int, Network]]] = {}
+    for net in data.networks:
+        by_purpose.setdefault(net.purpose, []).append(
+            (net.cidr.version, int(net.cidr.network_address), int(net.cidr.netmask), net)
+        )
+    issues: list[InventoryIssue] = []
+    homeless: dict[str, list[HostRecord]] = {}
+    for record in data.records:
+        for slot, address in record.host.addresses.items():
+            nets = by_purpose.get(slot)
+            if not nets:
+                homeless.setdefault(slot, []).append(record)
+                continue
+            version, value = address.version, int(address)
+            home = None
+            for v, base, mask, net in nets:
+                if v == version and value & mask == base:
+                    home = net
+                    break
+            if home is None:
+                nets_of_slot = [n for _, _, _, n in nets]
+                listed = ", ".join(f"{n.name} {n.cidr}" for n in nets_of_slot)
+                issues.append(
+                    InventoryIssue(
+                        record.file,
+                        record.host.hostname,
+                        f"addresses.{slot}",
+                        f"address {address} is in no {slot} network (declared: {listed})",
+                        f"use an address inside a `purpose: {slot}` network, or declare the network it belongs to under `networks`",
+                        "address-outside-network",
+                    )
+                )
+                continue
+            cidr = home.cidr
+            reserved = value == int(cidr.network_address) or (
+                version == 4 and cidr.prefixlen <= 30 and value == int(cidr.broadcast_address)
+            )
+            if reserved:
+                what = "network" if value == int(cidr.network_address) else "broadcast"
+                issues.append(
+                    InventoryIssue(
+                        record.file,
+                        record.host.hostname,
+                        f"addresses.{slot}",
+                        f"address {address} is the {what} address of network {home.name} ({cidr})",
+                        "use a host address inside the network",
+                        "address-reserved",
+                    )
+                )
+    for slot, records in homeless.items():
+        issues.append(
+            InventoryIssue(
+                data.site_file,
+                None,
+                "networks",
+                f"{len(records)} host(s) have an addresses.{slot} ({_names(records)}) but no network has purpose {slot}",
+                f"declare the {slot} network under `networks` (name, cidr, purpose: {slot})",
+                "missing-network",
+            )
+        )
+    return issues
+
+
+# --------------------------------------------------------------------------- cluster CIDRs
+
+
+def check_cidr_overlaps(data: CheckInput) -> list[InventoryIssue]:
+    """Pod and service subnets overlap neither each other, the site's networks, nor the linked
+    cloud VPC; the site's networks do not overlap the linked cloud VPC either.
+
+    Overlaps break routing: a pod or ClusterIP that equals a node, BMC or VPC address is
+    unreachable (or reaches the wrong machine) once the site is linked to the cloud.
+
+    Returns:
+        ``cidr-overlap`` issues on ``cluster.podSubnet``, ``cluster.serviceSubnet`` or
+        ``cluster.linkedCloudVpcCidr``; the fix suggests a free private range when one exists.
+    """
+    cluster = data.cluster
+    if cluster is None:
+        return []
+    networks = data.networks or ()
+    ranges: list[tuple[str, str, IpNet]] = [
+        ("cluster.podSubnet", "podSubnet", cluster.pod_subnet),
+        ("cluster.serviceSubnet", "serviceSubnet", cluster.service_subnet),
+    ]
+    vpc = cluster.linked_cloud_vpc_cidr
+    everything = [r[2] for r in ranges] + [n.cidr for n in networks] + ([vpc] if vpc is not None else [])
+    issues: list[InventoryIssue] = []
+
+    def report(key: str, name: str, cidr: IpNet, other_name: str, other: IpNet) -> None:
+        free = _free_range(cidr.prefixlen, cidr.version, everything)
+        hint = f", e.g. {free}" if free is not None else ""
+        issues.append(
+            InventoryIssue(
+                data.site_file,
+                None,
+                key,
+                f"{name} {cidr} overlaps {other_name} {other}",
+                f"choose a {name} range that overlaps none of the pod, service, host and VPC ranges{hint}",
+                "cidr-overlap",
+            )
+        )
+
+    pod, service = cluster.pod_subnet, cluster.service_subnet
+    if _overlaps(pod, service):
+        report("cluster.serviceSubnet", "serviceSubnet", service, "podSubnet", pod)
+    for key, name, cidr in ranges:
+        for net in networks:
+            if _overlaps(cidr, net.cidr):
+                report(key, name, cidr, f"network {net.name} ({net.purpose})", net.cidr)
+        if vpc is not None and _overlaps(cidr, vpc):
+            report(key, name, cidr, "the linked cloud VPC (linkedCloudVpcCidr)", vpc)
+    if vpc is not None:
+        for net in networks:
+            if _overlaps(net.cidr, vpc):
+                issues.append(
+                    InventoryIssue(
+                        data.site_file,
+                        None,
+                        "cluster.linkedCloudVpcCidr",
+                        f"the linked cloud VPC {vpc} overlaps network {net.name} ({net.cidr}); traffic between the site and the VPC cannot be routed",
+                        "renumber the site network or choose a non-overlapping VPC CIDR in the cloud stack",
+                        "cidr-overlap",
+                    )
+                )
+    return issues
+
+
+# --------------------------------------------------------------------------- control plane
+
+
+def check_control_plane_count(data: CheckInput) -> list[InventoryIssue]:
+    """There is at least one control-plane host, an odd number of them, and one is active.
+
+    Every control-plane host counts, whatever its ``state``: in kubeadm's stacked topology
+    each runs an etcd member, and a host out for repair stays a member until it is removed.
+    An etcd cluster of N members needs N/2+1 for quorum, so an even N tolerates no more
+    failures than N-1 (sources in the module docstring). Skipped while some hosts failed
+    validation (their roles are unknown).
+
+    Returns:
+        ``no-control-plane``, ``even-control-planes`` (on the last control-plane host's
+        ``role``) and ``no-active-control-plane`` issues.
+    """
+    if not data.hosts_complete:
+        return []
+    planes = [r for r in data.records if r.host.role == "control-plane"]
+    if not planes:
+        return [
+            InventoryIssue(
+                data.site_file,
+                None,
+                "hosts",
+                "no host has role control-plane; the cluster needs at least one (kubeadm init runs there)",
+                "give 1, 3 or 5 hosts `role: control-plane` (3 or 5 for a highly available etcd)",
+                "no-control-plane",
+            )
+        ]
+    issues: list[InventoryIssue] = []
+    count = len(planes)
+    if count % 2 == 0:
+        last = planes[-1]
+        tolerated = (count - 1) // 2
+        issues.append(
+            InventoryIssue(
+                last.file,
+                last.host.hostname,
+                "role",
+                f"{count} control-plane hosts ({_names(planes)}): each runs an etcd member, and {count} members need "
+                f"a quorum of {count // 2 + 1}, tolerating {tolerated} failure(s), no more than {count - 1} members would",
+                f"use an odd number of control-plane hosts: add one (to {count + 1}) or give one, e.g. "
+                f"{last.host.hostname}, another role (to {count - 1})",
+                "even-control-planes",
+            )
+        )
+    if not any(r.host.state == "active" for r in planes):
+        issues.append(
+            InventoryIssue(
+                data.site_file,
+                None,
+                "hosts",
+                f"no control-plane host is active ({_names(planes)} are cordoned or absent); kubeadm init needs one",
+                "set `state: active` on at least one control-plane host",
+                "no-active-control-plane",
+            )
+        )
+    return issues
+
+
+def check_control_plane_endpoint(data: CheckInput) -> list[InventoryIssue]:
+    """With more than one control-plane host, ``cluster.controlPlaneEndpoint`` is set and is
+    not one of the hosts' own addresses.
+
+    kubeadm joins further control-plane nodes only to a cluster created with a stable
+    ``controlPlaneEndpoint`` (a load balancer or virtual IP in front of every API server);
+    an endpoint that is one node's address stops working when that node does.
+
+    Returns:
+        ``endpoint-missing`` and ``endpoint-is-host`` issues on ``cluster.controlPlaneEndpoint``.
+    """
+    cluster = data.cluster
+    if cluster is None:
+        return []
+    planes = [r for r in data.records if r.host.role == "control-plane"]
+    if len(planes) <= 1:
+        return []
+    if cluster.control_plane_endpoint is None:
+        return [
+            InventoryIssue(
+                data.site_file,
+                None,
+                "cluster.controlPlaneEndpoint",
+                f"{len(planes)} control-plane hosts ({_names(planes)}) but no controlPlaneEndpoint",
+                "set `controlPlaneEndpoint` to the load balancer or virtual IP in front of all API servers, "
+                "e.g. `k8s-api.<site>.example.internal:6443`",
+                "endpoint-missing",
+            )
+        ]
+    host = cluster.endpoint_host
+    try:
+        address = ipaddress.ip_address(host or "")
+    except ValueError:
+        return []
+    for record in data.records:
+        for slot, own in record.host.addresses.items():
+            if own == address:
+                return [
+                    InventoryIssue(
+                        data.site_file,
+                        None,
+                        "cluster.controlPlaneEndpoint",
+                        f"controlPlaneEndpoint {cluster.control_plane_endpoint} is {record.host.hostname}'s own addresses.{slot}; "
+                        f"with {len(planes)} control-plane hosts the API becomes unreachable when that host is down",
+                        "point it at a load balancer or virtual IP (e.g. kube-vip, keepalived) in front of every control-plane host",
+                        "endpoint-is-host",
+                    )
+                ]
+    return []
+
+
+# --------------------------------------------------------------------------- GPUs
+
+
+def check_gpu_roles(data: CheckInput) -> list[InventoryIssue]:
+    """A ``gpu-worker`` declares its GPUs; a ``cpu-worker`` declares none.
+
+    Control-plane hosts may have GPUs (small sites); they keep the control-plane taint.
+
+    Returns:
+        ``gpu-role`` issues on ``gpu`` (or ``role``).
+    """
+    issues: list[InventoryIssue] = []
+    for record in data.records:
+        host = record.host
+        if host.role == "gpu-worker" and host.gpu is None:
+            issues.append(
+                InventoryIssue(
+                    record.file,
+                    host.hostname,
+                    "gpu",
+                    "a gpu-worker needs a `gpu` section (model, count)",
+                    "add `gpu: {model: <catalog key>, count: <n>}`, or change the role to cpu-worker",
+                    "gpu-role",
+                )
+            )
+        elif host.role == "cpu-worker" and host.gpu is not None:
+            issues.append(
+                InventoryIssue(
+                    record.file,
+                    host.hostname,
+                    "role",
+                    f"a cpu-worker has a `gpu` section ({host.gpu.count} x {host.gpu.model})",
+                    "set `role: gpu-worker`, or remove the `gpu` section",
+                    "gpu-role",
+                )
+            )
+    return issues
+
+
+def _known_models(catalog: Catalog) -> frozenset[str]:
+    return frozenset(m.name for m in catalog.gpu_models)
+
+
+def check_gpu_models(data: CheckInput, catalog: Catalog | None = None) -> list[InventoryIssue]:
+    """Every ``gpu.model`` is a GPU catalog key (``hybridgpu.catalog``), e.g. ``H100-80GB``.
+
+    Args:
+        data: the hosts.
+        catalog: GPU catalog (default: the packaged one).
+
+    Returns:
+        ``unknown-gpu-model`` issues on ``gpu.model``, with close matches.
+    """
+    catalog = catalog or load_catalog()
+    known = _known_models(catalog)
+    issues: list[InventoryIssue] = []
+    messages: dict[str, tuple[str, str]] = {}
+    for record in data.records:
+        gpu = record.host.gpu
+        if gpu is None or gpu.model in known:
+            continue
+        if gpu.model not in messages:
+            try:
+                catalog.gpu_model(gpu.model)
+            except UnknownGpuModelError as exc:
+                hint = f"use {' or '.join(map(repr, exc.suggestions))}" if exc.suggestions else "use a catalog key"
+                messages[gpu.model] = (exc.message, f"{hint} (known: {', '.join(sorted(known))})")
+        message, fix = messages[gpu.model]
+        issues.append(InventoryIssue(record.file, record.host.hostname, "gpu.model", message, fix, "unknown-gpu-model"))
+    return issues
+
+
+def _bus_key(bus_id: str) -> tuple[int, str]:
+    domain, rest = bus_id.split(":", 1)
+    return int(domain, 16), rest.lower()
+
+
+def check_pci_ids(data: CheckInput) -> list[InventoryIssue]:
+    """``gpu.pciIds`` lists either nothing or one distinct bus id per GPU.
+
+    Returns:
+        ``pci-ids`` issues on ``gpu.pciIds``.
+    """
+    issues: list[InventoryIssue] = []
+    for record in data.records:
+        gpu = record.host.gpu
+        if gpu is None or not gpu.pci_ids:
+            continue
+        if len(gpu.pci_ids) != gpu.count:
+            issues.append(
+                InventoryIssue(
+                    record.file,
+                    record.host.hostname,
+                    "gpu.pciIds",
+                    f"{len(gpu.pci_ids)} PCI bus id(s) for {gpu.count} GPU(s)",
+                    "list one bus id per GPU in index order (`nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader`), or none",
+                    "pci-ids",
+                )
+            )
+        seen: set[tuple[int, str]] = set()
+        repeated = []
+        for bus_id in gpu.pci_ids:
+            key = _bus_key(bus_id)
+            if key in seen:
+                repeated.append(bus_id)
+            seen.add(key)
+        if repeated:
+            issues.append(
+                InventoryIssue(
+                    record.file,
+                    record.host.hostname,
+                    "gpu.pciIds",
+                    f"PCI bus id(s) listed more than once: {', '.join(repeated)}",
+                    "list each GPU's bus id once",
+                    "pci-ids",
+                )
+            )
+    return issues
+
+
+def _profile_field(name: str) -> str:
+    return f'layout["{name}"]'
+
+
+@functools.lru_cache(maxsize=4096)
+def _mig_verdict(model: str, items: tuple[tuple[str, int], ...]) -> tuple[tuple[str, str, str, str], ...]:
+    """Issues ``(field suffix, message, fix, code)`` of one layout on one GPU model (cached).
+
+    The inventory repeats the same few layouts on many hosts; each distinct one is checked once.
+    """
+    try:
+        gpu = mig_gpu(model)
+    except UnknownMigModelError as exc:
+        return (("", exc.message, "remove `migLayouts` (this GPU has no MIG) or correct `gpu.model`", "mig-unsupported-model"),)
+    unknown = [name for name, _ in items if not gpu.has_profile(name)]
+    if unknown:
+        out = []
+        for name in unknown:
+            err = UnknownMigProfileError(gpu.name, name, gpu.profile_names)
+            hint = f"use {' or '.join(map(repr, err.suggestions))}" if err.suggestions else "use a profile of the model"
+            out.append(
+                (
+                    "." + _profile_field(name),
+                    err.message,
+                    f"{hint} (profiles of {gpu.name}: {', '.join(gpu.profile_names)})",
+                    "mig-unknown-profile",
+                )
+            )
+        return tuple(out)
+    try:
+        placement = check_layout(gpu.name, dict(items))
+    except InvalidMigCountError as exc:  # the models only let whole numbers >= 0 through
+        return ((".layout", str(exc), "use whole numbers >= 0", "mig-unplaceable"),)
+    if placement.ok:
+        return ()
+    mix = ", ".join(f"{n} x {p}" for p, n in items if n) or "(empty)"
+    command = " ".join(f"{p}={n}" for p, n in items)
+    return (
+        (
+            ".layout",
+            f"MIG layout {mix} cannot be placed on one {gpu.name}: {placement.reason}",
+            f"remove or shrink instances until it fits on one GPU (`hybridgpu mig check {gpu.name} {command}` shows why; "
+            f"`hybridgpu mig profiles {gpu.name}` lists the profiles)",
+            "mig-unplaceable",
+        ),
+    )
+
+
+MigKey = tuple[tuple[object, tuple[tuple[str, int], ...]], ...]
+
+
+@functools.lru_cache(maxsize=4096)
+def _host_mig_verdict(model: str, count: int, layouts: MigKey) -> tuple[tuple[str, str, str, str], ...]:
+    """Issues ``(field, message, fix, code)`` of a host's ``migLayouts`` (cached).
+
+    Args:
+        model: the GPU model (a catalog key).
+        count: the host's GPU count.
+        layouts: per entry ``(gpus, layout items)``, ``gpus`` being ``"all"`` or a tuple of indices.
+
+    Hosts of one kind share model, count and layouts, so a site with thousands of hosts
+    checks each distinct combination once.
+    """
+    try:
+        mig_gpu(model)
+    except UnknownMigModelError as exc:
+        return (("gpu.migLayouts", exc.message, f"remove `migLayouts` ({model} has no MIG), or correct `gpu.model`", "mig-unsupported-model"),)
+    out: list[tuple[str, str, str, str]] = []
+    covered: dict[int, int] = {}
+    for j, (gpus, items) in enumerate(layouts):
+        key = f"gpu.migLayouts[{j}]"
+        out += [(key + suffix, message, fix, code) for suffix, message, fix, code in _mig_verdict(model, items)]
+        indices: tuple[int, ...] = tuple(range(count)) if gpus == "all" else gpus  # type: ignore[assignment]
+        out_of_range = sorted({g for g in indices if g >= count})
+        if out_of_range:
+            out.append(
+                (
+                    f"{key}.gpus",
+                    f"GPU index(es) {out_of_range} out of range: the host has {count} GPU(s), indices 0-{count - 1}",
+                    f"use indices 0-{count - 1} (nvidia-smi's index), or correct `gpu.count`",
+                    "mig-gpu-index",
+                )
+            )
+        repeated = sorted({g for g in indices if indices.count(g) > 1})
+        if repeated:
+            out.append((f"{key}.gpus", f"GPU index(es) {repeated} listed more than once", "list each GPU once", "mig-gpu-index"))
+        overlap = sorted({g for g in indices if g in covered and g < count})
+        if overlap:
+            where = ", ".join(f"GPU {g} in migLayouts[{covered[g]}]" for g in overlap)
+            out.append(
+                (
+                    f"{key}.gpus",
+                    f"GPU index(es) {overlap} already have a layout ({where}); a GPU has one MIG layout",
+                    "give every GPU index to exactly one migLayouts entry (`all` covers every GPU)",
+                    "mig-gpu-overlap",
+                )
+            )
+        for g in indices:
+            covered.setdefault(g, j)
+    return tuple(out)
+
+
+def check_mig_layouts(data: CheckInput, catalog: Catalog | None = None) -> list[InventoryIssue]:
+    """Every ``gpu.migLayouts`` entry is valid for the host's GPUs.
+
+    * the GPU model has MIG (:func:`hybridgpu.mig.mig_gpu`);
+    * every profile is one of the model's (the issue names the close match);
+    * the mix fits on ONE GPU (:func:`hybridgpu.mig.check_layout`; the issue carries the
+      checker's reason);
+    * GPU indices are below ``gpu.count``, listed once, and no GPU is covered by two entries
+      (``"all"`` covers every GPU). GPUs in no entry keep MIG disabled.
+
+    Hosts whose model is not in the catalog are skipped (:func:`check_gpu_models` reports
+    them). Each distinct (model, count, layouts) combination is checked once and cached.
+
+    Returns:
+        ``mig-unsupported-model``, ``mig-unknown-profile``, ``mig-unplaceable``,
+        ``mig-gpu-index`` and ``mig-gpu-overlap`` issues on ``gpu.migLayouts[<i>]...``.
+    """
+    catalog = catalog or load_catalog()
+    known = _known_models(catalog)
+    issues: list[InventoryIssue] = []
+    for record in data.records:
+        gpu = record.host.gpu
+        if gpu is None or not gpu.mig_layouts or gpu.model not in known:
+            continue
+        key = tuple((spec.gpus, tuple(spec.layout.items())) for spec in gpu.mig_layouts)
+        for field_path, message, fix, code in _host_mig_verdict(gpu.model, gpu.count, key):
+            issues.append(InventoryIssue(record.file, record.host.hostname, field_path, message, fix, code))
+    return issues
+
+
+# --------------------------------------------------------------------------- all rules
+
+#: The rules in the order they run (and report).
+RULES: tuple[Callable[..., list[InventoryIssue]], ...] = (
+    check_networks,
+    check_unique_hostnames,
+    check_unique_addresses,
+    check_addresses_in_networks,
+    check_cidr_overlaps,
+    check_control_plane_count,
+    check_control_plane_endpoint,
+    check_gpu_roles,
+    check_gpu_models,
+    check_pci_ids,
+    check_mig_layouts,
+)
+
+
+def run_checks(data: CheckInput, catalog: Catalog | None = None) -> list[InventoryIssue]:
+    """Run every rule of this module.
+
+    Args:
+        data: the validated parts of the inventory.
+        catalog: GPU catalog (default: the packaged one).
+
+    Returns:
+        All issues, rule by rule in :data:`RULES` order; empty when the inventory is sound.
+    """
+    catalog = catalog or load_catalog()
+    issues: list[InventoryIssue] = []
+    for rule in RULES:
+        if rule in (check_gpu_models, check_mig_layouts):
+            issues += rule(data, catalog)
+        else:
+            issues += rule(data)
+    return issues
+
+
+def check_inventory(inventory: Inventory, catalog: Catalog | None = None) -> list[InventoryIssue]:
+    """Run every rule on an already built :class:`~hybridgpu.inventory.models.Inventory`.
+
+    Useful after building or changing an inventory in code; :func:`load_inventory` has
+    already run them on what it returns.
+
+    Returns:
+        All issues; empty when the inventory is sound.
+    """
+    data = CheckInput(
+        site_file=inventory.site_file,
+        cluster=inventory.site.cluster,
+        networks=inventory.site.networks,
+        records=inventory.records,
+    )
+    return run_checks(data, catalog)

@@ -1,0 +1,721 @@
+"""Read an inventory (one site, one or several YAML files) and validate it offline.
+
+* :func:`load_inventory` reads files or a directory, parses every YAML document (several
+  per file allowed, separated by ``---``), validates them with the models of
+  :mod:`hybridgpu.inventory.models` and the rules of :mod:`hybridgpu.inventory.checks`, and
+  returns an :class:`~hybridgpu.inventory.models.Inventory`.
+* :func:`inventory_from_documents` does the same for documents already parsed.
+
+Whatever is wrong with the input (a missing file, binary junk, a YAML syntax error, a
+document that is not a mapping, a wrong type, a broken rule) ends as ONE
+:class:`~hybridgpu.inventory.models.InventoryError` listing every problem found, each naming
+the file, the host (or the site section) and the field, with a fix; never as a traceback.
+Renamed and removed fields (:data:`RENAMED_FIELDS`) are reported first, with their new
+name, and a field that holds an inline SSH key is refused without echoing its value.
+
+Layout of the files::
+
+    apiVersion: hybridgpu.io/v1alpha1
+    kind: Site                       # exactly one per site
+    metadata: {name: site-a}
+    cluster: {...}                   # models.Cluster
+    networks: [...]                  # models.Network
+    ---
+    apiVersion: hybridgpu.io/v1alpha1
+    kind: HostList                   # any number, in any of the files
+    metadata: {site: site-a}
+    hosts: [...]                     # models.Host
+
+Hosts of every ``HostList`` naming the site are merged in reading order (files in the order
+given; a directory's ``*.yaml``/``*.yml`` files sorted by name, not recursive).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import gc
+import os
+import re
+import typing
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from hybridgpu.catalog import Catalog
+from hybridgpu.inventory.checks import CheckInput, run_checks
+from hybridgpu.inventory.models import (
+    API_VERSION,
+    KINDS,
+    Cluster,
+    Host,
+    HostListMetadata,
+    HostRecord,
+    Inventory,
+    InventoryError,
+    InventoryIssue,
+    Network,
+    Site,
+    SiteMetadata,
+    looks_like_key_material,
+)
+
+__all__ = ["INLINE_SECRET_KEYS", "RENAMED_FIELDS", "SAMPLE", "inventory_from_documents", "load_inventory"]
+
+#: Fields of earlier drafts of the format: old key -> (new key path or None if removed, note).
+#: Reported (wherever the old key appears) before any generic unknown-key error, with the fix.
+RENAMED_FIELDS: dict[str, tuple[str | None, str]] = {
+    "kubeVersion": ("kubernetesVersion", "renamed in v1alpha1"),
+    "sshKey": (None, "removed: use ssh.keySecret"),
+    "podCidr": ("podSubnet", "renamed in v1alpha1 (kubeadm's networking.podSubnet)"),
+    "serviceCidr": ("serviceSubnet", "renamed in v1alpha1 (kubeadm's networking.serviceSubnet)"),
+    "migProfile": ("gpu.migLayouts", "replaced in v1alpha1 by per-GPU layouts"),
+}
+
+#: Keys that would hold a secret inline. Refused anywhere in a host; ``key`` only under
+#: ``ssh``/``ssh.keySecret`` (a taint also has a ``key``).
+INLINE_SECRET_KEYS = frozenset({"privateKey", "privateKeyPem", "sshPrivateKey", "password", "bmcPassword"})
+_SSH_ONLY_SECRET_KEYS = frozenset({"key"})
+
+#: The annotated sample inventory; documents every field.
+SAMPLE = "stacks/inventory/onprem-site-a.yaml"
+
+_SITE_KEYS = ("apiVersion", "kind", "metadata", "cluster", "networks")
+_HOSTLIST_KEYS = ("apiVersion", "kind", "metadata", "hosts")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+_MAX_SHOWN_VALUE = 80
+
+_HOSTS = TypeAdapter(list[Host])
+_NETWORKS = TypeAdapter(tuple[Network, ...])
+
+
+# --------------------------------------------------------------------------- YAML
+
+
+class _UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """libyaml's safe loader (pure-Python one without libyaml) refusing duplicate mapping keys.
+
+    Like :func:`hybridgpu.datafile.load_unique_yaml`, plus: several documents per file, and an
+    unhashable key (a list or mapping used as key) is a YAML error, not a ``TypeError``.
+    """
+
+
+def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        try:
+            duplicate = key in seen
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping", node.start_mark, "found an unhashable key (a list or mapping)", key_node.start_mark
+            ) from None
+        if duplicate:
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping", node.start_mark, f"found duplicate key {key!r}", key_node.start_mark
+            )
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while parsing and validating.
+
+    A big inventory allocates hundreds of thousands of small dicts, lists and models and
+    (almost) no reference cycles; the collector's repeated passes over them took about as
+    long as the work itself at 10,000 hosts (``benchmarks/inventory_bench.py``). Reference
+    counting still frees everything; the collector is re-enabled on the way out if it was on.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _parse(text: str) -> list[Any]:
+    """Every document of ``text`` (empty documents dropped).
+
+    Raises:
+        yaml.YAMLError, ValueError (an impossible date), RecursionError, OverflowError.
+    """
+    return [doc for doc in yaml.load_all(text, Loader=_UniqueKeyLoader) if doc is not None]  # noqa: S506 - a SafeLoader
+
+
+# --------------------------------------------------------------------------- pydantic errors -> issues
+
+
+def _path(parts: Sequence[Any]) -> str:
+    """Key path of a location: ``("gpu", "migLayouts", 1, "layout", "3g.40gb")`` -> ``gpu.migLayouts[1].layout["3g.40gb"]``."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int) and not isinstance(part, bool):
+            out += f"[{part}]"
+        elif part == "[key]":
+            continue
+        elif isinstance(part, str) and _IDENT.fullmatch(part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{_shown(part, 40)}]"
+    return out
+
+
+def _join(prefix: str, path: str) -> str:
+    if not prefix:
+        return path
+    if not path:
+        return prefix
+    return prefix + (path if path.startswith("[") else "." + path)
+
+
+def _shown(value: Any, limit: int = _MAX_SHOWN_VALUE) -> str:
+    """``repr`` of a value for a message, cut to ``limit`` characters."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a repr must never break error reporting
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _unwrap_model(annotation: Any) -> type[BaseModel] | None:
+    try:
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return annotation
+    except TypeError:  # a generic alias that passes for a type
+        pass
+    for arg in typing.get_args(annotation):
+        found = _unwrap_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _model_at(root: type[BaseModel] | None, loc: Sequence[Any]) -> type[BaseModel] | None:
+    """The model that owns the last element of ``loc`` (to list its allowed keys)."""
+    model = root
+    for part in loc[:-1]:
+        if model is None:
+            return None
+        if isinstance(part, int):
+            continue
+        fields = {f.alias or n: f for n, f in model.model_fields.items()}
+        info = fields.get(str(part))
+        if info is None:
+            return None
+        model = _unwrap_model(info.annotation)
+    return model
+
+
+def _allowed(model: type[BaseModel]) -> list[str]:
+    return sorted(f.alias or n for n, f in model.model_fields.items())
+
+
+#: Friendlier fixes for pattern mismatches, by the field's (last) key.
+_PATTERN_FIXES = {
+    "hostname": "lower-case letters, digits and '-' (dots between labels), starting and ending with a letter or digit, e.g. `gpu-h100-01`",
+    "name": "a DNS-1123 label: lower-case letters, digits and '-', at most 63 characters, e.g. `site-a`",
+    "site": "the Site's `metadata.name` (a DNS-1123 label), e.g. `site-a`",
+    "kubernetesVersion": 'MAJOR.MINOR.PATCH in quotes, e.g. "1.35.2"',
+    "user": "a POSIX user name: lower-case letters, digits, '_' and '-', e.g. `ubuntu`",
+    "pciIds": "domain:bus:device.function in hex, as nvidia-smi prints it, e.g. `00000000:18:00.0`",
+    "env": "an environment variable name, e.g. `SITE_A_SSH_KEY`",
+    "pulumiConfig": "a Pulumi config key, e.g. `onprem:sshKey`",
+    "labels": "keys `[prefix/]name` and values of letters, digits, '-', '_' and '.' (<= 63 characters)",
+    "key": "`[prefix/]name`, e.g. `nvidia.com/gpu`",
+    "value": "letters, digits, '-', '_' and '.' (<= 63 characters)",
+}
+
+
+def _inline_secret(loc: Sequence[Any]) -> bool:
+    if not loc:
+        return False
+    last = loc[-1]
+    parent = loc[-2] if len(loc) > 1 else None
+    return last in INLINE_SECRET_KEYS or (last in _SSH_ONLY_SECRET_KEYS and parent in ("ssh", "keySecret"))
+
+
+def _fix_for(error: dict[str, Any], root: type[BaseModel] | None) -> str:
+    kind = error["type"]
+    ctx = error.get("ctx") or {}
+    loc = tuple(error["loc"])
+    names = [p for p in loc if isinstance(p, str) and p != "[key]"]
+    last = names[-1] if names else ""
+    known = next((n for n in reversed(names) if n in _PATTERN_FIXES), None)
+    if kind == "extra_forbidden":
+        model = _model_at(root, loc)
+        if model is None:
+            return f"remove the key (the sample {SAMPLE} documents every field)"
+        allowed = _allowed(model)
+        close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+        hint = f"did you mean `{close[0]}`? " if close else ""
+        return f"{hint}remove the key or use one of: {', '.join(allowed)}"
+    if kind == "missing":
+        return f"add `{last}` (the sample {SAMPLE} documents every field)"
+    if kind in ("literal_error", "enum"):
+        return f"use one of {ctx.get('expected', 'the documented values')}"
+    if kind == "string_pattern_mismatch":
+        return f"write {_PATTERN_FIXES[known]}" if known is not None else f"match the pattern {ctx.get('pattern')}"
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return "write a whole number without quotes"
+    if kind == "string_type":
+        return 'write text; quote values YAML would read as numbers, booleans or dates (e.g. "1.35.2")'
+    if kind in ("dict_type", "model_type", "model_attributes_type"):
+        return "write a mapping (`key: value` lines)"
+    if kind in ("list_type", "tuple_type"):
+        return "write a list (`- item` lines or `[a, b]`)"
+    if kind in ("greater_than_equal", "greater_than"):
+        return f"use a value {'>=' if kind.endswith('equal') else '>'} {ctx.get('ge', ctx.get('gt'))}"
+    if kind in ("less_than_equal", "less_than"):
+        return f"use a value {'<=' if kind.endswith('equal') else '<'} {ctx.get('le', ctx.get('lt'))}"
+    if kind == "too_short":
+        return f"give at least {ctx.get('min_length', 1)} entr{'y' if ctx.get('min_length', 1) == 1 else 'ies'}"
+    if kind == "too_long":
+        return f"give at most {ctx.get('max_length')} entries"
+    if kind == "string_too_long":
+        return f"shorten it to at most {ctx.get('max_length')} characters"
+    if kind == "string_too_short":
+        return "give a non-empty value"
+    return f"see the message; the sample {SAMPLE} documents the field"
+
+
+@dataclass
+class _Report:
+    """Issues found so far: renamed/removed fields apart (they are reported first)."""
+
+    renamed: list[InventoryIssue] = field(default_factory=list)
+    other: list[InventoryIssue] = field(default_factory=list)
+
+    def add(self, issue: InventoryIssue) -> None:
+        (self.renamed if issue.code == "renamed-field" else self.other).append(issue)
+
+    def all(self) -> list[InventoryIssue]:
+        return self.renamed + self.other
+
+
+#: Fixes for entries of :data:`RENAMED_FIELDS` that need more than "rename old to new".
+_RENAMED_FIXES = {
+    "sshKey": "delete `sshKey` and set `ssh.keySecret` to where the key is kept: {env: VAR}, {file: path} or {pulumiConfig: key} "
+    "(never inline a key; rotate it if this file was ever committed)",
+    "migProfile": "replace it with `gpu.migLayouts: [{gpus: all, layout: {<profile>: <count>}}]` (one entry per group of GPUs)",
+}
+
+
+def _renamed_issue(file: str, host: str | None, field_path: str, old: str) -> InventoryIssue:
+    new, note = RENAMED_FIELDS[old]
+    fix = _RENAMED_FIXES.get(old) or f"rename `{old}` to `{new}`"
+    if new is None:
+        message = f"`{old}` was {note} (the value is not shown)"
+    else:
+        message = f"`{old}` was {note}; it is now `{new}`"
+    return InventoryIssue(file, host, field_path, message, fix, "renamed-field")
+
+
+def _secret_issue(file: str, host: str | None, field_path: str) -> InventoryIssue:
+    return InventoryIssue(
+        file,
+        host,
+        field_path,
+        "never inline a key; use keySecret (the value is not shown)",
+        "delete this field and set `ssh.keySecret` to where the key is kept: {env: VAR}, {file: path} or {pulumiConfig: key}; "
+        "rotate the key if this file was ever committed",
+        "inline-secret",
+    )
+
+
+def _validation_issues(
+    errors: Sequence[dict[str, Any]], file: str, host: str | None, prefix: str, root: type[BaseModel] | None, report: _Report
+) -> None:
+    """Turn pydantic errors (``ValidationError.errors()`` entries) into issues.
+
+    Args:
+        errors: the errors, their ``loc`` relative to the value validated against ``root``.
+        file, host: where (host None for site sections).
+        prefix: key path of the validated value in its document (``cluster``), "" for a host.
+        root: the model validated (to list allowed keys for unknown ones), if any.
+        report: collects the issues.
+    """
+    renamed_targets: set[tuple[tuple[Any, ...], str]] = set()
+    for error in errors:
+        loc = tuple(error["loc"])
+        if error["type"] == "extra_forbidden" and loc and loc[-1] in RENAMED_FIELDS:
+            new = RENAMED_FIELDS[loc[-1]][0]
+            if new is not None:
+                renamed_targets.add((loc[:-1], new.split(".")[-1]))
+    for error in errors:
+        loc = tuple(error["loc"])
+        kind = error["type"]
+        where = _join(prefix, _path(loc))
+        if kind == "extra_forbidden" and loc and _inline_secret(loc):
+            report.add(_secret_issue(file, host, where))
+            continue
+        if kind == "extra_forbidden" and loc and loc[-1] in RENAMED_FIELDS:
+            report.add(_renamed_issue(file, host, where, str(loc[-1])))
+            continue
+        if kind == "missing" and loc and (loc[:-1], loc[-1]) in renamed_targets:
+            continue  # the old spelling is present and reported as renamed
+        if kind == "extra_forbidden":
+            message = "unknown key"
+        else:
+            message = "has the wrong format" if kind == "string_pattern_mismatch" else str(error["msg"])
+            if loc and loc[-1] == "[key]":
+                message = f"key: {message}"
+        value = error.get("input")
+        secret = "ssh" in loc or "keySecret" in loc or looks_like_key_material(value)
+        if kind not in ("missing", "extra_forbidden") and not secret and "input" in error and not isinstance(value, (dict, list, tuple)):
+            message = f"{message} (got {_shown(value)})"
+        report.add(InventoryIssue(file, host, where or None, message, _fix_for({**error, "loc": loc}, root), "schema"))
+
+
+def _validate(model: Any, value: Any, file: str, prefix: str, report: _Report) -> Any:
+    """A site section validated by ``model`` (a model class, or :data:`_NETWORKS`); None (and issues) if invalid."""
+    try:
+        if model is _NETWORKS:
+            return _NETWORKS.validate_python(value)
+        return model.model_validate(value)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+    if model is not _NETWORKS:
+        _validation_issues(errors, file, None, prefix, model, report)
+        return None
+    # (index, key...) locations: the Network model owns what follows the index.
+    by_index: dict[Any, list[dict[str, Any]]] = {}
+    for error in errors:
+        loc = tuple(error["loc"])
+        head = loc[0] if loc and isinstance(loc[0], int) else None
+        by_index.setdefault(head, []).append({**error, "loc": loc[1:] if head is not None else loc})
+    for index, group in by_index.items():
+        where = prefix if index is None else _join(prefix, f"[{index}]")
+        _validation_issues(group, file, None, where, None if index is None else Network, report)
+    return None
+
+
+# --------------------------------------------------------------------------- documents
+
+
+@dataclass
+class _SiteParts:
+    file: str
+    metadata: SiteMetadata | None = None
+    cluster: Cluster | None = None
+    networks: tuple[Network, ...] | None = None
+
+
+@dataclass
+class _State:
+    report: _Report = field(default_factory=_Report)
+    sites: list[_SiteParts] = field(default_factory=list)
+    host_lists: list[tuple[str, str, HostListMetadata | None]] = field(default_factory=list)
+    records: list[HostRecord] = field(default_factory=list)
+    hosts_complete: bool = True
+    unreadable: bool = False  # some file could not be read or parsed (its documents are unknown)
+
+
+def _host_label(raw: Any, index: int) -> str:
+    name = raw.get("hostname") if isinstance(raw, dict) else None
+    if isinstance(name, str) and name.strip() and len(name) <= 253 and name.isprintable():
+        return name
+    return f"hosts[{index}]"
+
+
+def _top_level_keys(doc: dict[Any, Any], allowed: Sequence[str], file: str, prefix: str, state: _State) -> None:
+    for key in doc:
+        if key in allowed:
+            continue
+        where = _join(prefix, _path([key]))
+        if key in RENAMED_FIELDS:
+            state.report.add(_renamed_issue(file, None, where, key))
+        elif key in INLINE_SECRET_KEYS:
+            state.report.add(_secret_issue(file, None, where))
+        else:
+            close = difflib.get_close_matches(str(key), list(allowed), n=1)
+            hint = f"did you mean `{close[0]}`? " if close else ""
+            state.report.add(
+                InventoryIssue(file, None, where, "unknown key", f"{hint}remove the key or use one of: {', '.join(allowed)}", "schema")
+            )
+
+
+def _site_document(doc: dict[Any, Any], file: str, prefix: str, state: _State) -> None:
+    report = state.report
+    _top_level_keys(doc, _SITE_KEYS, file, prefix, state)
+    parts = _SiteParts(file)
+    for key, model in (("metadata", SiteMetadata), ("cluster", Cluster), ("networks", _NETWORKS)):
+        where = _join(prefix, key)
+        if key not in doc:
+            report.add(InventoryIssue(file, None, where, "missing", f"add `{key}` (the sample {SAMPLE} documents every field)", "schema"))
+            continue
+        value = doc[key]
+        if key == "networks" and (not isinstance(value, list) or not value):
+            report.add(
+                InventoryIssue(
+                    file, None, where, f"must be a non-empty list of networks (got {_shown(value)})", "list the site's networks: `- {name, cidr, purpose}`", "schema"
+                )
+            )
+            continue
+        setattr(parts, key, _validate(model, value, file, where, report))
+    state.sites.append(parts)
+
+
+def _host_list_document(doc: dict[Any, Any], file: str, prefix: str, state: _State) -> None:
+    report = state.report
+    _top_level_keys(doc, _HOSTLIST_KEYS, file, prefix, state)
+    metadata = None
+    if "metadata" not in doc:
+        report.add(InventoryIssue(file, None, _join(prefix, "metadata"), "missing", "add `metadata: {site: <the Site's metadata.name>}`", "schema"))
+    else:
+        metadata = _validate(HostListMetadata, doc["metadata"], file, _join(prefix, "metadata"), report)
+    state.host_lists.append((file, prefix, metadata))
+    raw_hosts = doc.get("hosts")
+    if not isinstance(raw_hosts, list):
+        state.hosts_complete = False
+        report.add(
+            InventoryIssue(
+                file,
+                None,
+                _join(prefix, "hosts"),
+                "missing" if "hosts" not in doc else f"must be a list of hosts (got {_shown(raw_hosts)})",
+                "list the hosts under `hosts:` (`- hostname: ...`); an empty list is `hosts: []`",
+                "schema",
+            )
+        )
+        return
+    try:
+        hosts = _HOSTS.validate_python(raw_hosts)
+        good = range(len(raw_hosts))
+    except ValidationError as exc:
+        state.hosts_complete = False
+        by_index: dict[int, list[dict[str, Any]]] = {}
+        for error in exc.errors(include_url=False):
+            loc = tuple(error["loc"])
+            by_index.setdefault(loc[0], []).append({**error, "loc": loc[1:]})
+        for index, errors in by_index.items():
+            _validation_issues(errors, file, _host_label(raw_hosts[index], index), "", Host, report)
+        good = [i for i in range(len(raw_hosts)) if i not in by_index]
+        hosts = _HOSTS.validate_python([raw_hosts[i] for i in good])
+    state.records.extend(HostRecord(host, file, index) for host, index in zip(hosts, good, strict=True))
+
+
+def _document(doc: Any, file: str, position: int, many: bool, state: _State) -> None:
+    report = state.report
+    prefix = f"documents[{position}]" if many else ""
+    if not isinstance(doc, dict):
+        report.add(
+            InventoryIssue(
+                file,
+                None,
+                prefix or None,
+                f"a document must be a mapping with apiVersion and kind, got a {type(doc).__name__} ({_shown(doc, 40)})",
+                f"start the document with `apiVersion: {API_VERSION}` and `kind: Site` or `kind: HostList`",
+                "document",
+            )
+        )
+        return
+    api = doc.get("apiVersion")
+    if api != API_VERSION:
+        got = "missing" if "apiVersion" not in doc else f"unsupported apiVersion {_shown(api)}"
+        report.add(InventoryIssue(file, None, _join(prefix, "apiVersion"), got, f"set `apiVersion: {API_VERSION}`", "document"))
+    kind = doc.get("kind")
+    if kind not in KINDS:
+        close = difflib.get_close_matches(str(kind), list(KINDS), n=1) if isinstance(kind, str) else []
+        hint = f"did you mean `{close[0]}`? " if close else ""
+        got = "missing" if "kind" not in doc else f"unknown kind {_shown(kind)}"
+        report.add(InventoryIssue(file, None, _join(prefix, "kind"), got, f"{hint}set `kind: Site` or `kind: HostList`", "document"))
+        return
+    if kind == "Site":
+        _site_document(doc, file, "", state)  # one Site per inventory: its keys need no document index
+    else:
+        _host_list_document(doc, file, prefix, state)
+
+
+def _assemble(state: _State, files: Sequence[str], catalog: Catalog | None) -> Inventory:
+    report = state.report
+    site_file = state.sites[0].file if state.sites else (files[0] if files else "<inventory>")
+    if not state.sites:
+        if files and not state.unreadable:
+            report.add(
+                InventoryIssue(
+                    site_file,
+                    None,
+                    "kind",
+                    f"no Site document among {', '.join(files)}",
+                    "add a document with `kind: Site` (cluster and networks), or also pass the file that holds it",
+                    "no-site",
+                )
+            )
+    for extra in state.sites[1:]:
+        report.add(
+            InventoryIssue(
+                extra.file,
+                None,
+                "kind",
+                f"a second Site document (the first is in {state.sites[0].file}); one inventory is one site",
+                "load each site's files separately (one Site per load_inventory call)",
+                "multiple-sites",
+            )
+        )
+    site = state.sites[0] if state.sites else None
+    site_name = site.metadata.name if site is not None and site.metadata is not None else None
+    if site_name is not None:
+        for file, prefix, metadata in state.host_lists:
+            if metadata is not None and metadata.site != site_name:
+                report.add(
+                    InventoryIssue(
+                        file,
+                        None,
+                        _join(prefix, "metadata.site"),
+                        f"this HostList belongs to site {metadata.site!r}, but the Site is {site_name!r} ({site.file})",
+                        f"set `metadata.site: {site_name}`, or load this file with its own site",
+                        "site-mismatch",
+                    )
+                )
+    if site is not None:
+        data = CheckInput(
+            site_file=site.file,
+            cluster=site.cluster,
+            networks=site.networks,
+            records=tuple(state.records),
+            hosts_complete=state.hosts_complete,
+        )
+        for issue in run_checks(data, catalog):
+            report.add(issue)
+    issues = report.all()
+    if issues:
+        raise InventoryError(issues)
+    assert site is not None and site.metadata is not None and site.cluster is not None and site.networks is not None
+    built = Site(name=site.metadata.name, description=site.metadata.description, cluster=site.cluster, networks=site.networks)
+    return Inventory(site=built, records=tuple(state.records), site_file=site.file, files=tuple(files))
+
+
+def inventory_from_documents(documents: Sequence[tuple[str, Sequence[Any]]], *, catalog: Catalog | None = None) -> Inventory:
+    """Validate already-parsed inventory documents into an :class:`Inventory`.
+
+    Args:
+        documents: ``(file name, documents of that file)`` pairs, in reading order; each
+            document as ``yaml.safe_load`` gives it (``None`` documents are skipped).
+        catalog: GPU catalog (default: the packaged one).
+
+    Returns:
+        The validated inventory.
+
+    Raises:
+        InventoryError: every problem found (see :func:`load_inventory`).
+    """
+    with _gc_paused():
+        return _build(documents, catalog, _Report(), unreadable=False)
+
+
+def _build(documents: Sequence[tuple[str, Sequence[Any]]], catalog: Catalog | None, report: _Report, *, unreadable: bool) -> Inventory:
+    state = _State(report=report, hosts_complete=not unreadable, unreadable=unreadable)
+    for file, docs in documents:
+        present = [d for d in docs if d is not None]
+        for position, doc in enumerate(present):
+            _document(doc, file, position, len(present) > 1, state)
+    return _assemble(state, [file for file, _ in documents], catalog)
+
+
+def _expand(paths: Path | str | os.PathLike[str] | Sequence[Path | str | os.PathLike[str]], report: _Report) -> list[Path]:
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    out: list[Path] = []
+    seen: set[Path] = set()
+    for given in paths:
+        path = Path(given)
+        try:
+            if path.is_dir():
+                found = sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+                if not found:
+                    report.add(
+                        InventoryIssue(str(path), None, None, "directory holds no *.yaml or *.yml file", "pass the inventory file(s) or the directory holding them", "file")
+                    )
+            elif path.exists():
+                found = [path]
+            else:
+                report.add(
+                    InventoryIssue(str(path), None, None, "no such file or directory", "check the path; pass the inventory file(s) or the directory holding them", "file")
+                )
+                continue
+        except (OSError, ValueError) as exc:
+            report.add(InventoryIssue(str(path), None, None, f"cannot read: {exc}", "check the path and its permissions", "file"))
+            continue
+        for p in found:
+            key = p.resolve()
+            if key not in seen:
+                seen.add(key)
+                out.append(p)
+    return out
+
+
+def _read(path: Path, report: _Report) -> list[Any] | None:
+    file = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        report.add(InventoryIssue(file, None, None, f"cannot read the file: {exc.strerror or exc}", "check the path and its permissions", "file"))
+        return None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        report.add(
+            InventoryIssue(file, None, None, f"not UTF-8 text (byte {exc.start}: {raw[exc.start:exc.start + 1]!r}); is it a binary file?", "save the inventory as UTF-8 YAML", "yaml")
+        )
+        return None
+    try:
+        docs = _parse(text)
+    except yaml.YAMLError as exc:
+        detail = " ".join(str(exc).split())
+        report.add(InventoryIssue(file, None, None, f"not valid YAML: {detail[:300]}", "correct the YAML syntax at the position shown", "yaml"))
+        return None
+    except (ValueError, OverflowError) as exc:
+        report.add(InventoryIssue(file, None, None, f"not valid YAML: {str(exc)[:200]}", "quote values that YAML reads as dates or numbers", "yaml"))
+        return None
+    except RecursionError:
+        report.add(InventoryIssue(file, None, None, "not valid YAML: nested too deeply", "flatten the structure; an inventory is a few levels deep", "yaml"))
+        return None
+    if not docs:
+        report.add(InventoryIssue(file, None, None, "the file holds no YAML document", f"write a Site or HostList document (see {SAMPLE})", "document"))
+    return docs
+
+
+def load_inventory(
+    paths: Path | str | os.PathLike[str] | Sequence[Path | str | os.PathLike[str]], *, catalog: Catalog | None = None
+) -> Inventory:
+    """Read and validate one site's inventory, offline, before anything else happens.
+
+    Args:
+        paths: an inventory file, a directory (its ``*.yaml``/``*.yml`` files, sorted, not
+            recursive) or a sequence of files and directories. Together they must hold exactly
+            one ``Site`` document and any number of ``HostList`` documents for that site; the
+            hosts are merged in reading order. Files are named in issues as given here.
+        catalog: GPU catalog for the model check (default: the packaged one).
+
+    Returns:
+        The validated :class:`~hybridgpu.inventory.models.Inventory`.
+
+    Raises:
+        InventoryError: every problem found at once, each naming file, host (or site section)
+            and field with a fix: missing/unreadable/empty files or directories, non-UTF-8
+            (binary) content, YAML syntax errors and duplicate keys, documents that are not
+            mappings or lack apiVersion/kind, renamed or removed fields (reported first),
+            inline SSH keys, unknown keys, wrong types and values, and every rule of
+            :mod:`hybridgpu.inventory.checks`. No other exception escapes for bad input.
+    """
+    report = _Report()
+    files = _expand(paths, report)
+    if not files and not report.all():
+        report.add(InventoryIssue("<inventory>", None, None, "no inventory file given", "pass the inventory file(s) or the directory holding them", "file"))
+    parsed: list[tuple[str, list[Any]]] = []
+    with _gc_paused():
+        for path in files:
+            docs = _read(path, report)
+            if docs is not None:
+                parsed.append((str(path), docs))
+        return _build(parsed, catalog, report, unreadable=bool(report.all()))

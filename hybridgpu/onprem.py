@@ -1,0 +1,224 @@
+"""The on-prem cluster plan: from a validated inventory to ordered kubeadm steps (pure, no Pulumi).
+
+:func:`plan_onprem` maps an :class:`~hybridgpu.inventory.models.Inventory` onto the kubeadm
+renderers and decides, per host, what ``pulumi up`` does over SSH:
+
+* hosts in state ``absent`` (out for repair) are skipped entirely;
+* the first control-plane host runs ``kubeadm init``; the other control planes join next
+  (with the certificate key), then the workers (with the CA certificate hash);
+* hosts in state ``cordoned`` are bootstrapped and joined like the others and then drained and
+  cordoned from the first control plane;
+* every distinct per-host MIG layout of the inventory becomes a named mig-parted config
+  (:class:`~hybridgpu.config.nvidia.MigLayoutConfig`); the host's kubelet registers with
+  ``nvidia.com/mig.config=<name>`` so the GPU Operator's mig-manager applies it.
+
+The kubeadm configs carry placeholders for the bootstrap token, certificate key and CA hash;
+the Pulumi component fills them with secret Outputs (:func:`hybridgpu.render.kubeadm.substitute`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Literal
+
+from hybridgpu.config.nvidia import MigDeviceGroup, MigLayoutConfig
+from hybridgpu.inventory.models import Host, Inventory
+from hybridgpu.render.bootstrap import bootstrap_script, drain_and_cordon_script, kubeadm_run_script
+from hybridgpu.render.kubeadm import (
+    BOOTSTRAP_TOKEN_PLACEHOLDER,
+    CA_CERT_HASH_PLACEHOLDER,
+    CERTIFICATE_KEY_PLACEHOLDER,
+    ClusterSpec,
+    NodeSpec,
+    init_config,
+    join_config_control_plane,
+    join_config_worker,
+    to_yaml,
+)
+
+Stage = Literal["init", "join-control-plane", "join-worker"]
+
+
+@dataclass(frozen=True)
+class HostStep:
+    """What ``pulumi up`` does on one host.
+
+    Attributes:
+        hostname: the host (= Kubernetes node name).
+        address: management IP address SSH connects to.
+        ssh_user, ssh_port: SSH login.
+        key_ref: ``(kind, name)`` of the private key's secret reference (``env``, ``file``, ``pulumiConfig``).
+        stage: ``init`` (first control plane), ``join-control-plane`` or ``join-worker``.
+        bootstrap: the host's bootstrap script (no secrets).
+        kubeadm_config: the kubeadm YAML with secret placeholders.
+        kubeadm_run: the script that runs ``kubeadm init``/``join`` with that config (read from stdin).
+        drain: the drain-and-cordon script to run from the first control plane (cordoned hosts), else None.
+        mig_config: mig-parted config name the node selects, or None.
+    """
+
+    hostname: str
+    address: str
+    ssh_user: str
+    ssh_port: int
+    key_ref: tuple[str, str]
+    stage: Stage
+    bootstrap: str
+    kubeadm_config: str
+    kubeadm_run: str
+    drain: str | None
+    mig_config: str | None
+
+
+@dataclass(frozen=True)
+class OnPremPlan:
+    """The ordered plan of an on-prem cluster.
+
+    Attributes:
+        cluster: the kubeadm cluster settings.
+        steps: one step per host that is not ``absent``: the first control plane first, then the
+            other control planes, then workers (inventory order within each group).
+        skipped: hostnames in state ``absent``.
+        mig_layouts: the named MIG layouts derived from the inventory (for the mig-parted ConfigMap).
+        gpus: physical GPUs of the hosts in the plan, by GPU model.
+    """
+
+    cluster: ClusterSpec
+    steps: tuple[HostStep, ...]
+    skipped: tuple[str, ...]
+    mig_layouts: tuple[MigLayoutConfig, ...] = field(default=())
+    gpus: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def first(self) -> HostStep:
+        """The step of the first control plane (``kubeadm init``)."""
+        return self.steps[0]
+
+
+def mig_config_name(model: str, groups: list[tuple[tuple[int, ...], dict[str, int]]]) -> str:
+    """A stable mig-parted config name for a host's MIG layout: ``<model>-<8 hex of its content>``."""
+    digest = hashlib.sha256(json.dumps([model, groups], sort_keys=True).encode()).hexdigest()[:8]
+    return f"{model.lower()}-{digest}"
+
+
+def _host_mig(host: Host) -> tuple[str, MigLayoutConfig] | None:
+    gpu = host.gpu
+    if gpu is None or not gpu.mig_layouts:
+        return None
+    groups = sorted((tuple(spec.indices(gpu.count)), dict(sorted(spec.layout.items()))) for spec in gpu.mig_layouts)
+    name = mig_config_name(gpu.model, [(list(g), layout) for g, layout in groups])
+    if len(groups) == 1 and groups[0][0] == tuple(range(gpu.count)):
+        layout = MigLayoutConfig(name=name, gpu_model=gpu.model, layout=groups[0][1])
+    else:
+        covered = {i for g, _ in groups for i in g}
+        devices = [MigDeviceGroup(gpus=list(g), layout=layout) for g, layout in groups]
+        rest = [i for i in range(gpu.count) if i not in covered]
+        if rest:
+            devices.append(MigDeviceGroup(gpus=rest, mig_enabled=False))
+        layout = MigLayoutConfig(name=name, gpu_model=gpu.model, devices=devices)
+    return name, layout
+
+
+def cluster_spec(inventory: Inventory) -> ClusterSpec:
+    """The kubeadm :class:`ClusterSpec` of an inventory's site."""
+    c = inventory.site.cluster
+    return ClusterSpec(
+        name=inventory.site.name,
+        kubernetes_version=c.kubernetes_version,
+        control_plane_endpoint=c.control_plane_endpoint,
+        pod_subnet=str(c.pod_subnet),
+        service_subnet=str(c.service_subnet),
+        cni=c.cni,
+    )
+
+
+def node_spec(host: Host, mig_config: str | None) -> NodeSpec:
+    """The kubeadm :class:`NodeSpec` of an inventory host."""
+    return NodeSpec(
+        hostname=host.hostname,
+        advertise_address=str(host.addresses.management),
+        role=host.role,
+        labels=dict(host.labels),
+        taints=[(t.key, t.value, t.effect.value if hasattr(t.effect, "value") else str(t.effect)) for t in host.taints],
+        gpu_model=host.gpu.model if host.gpu else None,
+        gpu_count=host.gpu.count if host.gpu else 0,
+        mig_config=mig_config,
+    )
+
+
+def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True) -> OnPremPlan:
+    """Plan the kubeadm bring-up of a validated inventory.
+
+    Args:
+        inventory: a validated inventory (:func:`hybridgpu.inventory.load_inventory`).
+        nvidia_toolkit: install the NVIDIA container toolkit on GPU workers (drivers preinstalled,
+            e.g. DGX OS). Default: true.
+
+    Returns:
+        The :class:`OnPremPlan` (hosts in order, MIG configs, skipped hosts).
+
+    Raises:
+        ValueError: the inventory has no active or cordoned control-plane host (the inventory
+            checks normally catch this first).
+    """
+    cluster = cluster_spec(inventory)
+    hosts = [h for h in inventory.hosts if h.state != "absent"]
+    skipped = tuple(h.hostname for h in inventory.hosts if h.state == "absent")
+    control = [h for h in hosts if h.role == "control-plane"]
+    if not control:
+        raise ValueError(f"{inventory.site_file}: no control-plane host that is active or cordoned")
+    workers = [h for h in hosts if h.role != "control-plane"]
+    layouts: dict[str, MigLayoutConfig] = {}
+    steps = []
+    gpus: dict[str, int] = {}
+    for index, host in enumerate([*control, *workers]):
+        mig = _host_mig(host)
+        mig_name = None
+        if mig is not None:
+            mig_name, layout = mig
+            layouts.setdefault(mig_name, layout)
+        if host.gpu is not None:
+            gpus[host.gpu.model] = gpus.get(host.gpu.model, 0) + host.gpu.count
+        node = node_spec(host, mig_name)
+        if index == 0:
+            stage: Stage = "init"
+            docs = init_config(
+                cluster,
+                node,
+                token_placeholder=BOOTSTRAP_TOKEN_PLACEHOLDER,
+                certificate_key_placeholder=CERTIFICATE_KEY_PLACEHOLDER,
+            )
+        elif host.role == "control-plane":
+            stage = "join-control-plane"
+            docs = join_config_control_plane(
+                cluster,
+                node,
+                token_placeholder=BOOTSTRAP_TOKEN_PLACEHOLDER,
+                certificate_key_placeholder=CERTIFICATE_KEY_PLACEHOLDER,
+                ca_cert_hash_placeholder=CA_CERT_HASH_PLACEHOLDER,
+            )
+        else:
+            stage = "join-worker"
+            docs = join_config_worker(
+                cluster,
+                node,
+                token_placeholder=BOOTSTRAP_TOKEN_PLACEHOLDER,
+                ca_cert_hash_placeholder=CA_CERT_HASH_PLACEHOLDER,
+            )
+        steps.append(
+            HostStep(
+                hostname=host.hostname,
+                address=str(host.addresses.management),
+                ssh_user=host.ssh.user,
+                ssh_port=host.ssh.port,
+                key_ref=(host.ssh.key_secret.kind, host.ssh.key_secret.name),
+                stage=stage,
+                bootstrap=bootstrap_script(cluster, node, nvidia_toolkit=nvidia_toolkit and host.role == "gpu-worker"),
+                kubeadm_config=to_yaml(docs),
+                kubeadm_run=kubeadm_run_script(node, first=index == 0),
+                drain=drain_and_cordon_script(host.hostname) if host.state == "cordoned" else None,
+                mig_config=mig_name,
+            )
+        )
+    return OnPremPlan(cluster=cluster, steps=tuple(steps), skipped=skipped, mig_layouts=tuple(layouts.values()), gpus=gpus)

@@ -1,0 +1,104 @@
+"""On-prem cluster under mocks: SSH command ordering, lifecycle states, secrets, CNI and NVIDIA layer."""
+
+from __future__ import annotations
+
+import pytest
+
+from hybridgpu.offline.preview import run_preview
+
+
+@pytest.fixture(scope="module")
+def onprem(root):
+    return run_preview("onprem", root)
+
+
+def _cmd(result, suffix):
+    found = [r for r in result.of_type("command:remote:Command") if r.name.endswith(suffix)]
+    assert len(found) == 1, (suffix, [r.name for r in found])
+    return found[0]
+
+
+def test_command_order_first_control_plane_then_others_then_workers(onprem):
+    init = _cmd(onprem, "cp-01-kubeadm-init")
+    cp2 = _cmd(onprem, "cp-02-kubeadm-join")
+    cp3 = _cmd(onprem, "cp-03-kubeadm-join")
+    # Each further control plane writes its config only after init (and earlier control planes).
+    assert init.urn in _cmd(onprem, "cp-02-kubeadm-config").dependencies
+    assert {init.urn, cp2.urn} <= set(_cmd(onprem, "cp-03-kubeadm-config").dependencies)
+    # Workers wait for every control plane.
+    for worker in ("dgx-h100-01", "a100-01", "cpu-01"):
+        deps = set(_cmd(onprem, f"{worker}-kubeadm-config").dependencies)
+        assert {init.urn, cp2.urn, cp3.urn} <= deps
+    # The join runs after the config is written, which runs after the bootstrap.
+    config = _cmd(onprem, "dgx-h100-01-kubeadm-config")
+    assert config.urn in _cmd(onprem, "dgx-h100-01-kubeadm-join").dependencies
+    assert _cmd(onprem, "dgx-h100-01-bootstrap").urn in config.dependencies
+    # CA hash and admin kubeconfig are read after init.
+    assert init.urn in _cmd(onprem, "cp-01-ca-cert-hash").dependencies
+    assert init.urn in _cmd(onprem, "cp-01-admin-kubeconfig").dependencies
+
+
+def test_lifecycle_absent_skipped_cordoned_drained(onprem):
+    names = " ".join(r.name for r in onprem.records)
+    assert "dgx-h100-04" not in names  # state: absent (out for repair)
+    drain = _cmd(onprem, "a100-02-drain")
+    assert _cmd(onprem, "a100-02-kubeadm-join").urn in drain.dependencies
+    assert "kubectl" in drain.inputs["stdin"] and "a100-02" in drain.inputs["stdin"]
+    assert drain.inputs["connection"]["host"] == _cmd(onprem, "cp-01-kubeadm-init").inputs["connection"]["host"]
+    assert onprem.outputs["onprem_skipped_hosts"] == ["dgx-h100-04"]
+
+
+def test_tokens_keys_and_kubeconfig_are_secrets(onprem):  # noqa: C901 - one walk over all commands
+    for rec in onprem.of_type("command:remote:Command"):
+        assert "connection" in rec.secret_paths  # carries the SSH private key
+        if rec.name.endswith("-kubeadm-config"):
+            assert "stdin" in rec.secret_paths  # token, certificate key, CA hash
+            assert "${" not in rec.inputs["stdin"]  # every placeholder filled
+    import yaml
+
+    init_docs = list(yaml.safe_load_all(_cmd(onprem, "cp-01-kubeadm-config").inputs["stdin"]))
+    init = next(d for d in init_docs if d["kind"] == "InitConfiguration")
+    token = init["bootstrapTokens"][0]["token"]
+    certificate_key = init["certificateKey"]
+    for rec in onprem.of_type("command:remote:Command"):
+        if not rec.name.endswith("-kubeadm-config"):
+            # Scripts carry no secrets (so they stay readable in the plan): the token and key
+            # travel only in the secret kubeadm config.
+            assert "stdin" not in rec.secret_paths
+            assert token not in str(rec.inputs) and certificate_key not in str(rec.inputs.get("stdin", ""))
+    provider = [r for r in onprem.of_type("pulumi:providers:kubernetes")][0]
+    assert "kubeconfig" in provider.secret_paths
+    assert onprem.outputs["onprem_kubeconfig"] == "[secret]"
+    token_parts = onprem.of_type("random:index/randomString:RandomString")
+    assert sorted(r.inputs["length"] for r in token_parts) == [6, 16]
+    assert all(r.inputs["upper"] is False and r.inputs["special"] is False for r in token_parts)
+
+
+def test_filled_kubeadm_configs_have_valid_token_and_hash(onprem):
+    import re
+
+    import yaml
+
+    worker = yaml.safe_load_all(_cmd(onprem, "dgx-h100-01-kubeadm-config").inputs["stdin"])
+    join = next(d for d in worker if d["kind"] == "JoinConfiguration")
+    discovery = join["discovery"]["bootstrapToken"]
+    assert re.fullmatch(r"[a-z0-9]{6}\.[a-z0-9]{16}", discovery["token"])
+    assert all(re.fullmatch(r"sha256:[0-9a-f]{64}", h) for h in discovery["caCertHashes"])
+    assert "unsafeSkipCAVerification" not in discovery
+    cp = yaml.safe_load_all(_cmd(onprem, "cp-02-kubeadm-config").inputs["stdin"])
+    cp_join = next(d for d in cp if d["kind"] == "JoinConfiguration")
+    assert re.fullmatch(r"[0-9a-f]{64}", cp_join["controlPlane"]["certificateKey"])
+
+
+def test_cni_and_nvidia_layer_on_the_onprem_provider(onprem):
+    cilium = [r for r in onprem.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == "cilium"][0]
+    assert cilium.inputs["values"]["ipam"]["operator"]["clusterPoolIPv4PodCIDRList"] == ["10.244.0.0/16"]
+    import yaml
+
+    parted = [r for r in onprem.of_type("kubernetes:core/v1:ConfigMap") if r.inputs["metadata"]["name"] == "hybridgpu-mig-parted-config"][0]
+    configs = yaml.safe_load(parted.inputs["data"]["config.yaml"])["mig-configs"]
+    mig_hosts = {r.name: r for r in onprem.of_type("command:remote:Command") if r.name.endswith("-kubeadm-config")}
+    a100 = yaml.safe_load_all(mig_hosts["site-a-onprem-a100-01-kubeadm-config"].inputs["stdin"])
+    args = {a["name"]: a["value"] for a in next(d for d in a100 if d["kind"] == "JoinConfiguration")["nodeRegistration"]["kubeletExtraArgs"]}
+    label = dict(kv.split("=", 1) for kv in args["node-labels"].split(","))["nvidia.com/mig.config"]
+    assert label in configs  # the node's layout is in the ConfigMap mig-manager reads
