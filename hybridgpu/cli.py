@@ -107,6 +107,19 @@ def _summary(result, target: Path) -> dict:
         extra = nodepool_outputs.get(pool["name"], {})
         pool["maxInstances"] = extra.get("max_instances")
         pool["maxUsdPerHour"] = extra.get("max_usd_per_hour")
+    onprem = []
+    stage_of = {"init": "kubeadm init", "join": "kubeadm join"}
+    for rec in result.of_type("command:remote:Command"):
+        for suffix, stage in stage_of.items():
+            if rec.name.endswith(f"-kubeadm-{suffix}"):
+                host = rec.name[: -len(f"-kubeadm-{suffix}")].rsplit("-onprem-", 1)[-1]
+                onprem.append({"host": host, "address": rec.inputs["connection"]["host"], "step": stage, "deps": len(rec.dependencies)})
+    drained = {r.name.rsplit("-onprem-", 1)[-1][: -len("-drain")] for r in result.of_type("command:remote:Command") if r.name.endswith("-drain")}
+    order = {h: i for i, h in enumerate(result.outputs.get("onprem_hosts") or [])}
+    onprem.sort(key=lambda h: order.get(h["host"], len(order)))
+    for host in onprem:
+        host["drainAfterJoin"] = host["host"] in drained
+        del host["deps"]
     by_urn = {r.urn: r for r in result.records}
     tree: dict[str, list[str]] = {}
     for r in result.records:
@@ -119,6 +132,8 @@ def _summary(result, target: Path) -> dict:
         "byType": result.by_type(),
         "tree": tree,
         "nodePools": pools,
+        "onprem": onprem,
+        "onpremSkipped": result.outputs.get("onprem_skipped_hosts") or [],
         "outDir": str(target),
         "manifests": len(result.kubernetes_manifests()),
     }
@@ -170,6 +185,15 @@ def _print_summary(summary: dict) -> None:
                 ", ".join(p["instanceTypes"]),
             )
         console.print(pools)
+    if summary["onprem"]:
+        hosts = Table(title="On-prem hosts, in the order pulumi up runs them over SSH")
+        for col in ("#", "host", "address", "step", "then"):
+            hosts.add_column(col)
+        for i, h in enumerate(summary["onprem"], 1):
+            hosts.add_row(str(i), h["host"], h["address"], h["step"], "drain + cordon" if h["drainAfterJoin"] else "")
+        console.print(hosts)
+        if summary["onpremSkipped"]:
+            console.print(f"skipped (state absent): {', '.join(summary['onpremSkipped'])}")
     console.print(f"{summary['manifests']} Kubernetes manifests written to {summary['outDir']}")
 
 

@@ -24,6 +24,11 @@ def test_preview_all_example_stacks_writes_manifests(root, tmp_path):
     assert (tmp_path / "prod" / "manifests" / "nodepool-h100-spot.yaml").is_file()
     assert (tmp_path / "dev" / "helm-releases.yaml").is_file()
     assert prod["byType"]["aws:eks/cluster:Cluster"] == 1
+    onprem = summaries[1]
+    assert [h["host"] for h in onprem["onprem"]][:3] == ["cp-01", "cp-02", "cp-03"]
+    assert [h["step"] for h in onprem["onprem"]][:2] == ["kubeadm init", "kubeadm join"]
+    assert {h["host"] for h in onprem["onprem"] if h["drainAfterJoin"]} == {"a100-02"}
+    assert onprem["onpremSkipped"] == ["dgx-h100-04"]
 
 
 def test_preview_table_output(root, tmp_path):
