@@ -42,7 +42,9 @@ Sources (read 2026-11-22):
   balancer given to ``kubeadm init --control-plane-endpoint``.
 * kubeadm configuration API v1beta4, ``ClusterConfiguration.controlPlaneEndpoint``: "a stable
   IP address or DNS name for the control plane ... In a cluster with more than one control
-  plane instances, this field should be assigned the address of the external load balancer".
+  plane instances, this field should be assigned the address of the external load balancer";
+  ``kubeadm join --control-plane`` refuses a cluster without one ("unable to add a new control
+  plane instance to a cluster that doesn't have a stable controlPlaneEndpoint address").
 """
 
 from __future__ import annotations
@@ -102,6 +104,9 @@ class CheckInput:
         hosts_complete: False if some host (or a whole HostList) failed validation; the
             rules that count hosts (odd number of control planes) then stay silent rather
             than report a count that is wrong because of hosts they cannot see.
+        cluster_complete: False if ``cluster`` is a partial cluster (the section failed
+            validation): it holds only the CIDRs that validated on their own, possibly None,
+            for :func:`check_cidr_overlaps`; the other rules treat it as absent.
     """
 
     site_file: str
@@ -109,6 +114,7 @@ class CheckInput:
     networks: tuple[Network, ...] | None
     records: tuple[HostRecord, ...]
     hosts_complete: bool = True
+    cluster_complete: bool = True
 
 
 def _names(records: Iterable[HostRecord]) -> str:
@@ -339,6 +345,8 @@ def check_cidr_overlaps(data: CheckInput) -> list[InventoryIssue]:
     Overlaps break routing: a pod or ClusterIP that equals a node, BMC or VPC address is
     unreachable (or reaches the wrong machine) once the site is linked to the cloud.
 
+    Also runs on a partial cluster (another cluster field invalid) with the CIDRs it has.
+
     Returns:
         ``cidr-overlap`` issues on ``cluster.podSubnet``, ``cluster.serviceSubnet`` or
         ``cluster.linkedCloudVpcCidr``; the fix suggests a free private range when one exists.
@@ -347,10 +355,11 @@ def check_cidr_overlaps(data: CheckInput) -> list[InventoryIssue]:
     if cluster is None:
         return []
     networks = data.networks or ()
-    ranges: list[tuple[str, str, IpNet]] = [
+    candidates: list[tuple[str, str, IpNet | None]] = [
         ("cluster.podSubnet", "podSubnet", cluster.pod_subnet),
         ("cluster.serviceSubnet", "serviceSubnet", cluster.service_subnet),
     ]
+    ranges = [(key, name, cidr) for key, name, cidr in candidates if cidr is not None]
     vpc = cluster.linked_cloud_vpc_cidr
     everything = [r[2] for r in ranges] + [n.cidr for n in networks] + ([vpc] if vpc is not None else [])
     issues: list[InventoryIssue] = []
@@ -370,7 +379,7 @@ def check_cidr_overlaps(data: CheckInput) -> list[InventoryIssue]:
         )
 
     pod, service = cluster.pod_subnet, cluster.service_subnet
-    if _overlaps(pod, service):
+    if pod is not None and service is not None and _overlaps(pod, service):
         report("cluster.serviceSubnet", "serviceSubnet", service, "podSubnet", pod)
     for key, name, cidr in ranges:
         for net in networks:
@@ -386,7 +395,8 @@ def check_cidr_overlaps(data: CheckInput) -> list[InventoryIssue]:
                         data.site_file,
                         None,
                         "cluster.linkedCloudVpcCidr",
-                        f"the linked cloud VPC {vpc} overlaps network {net.name} ({net.cidr}); traffic between the site and the VPC cannot be routed",
+                        f"the linked cloud VPC {vpc} overlaps network {net.name} ({net.cidr}); "
+                        "traffic between the site and the VPC cannot be routed",
                         "renumber the site network or choose a non-overlapping VPC CIDR in the cloud stack",
                         "cidr-overlap",
                     )
@@ -467,7 +477,7 @@ def check_control_plane_endpoint(data: CheckInput) -> list[InventoryIssue]:
         ``endpoint-missing`` and ``endpoint-is-host`` issues on ``cluster.controlPlaneEndpoint``.
     """
     cluster = data.cluster
-    if cluster is None:
+    if cluster is None or not data.cluster_complete:
         return []
     planes = [r for r in data.records if r.host.role == "control-plane"]
     if len(planes) <= 1:
@@ -692,7 +702,8 @@ def _host_mig_verdict(model: str, count: int, layouts: MigKey) -> tuple[tuple[st
     try:
         mig_gpu(model)
     except UnknownMigModelError as exc:
-        return (("gpu.migLayouts", exc.message, f"remove `migLayouts` ({model} has no MIG), or correct `gpu.model`", "mig-unsupported-model"),)
+        fix = f"remove `migLayouts` ({model} has no MIG), or correct `gpu.model`"
+        return (("gpu.migLayouts", exc.message, fix, "mig-unsupported-model"),)
     out: list[tuple[str, str, str, str]] = []
     covered: dict[int, int] = {}
     for j, (gpus, items) in enumerate(layouts):

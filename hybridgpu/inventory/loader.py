@@ -58,6 +58,7 @@ from hybridgpu.inventory.models import (
     Inventory,
     InventoryError,
     InventoryIssue,
+    IpNetwork,
     Network,
     Site,
     SiteMetadata,
@@ -88,6 +89,7 @@ _SITE_KEYS = ("apiVersion", "kind", "metadata", "cluster", "networks")
 _HOSTLIST_KEYS = ("apiVersion", "kind", "metadata", "hosts")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _MAX_SHOWN_VALUE = 80
+_PASS_FILES = "pass the inventory file(s) or the directory holding them"
 
 _HOSTS = TypeAdapter(list[Host])
 _NETWORKS = TypeAdapter(tuple[Network, ...])
@@ -310,6 +312,11 @@ _RENAMED_FIXES = {
 }
 
 
+def _file_issue(file: str, message: str, fix: str, code: str = "file") -> InventoryIssue:
+    """An issue of a whole file (no host, no field)."""
+    return InventoryIssue(file, None, None, message, fix, code)
+
+
 def _renamed_issue(file: str, host: str | None, field_path: str, old: str) -> InventoryIssue:
     new, note = RENAMED_FIELDS[old]
     fix = _RENAMED_FIXES.get(old) or f"rename `{old}` to `{new}`"
@@ -408,6 +415,49 @@ class _SiteParts:
     metadata: SiteMetadata | None = None
     cluster: Cluster | None = None
     networks: tuple[Network, ...] | None = None
+    cluster_complete: bool = True  # False: `cluster` holds only the CIDRs that validated
+
+
+_NETWORK = TypeAdapter(IpNetwork)
+
+#: Cluster attribute -> the keys it may be spelled with (renamed keys included) for the
+#: partial cluster of :func:`_partial_cluster`.
+_CIDR_KEYS = {
+    "pod_subnet": ("podSubnet", "pod_subnet", "podCidr"),
+    "service_subnet": ("serviceSubnet", "service_subnet", "serviceCidr"),
+    "linked_cloud_vpc_cidr": ("linkedCloudVpcCidr", "linked_cloud_vpc_cidr"),
+}
+
+
+def _partial_cluster(value: Any) -> Cluster | None:
+    """The CIDRs of an invalid ``cluster`` section that are valid on their own (None if none).
+
+    So that the CIDR overlap rule still runs (and its issues come in the same report) when
+    another cluster field is wrong; a renamed key's value (``podCidr``) is used too. Only
+    :func:`~hybridgpu.inventory.checks.check_cidr_overlaps` looks at such a cluster.
+    """
+    if not isinstance(value, dict):
+        return None
+    found: dict[str, Any] = {}
+    for attr, keys in _CIDR_KEYS.items():
+        key = next((k for k in keys if k in value), None)
+        if key is None:
+            continue
+        try:
+            found[attr] = _NETWORK.validate_python(value[key])
+        except ValidationError:
+            continue
+    if not found:
+        return None
+    return Cluster.model_construct(
+        kubernetes_version="",
+        control_plane_endpoint=None,
+        pod_subnet=found.get("pod_subnet"),
+        service_subnet=found.get("service_subnet"),
+        cni="cilium",
+        container_runtime="containerd",
+        linked_cloud_vpc_cidr=found.get("linked_cloud_vpc_cidr"),
+    )
 
 
 @dataclass
@@ -457,11 +507,18 @@ def _site_document(doc: dict[Any, Any], file: str, prefix: str, state: _State) -
         if key == "networks" and (not isinstance(value, list) or not value):
             report.add(
                 InventoryIssue(
-                    file, None, where, f"must be a non-empty list of networks (got {_shown(value)})", "list the site's networks: `- {name, cidr, purpose}`", "schema"
+                    file,
+                    None,
+                    where,
+                    f"must be a non-empty list of networks (got {_shown(value)})",
+                    "list the site's networks: `- {name, cidr, purpose}`",
+                    "schema",
                 )
             )
             continue
         setattr(parts, key, _validate(model, value, file, where, report))
+        if key == "cluster" and parts.cluster is None:
+            parts.cluster, parts.cluster_complete = _partial_cluster(value), False
     state.sites.append(parts)
 
 
@@ -470,7 +527,8 @@ def _host_list_document(doc: dict[Any, Any], file: str, prefix: str, state: _Sta
     _top_level_keys(doc, _HOSTLIST_KEYS, file, prefix, state)
     metadata = None
     if "metadata" not in doc:
-        report.add(InventoryIssue(file, None, _join(prefix, "metadata"), "missing", "add `metadata: {site: <the Site's metadata.name>}`", "schema"))
+        fix = "add `metadata: {site: <the Site's metadata.name>}`"
+        report.add(InventoryIssue(file, None, _join(prefix, "metadata"), "missing", fix, "schema"))
     else:
         metadata = _validate(HostListMetadata, doc["metadata"], file, _join(prefix, "metadata"), report)
     state.host_lists.append((file, prefix, metadata))
@@ -584,13 +642,16 @@ def _assemble(state: _State, files: Sequence[str], catalog: Catalog | None) -> I
             networks=site.networks,
             records=tuple(state.records),
             hosts_complete=state.hosts_complete,
+            cluster_complete=site.cluster_complete,
         )
         for issue in run_checks(data, catalog):
             report.add(issue)
     issues = report.all()
     if issues:
         raise InventoryError(issues)
+    # No issue means every part validated.
     assert site is not None and site.metadata is not None and site.cluster is not None and site.networks is not None
+    assert site.cluster_complete
     built = Site(name=site.metadata.name, description=site.metadata.description, cluster=site.cluster, networks=site.networks)
     return Inventory(site=built, records=tuple(state.records), site_file=site.file, files=tuple(files))
 
@@ -633,18 +694,14 @@ def _expand(paths: Path | str | os.PathLike[str] | Sequence[Path | str | os.Path
             if path.is_dir():
                 found = sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
                 if not found:
-                    report.add(
-                        InventoryIssue(str(path), None, None, "directory holds no *.yaml or *.yml file", "pass the inventory file(s) or the directory holding them", "file")
-                    )
+                    report.add(_file_issue(str(path), "directory holds no *.yaml or *.yml file", _PASS_FILES))
             elif path.exists():
                 found = [path]
             else:
-                report.add(
-                    InventoryIssue(str(path), None, None, "no such file or directory", "check the path; pass the inventory file(s) or the directory holding them", "file")
-                )
+                report.add(_file_issue(str(path), "no such file or directory", f"check the path; {_PASS_FILES}"))
                 continue
         except (OSError, ValueError) as exc:
-            report.add(InventoryIssue(str(path), None, None, f"cannot read: {exc}", "check the path and its permissions", "file"))
+            report.add(_file_issue(str(path), f"cannot read: {exc}", "check the path and its permissions"))
             continue
         for p in found:
             key = p.resolve()
@@ -659,29 +716,35 @@ def _read(path: Path, report: _Report) -> list[Any] | None:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        report.add(InventoryIssue(file, None, None, f"cannot read the file: {exc.strerror or exc}", "check the path and its permissions", "file"))
+        report.add(_file_issue(file, f"cannot read the file: {exc.strerror or exc}", "check the path and its permissions"))
         return None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         report.add(
-            InventoryIssue(file, None, None, f"not UTF-8 text (byte {exc.start}: {raw[exc.start:exc.start + 1]!r}); is it a binary file?", "save the inventory as UTF-8 YAML", "yaml")
+            _file_issue(
+                file,
+                f"not UTF-8 text (byte {exc.start}: {raw[exc.start:exc.start + 1]!r}); is it a binary file?",
+                "save the inventory as UTF-8 YAML",
+                "yaml",
+            )
         )
         return None
     try:
         docs = _parse(text)
     except yaml.YAMLError as exc:
         detail = " ".join(str(exc).split())
-        report.add(InventoryIssue(file, None, None, f"not valid YAML: {detail[:300]}", "correct the YAML syntax at the position shown", "yaml"))
+        report.add(_file_issue(file, f"not valid YAML: {detail[:300]}", "correct the YAML syntax at the position shown", "yaml"))
         return None
     except (ValueError, OverflowError) as exc:
-        report.add(InventoryIssue(file, None, None, f"not valid YAML: {str(exc)[:200]}", "quote values that YAML reads as dates or numbers", "yaml"))
+        report.add(_file_issue(file, f"not valid YAML: {str(exc)[:200]}", "quote values that YAML reads as dates or numbers", "yaml"))
         return None
     except RecursionError:
-        report.add(InventoryIssue(file, None, None, "not valid YAML: nested too deeply", "flatten the structure; an inventory is a few levels deep", "yaml"))
+        fix = "flatten the structure; an inventory is a few levels deep"
+        report.add(_file_issue(file, "not valid YAML: nested too deeply", fix, "yaml"))
         return None
     if not docs:
-        report.add(InventoryIssue(file, None, None, "the file holds no YAML document", f"write a Site or HostList document (see {SAMPLE})", "document"))
+        report.add(_file_issue(file, "the file holds no YAML document", f"write a Site or HostList document (see {SAMPLE})", "document"))
     return docs
 
 
@@ -711,7 +774,7 @@ def load_inventory(
     report = _Report()
     files = _expand(paths, report)
     if not files and not report.all():
-        report.add(InventoryIssue("<inventory>", None, None, "no inventory file given", "pass the inventory file(s) or the directory holding them", "file"))
+        report.add(_file_issue("<inventory>", "no inventory file given", _PASS_FILES))
     parsed: list[tuple[str, list[Any]]] = []
     with _gc_paused():
         for path in files:

@@ -463,7 +463,9 @@ class NodeTaint(Model):
 
     key: LabelKey = Field(description="Taint key, e.g. `nvidia.com/gpu`. Required.")
     value: LabelValue | None = Field(default=None, description="Taint value. Default: none.")
-    effect: TaintEffect = Field(default="NoSchedule", description="Taint effect: `NoSchedule`, `PreferNoSchedule` or `NoExecute`. Default: `NoSchedule`.")
+    effect: TaintEffect = Field(
+        default="NoSchedule", description="Taint effect: `NoSchedule`, `PreferNoSchedule` or `NoExecute`. Default: `NoSchedule`."
+    )
 
 
 def _parse_gpu_indices(value: Any) -> str | tuple[int, ...]:
@@ -541,7 +543,10 @@ class Host(Model):
     taints: tuple[NodeTaint, ...] = Field(default=(), description="Node taints. Default: none.")
     state: HostState = Field(
         default="active",
-        description="`active`, `cordoned` (joined but unschedulable) or `absent` (out for repair; kept in the inventory). Default: `active`.",
+        description=(
+            "`active`, `cordoned` (joined but unschedulable) or `absent` (out for repair; kept in the inventory). "
+            "Default: `active`."
+        ),
     )
     gpu: HostGpu | None = Field(default=None, description="GPUs (required for role gpu-worker). Default: none.")
     network: HostNetwork = Field(default_factory=HostNetwork, description="High-speed fabric. Default: `fabric: none`.")

@@ -275,6 +275,17 @@ def test_site_network_overlaps_the_linked_cloud_vpc(tmp_path):
     assert "cluster.linkedCloudVpcCidr" in fields
 
 
+def test_cidr_overlaps_are_reported_even_when_another_cluster_field_is_wrong(tmp_path):
+    site, hosts = sample()
+    site["cluster"]["podCidr"] = site["cluster"].pop("podSubnet")  # renamed: its value is still checked
+    site["cluster"]["serviceSubnet"] = "10.244.128.0/20"
+    site["cluster"]["cni"] = "flannel"
+    error = failure(write(tmp_path / "a.yaml", site, hosts))
+    assert error.codes[0] == "renamed-field"
+    assert {"schema", "cidr-overlap"} <= set(error.codes)
+    assert "endpoint-missing" not in error.codes  # the endpoint is not judged from a partial cluster
+
+
 # --------------------------------------------------------------------------- control plane
 
 
