@@ -71,15 +71,24 @@ class DataFileError(HybridGpuError):
         super().__init__("\n".join([head, *(f"  - {issue}" for issue in self.issues)]))
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate mapping keys."""
+class UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """libyaml's safe loader (the pure-Python one without libyaml) refusing duplicate mapping keys.
+
+    An unhashable key (a list or mapping used as a key) is a YAML error, not a ``TypeError``.
+    """
 
 
-def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     seen: set[Any] = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
+        try:
+            duplicate = key in seen
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping", node.start_mark, "found an unhashable key (a list or mapping)", key_node.start_mark
+            ) from None
+        if duplicate:
             raise yaml.constructor.ConstructorError(
                 "while constructing a mapping", node.start_mark, f"found duplicate key {key!r}", key_node.start_mark
             )
@@ -87,12 +96,17 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: b
     return loader.construct_mapping(node, deep=deep)
 
 
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
 def load_unique_yaml(text: str) -> Any:
-    """Parse YAML like ``yaml.safe_load`` but raise ``yaml.YAMLError`` on a duplicate mapping key."""
-    return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - SafeLoader subclass
+    """Parse one YAML document like ``yaml.safe_load`` but raise ``yaml.YAMLError`` on a duplicate or unhashable key."""
+    return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+
+
+def load_unique_yaml_all(text: str) -> list[Any]:
+    """Every non-empty document of a multi-document YAML text (see :func:`load_unique_yaml`)."""
+    return [doc for doc in yaml.load_all(text, Loader=UniqueKeyLoader) if doc is not None]  # noqa: S506
 
 
 def top_level_entries(text: str, file: str, top_key: str, error: type[DataFileError]) -> list[Any]:

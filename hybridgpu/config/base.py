@@ -1,25 +1,5 @@
-"""Base of every stack-config model and the shared constrained types (pure, no Pulumi)."""
+"""Base of every stack-config model (re-exported from :mod:`hybridgpu.modelbase`)."""
 
-from __future__ import annotations
+from hybridgpu.modelbase import DNS1123, Dns1123Name, Duration, Model
 
-from typing import Annotated
-
-from pydantic import BaseModel, ConfigDict, StringConstraints
-from pydantic.alias_generators import to_camel
-
-DNS1123 = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-Dns1123Name = Annotated[str, StringConstraints(pattern=DNS1123, max_length=63)]
-#: A Go duration as Karpenter accepts it (e.g. ``30m``, ``1h``, ``720h``, ``1h30m``).
-Duration = Annotated[str, StringConstraints(pattern=r"^([0-9]+(s|m|h))+$")]
-
-
-class Model(BaseModel):
-    """Base of every config model: camelCase keys, unknown keys rejected, immutable."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        frozen=True,
-        alias_generator=to_camel,
-        populate_by_name=True,
-        validate_default=True,
-    )
+__all__ = ["DNS1123", "Dns1123Name", "Duration", "Model"]

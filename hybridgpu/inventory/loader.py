@@ -47,6 +47,7 @@ import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from hybridgpu.catalog import Catalog
+from hybridgpu.datafile import load_unique_yaml_all
 from hybridgpu.inventory.checks import CheckInput, run_checks
 from hybridgpu.inventory.models import (
     API_VERSION,
@@ -98,35 +99,6 @@ _NETWORKS = TypeAdapter(tuple[Network, ...])
 # --------------------------------------------------------------------------- YAML
 
 
-class _UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """libyaml's safe loader (pure-Python one without libyaml) refusing duplicate mapping keys.
-
-    Like :func:`hybridgpu.datafile.load_unique_yaml`, plus: several documents per file, and an
-    unhashable key (a list or mapping used as key) is a YAML error, not a ``TypeError``.
-    """
-
-
-def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        try:
-            duplicate = key in seen
-        except TypeError:
-            raise yaml.constructor.ConstructorError(
-                "while constructing a mapping", node.start_mark, "found an unhashable key (a list or mapping)", key_node.start_mark
-            ) from None
-        if duplicate:
-            raise yaml.constructor.ConstructorError(
-                "while constructing a mapping", node.start_mark, f"found duplicate key {key!r}", key_node.start_mark
-            )
-        seen.add(key)
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 @contextlib.contextmanager
 def _gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while parsing and validating.
@@ -151,7 +123,7 @@ def _parse(text: str) -> list[Any]:
     Raises:
         yaml.YAMLError, ValueError (an impossible date), RecursionError, OverflowError.
     """
-    return [doc for doc in yaml.load_all(text, Loader=_UniqueKeyLoader) if doc is not None]  # noqa: S506 - a SafeLoader
+    return load_unique_yaml_all(text)
 
 
 # --------------------------------------------------------------------------- pydantic errors -> issues

@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, StringConstraints, WithJsonSchema, field_validator, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, PlainValidator, StringConstraints, WithJsonSchema, field_validator, model_validator
 
 from hybridgpu.errors import HybridGpuError
+from hybridgpu.modelbase import Dns1123Name, Model
 
 __all__ = [
     "API_VERSION",
@@ -151,26 +151,6 @@ class InventoryError(HybridGpuError):
 
 # --------------------------------------------------------------------------- base
 
-
-class Model(BaseModel):
-    """Base of every inventory model: camelCase keys, unknown keys rejected, immutable.
-
-    The same conventions as :class:`hybridgpu.config.base.Model`, declared here rather than
-    imported: :mod:`hybridgpu.config` loads inventories (``hybridgpu:onprem.inventory``), so
-    importing it from here would make the two packages import each other.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        frozen=True,
-        alias_generator=to_camel,
-        populate_by_name=True,
-        validate_default=True,
-    )
-
-
-#: A DNS-1123 label (as :data:`hybridgpu.config.base.Dns1123Name`).
-Dns1123Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
 
 # --------------------------------------------------------------------------- scalar types
 
