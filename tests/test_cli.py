@@ -55,3 +55,22 @@ def test_validate_and_catalog(root):
     assert missing.exit_code == 2 and "no such stack file" in missing.output
     cat = runner.invoke(app, ["catalog", "--family", "p5"])
     assert cat.exit_code == 0 and "p5.48xlarge" in cat.output
+
+
+def test_preview_with_broken_inventory_names_file_host_field_and_writes_nothing(root, project, tmp_path):
+    import shutil
+
+    inventory_dir = project / "stacks" / "inventory"
+    inventory_dir.mkdir(parents=True)
+    text = (root / "stacks" / "inventory" / "onprem-site-a.yaml").read_text()
+    # cp-02 gets cp-01's management address: a duplicate the offline validation must catch.
+    broken = text.replace("10.20.0.12", "10.20.0.11", 1)
+    assert broken != text
+    (inventory_dir / "onprem-site-a.yaml").write_text(broken)
+    shutil.copy(root / "stacks" / "Pulumi.onprem.yaml", project / "stacks" / "Pulumi.onprem.yaml")
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["preview", "onprem", "--root", str(project), "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "stacks/inventory/onprem-site-a.yaml" in result.output
+    assert "cp-02" in result.output and "addresses.management" in result.output
+    assert not out.exists()
