@@ -9,7 +9,9 @@ Creates:
   with mode 0600), and ``kubeadm init`` / ``kubeadm join``, ordered first control plane ->
   other control planes -> workers;
 * on the first control plane: the CA certificate hash (for worker discovery) and the admin
-  kubeconfig, both read back as secrets;
+  kubeconfig, both read back as secrets; and before every join, the join credentials made
+  valid again (the token expires after 24 h, uploaded certificates after 2 h), so nodes added
+  to the inventory later still join;
 * for ``cordoned`` hosts: drain and cordon, run from the first control plane after the join;
 * a Kubernetes provider built from the admin kubeconfig, and the Cilium CNI Helm release.
 
@@ -28,7 +30,7 @@ import pulumi_kubernetes as k8s
 import pulumi_random as random
 
 from hybridgpu.onprem import HostStep, OnPremPlan
-from hybridgpu.render.bootstrap import KUBEADM_CONFIG_PATH
+from hybridgpu.render.bootstrap import KUBEADM_CONFIG_PATH, join_credentials_script
 from hybridgpu.render.kubeadm import BOOTSTRAP_TOKEN, CA_CERT_HASH, CERTIFICATE_KEY, substitute
 
 CILIUM_REPO = "https://helm.cilium.io"
@@ -104,6 +106,7 @@ class OnPremCluster(pulumi.ComponentResource):
 
         first = plan.first
         first_conn = self._connection(first)
+        self._first_conn = first_conn
         self.joined: dict[str, command.remote.Command] = {}
         init = self._host(name, first, first_conn, token, certificate_key, None, [])
         ca_hash = command.remote.Command(
@@ -200,12 +203,30 @@ class OnPremCluster(pulumi.ComponentResource):
 
         config_text = pulumi.Output.secret(pulumi.Output.all(*secrets).apply(fill))
         directory = os.path.dirname(KUBEADM_CONFIG_PATH)
+        ready: list[pulumi.Resource] = [bootstrap, *after]
+        if step.stage != "init":
+            # The init token expires after 24 h and uploaded certificates after 2 h: make them
+            # valid again on the first control plane before this node joins (nodes added later).
+            script = join_credentials_script(control_plane=step.stage == "join-control-plane")
+
+            def credentials(values: list[str], script: str = script) -> str:
+                return substitute(script, {k: v for k, v in zip((BOOTSTRAP_TOKEN, CERTIFICATE_KEY), values) if "${" + k + "}" in script})
+
+            ready.append(
+                command.remote.Command(
+                    f"{prefix}-join-credentials",
+                    connection=self._first_conn,
+                    create="sudo bash -s",
+                    stdin=pulumi.Output.secret(pulumi.Output.all(token, certificate_key).apply(credentials)),
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=list(after)),
+                )
+            )
         write = command.remote.Command(
             f"{prefix}-kubeadm-config",
             connection=conn,
             create=f"sudo install -d -m 0700 {directory} && sudo sh -c 'umask 077; cat > {KUBEADM_CONFIG_PATH}'",
             stdin=config_text,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[bootstrap, *after]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=ready),
         )
         run = command.remote.Command(
             f"{prefix}-kubeadm-{'init' if step.stage == 'init' else 'join'}",

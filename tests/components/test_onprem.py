@@ -51,9 +51,9 @@ def test_lifecycle_absent_skipped_cordoned_drained(onprem):
 def test_tokens_keys_and_kubeconfig_are_secrets(onprem):  # noqa: C901 - one walk over all commands
     for rec in onprem.of_type("command:remote:Command"):
         assert "connection" in rec.secret_paths  # carries the SSH private key
-        if rec.name.endswith("-kubeadm-config"):
+        if rec.name.endswith("-kubeadm-config") or rec.name.endswith("-join-credentials"):
             assert "stdin" in rec.secret_paths  # token, certificate key, CA hash
-            assert "${" not in rec.inputs["stdin"]  # every placeholder filled
+            assert "${BOOTSTRAP_TOKEN}" not in rec.inputs["stdin"]  # placeholders filled
     import yaml
 
     init_docs = list(yaml.safe_load_all(_cmd(onprem, "cp-01-kubeadm-config").inputs["stdin"]))
@@ -61,7 +61,7 @@ def test_tokens_keys_and_kubeconfig_are_secrets(onprem):  # noqa: C901 - one wal
     token = init["bootstrapTokens"][0]["token"]
     certificate_key = init["certificateKey"]
     for rec in onprem.of_type("command:remote:Command"):
-        if not rec.name.endswith("-kubeadm-config"):
+        if not (rec.name.endswith("-kubeadm-config") or rec.name.endswith("-join-credentials")):
             # Scripts carry no secrets (so they stay readable in the plan): the token and key
             # travel only in the secret kubeadm config.
             assert "stdin" not in rec.secret_paths
@@ -102,3 +102,14 @@ def test_cni_and_nvidia_layer_on_the_onprem_provider(onprem):
     args = {a["name"]: a["value"] for a in next(d for d in a100 if d["kind"] == "JoinConfiguration")["nodeRegistration"]["kubeletExtraArgs"]}
     label = dict(kv.split("=", 1) for kv in args["node-labels"].split(","))["nvidia.com/mig.config"]
     assert label in configs  # the node's layout is in the ConfigMap mig-manager reads
+
+
+def test_join_credentials_refreshed_on_the_first_control_plane_before_each_join(onprem):
+    first_host = _cmd(onprem, "cp-01-kubeadm-init").inputs["connection"]["host"]
+    for host, control_plane in (("cp-02", True), ("dgx-h100-01", False)):
+        creds = _cmd(onprem, f"{host}-join-credentials")
+        assert creds.inputs["connection"]["host"] == first_host
+        assert creds.urn in _cmd(onprem, f"{host}-kubeadm-config").dependencies
+        assert ("upload-certs" in creds.inputs["stdin"]) is control_plane
+        assert "kubeadm token create" in creds.inputs["stdin"]
+    assert not [r for r in onprem.of_type("command:remote:Command") if r.name.endswith("cp-01-join-credentials")]

@@ -331,3 +331,17 @@ def test_random_nodes_give_clean_scripts_and_yaml(hostname, labels, role, mig):
         docs = join_config_worker(CLUSTER, node)
         assert list(yaml.safe_load_all(to_yaml(docs))) == docs
         assert validate_kubeadm_docs(docs) == []
+
+
+@needs_shellcheck
+@pytest.mark.parametrize("control_plane", [True, False])
+def test_join_credentials_script_is_shellcheck_clean_and_only_uses_placeholders(control_plane):
+    from hybridgpu.render.bootstrap import join_credentials_script
+    from hybridgpu.render.kubeadm import substitute
+
+    script = join_credentials_script(control_plane=control_plane)
+    values = {"BOOTSTRAP_TOKEN": "abcdef.0123456789abcdef", "CERTIFICATE_KEY": "ab" * 32}
+    filled = substitute(script, {k: v for k, v in values.items() if "${" + k + "}" in script})
+    assert "${" not in filled and "abcdef.0123456789abcdef" in filled
+    assert ("ab" * 32 in filled) is control_plane
+    assert shellcheck(filled) == ""
