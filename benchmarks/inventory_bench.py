@@ -1,34 +1,64 @@
-"""Timing sanity check of the inventory validation (``hybridgpu.inventory``).
+"""Timing of the on-prem inventory path: validation, rendering and the offline preview.
 
 Prints figures; asserts nothing. Run from the project root::
 
     .venv/bin/python benchmarks/inventory_bench.py [--sizes 10,100,1000,10000] [--repeat 5]
+        [--preview-hosts 1000] [--preview-repeat 3] [--profile] [--profile-hosts 1000] [--what-if]
 
 For each size N it generates a valid site of N hosts (3 control-plane hosts, then DGX-like
 8 x H100-80GB gpu-workers, A100-80GB gpu-workers with the sample's two MIG layouts, and
-cpu-workers, cycling; networks widened to /16 so that 10,000 hosts fit), and times with
-``time.perf_counter`` (median of ``--repeat`` runs after one warm-up, ``gc.collect()`` before each):
+cpu-workers, cycling; about 2% of the workers ``cordoned`` and 2% ``absent``; networks widened
+to /16 so that 10,000 hosts fit), and times with ``time.perf_counter`` (median of ``--repeat``
+runs after one warm-up, ``gc.collect()`` before each):
 
 * **validate**: :func:`hybridgpu.inventory.inventory_from_documents` on the already parsed
   documents: pydantic models plus every rule of :mod:`hybridgpu.inventory.checks`.
+* **render**: :func:`hybridgpu.onprem.plan_onprem` on the inventory just validated: the kubeadm
+  config (YAML with secret placeholders), bootstrap script and kubeadm run script of every
+  host that is not absent, the drain script of cordoned hosts, the named MIG layouts.
+* **total**: validate + render of the same round (one round = validate, then render its
+  result); median and minimum over the rounds. The goal (issue 4) is 10,000 hosts in < 2 s.
 * **load**: :func:`hybridgpu.inventory.load_inventory` on the YAML file written to a temporary
   directory: read, parse (libyaml when PyYAML has it) and validate.
 * **broken**: validate after breaking 1% of the hosts (duplicate address, unknown GPU model,
   unplaceable MIG layout), which also builds the :class:`InventoryError`.
 
-The goal is 10,000 hosts validated in well under 2 s.
+Then **preview**: the wall time of :func:`hybridgpu.offline.preview.run_preview` on a stack
+``bench<P>`` (P = ``--preview-hosts``, 0 skips it) in a temporary project: a copy of
+``Pulumi.yaml``, ``stacks/Pulumi.bench<P>.yaml`` (cost tags, ``hybridgpu:onprem.inventory``
+pointing at the generated inventory inside the temporary project, ``hybridgpu:nvidia`` with the
+GPU Operator, preinstalled driver and toolkit, ``migStrategy: mixed``). The SSH keys are
+``keySecret: {env: SITE_SSH_KEY}``, which the offline preview never reads. One warm-up, then the
+median of ``--preview-repeat`` runs. Each run also accumulates the time spent inside
+``load_inventory`` (every call: stack-file checks and the program) and ``plan_onprem``
+(wrappers patched in for the run); the rest is the program registering resources under mocks.
+
+**profile** (when render is the bottleneck at the largest size, i.e. its median exceeds the
+validate median, or with ``--profile``): cProfile of one warm ``plan_onprem`` on
+``--profile-hosts`` hosts: top 15 by cumulative and by own time, and own time grouped by area.
+
+**what-if** (``--what-if``): render and total again with ``hybridgpu.onprem.to_yaml`` swapped
+for the same dumper on PyYAML's libyaml emitter (``yaml.CSafeDumper``, same representers,
+same options); patched in for the run only, nothing is edited, and the output is checked to be
+byte-identical first.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import cProfile
 import gc
 import platform
+import pstats
+import shutil
 import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +66,17 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import hybridgpu.config.checks as config_checks  # noqa: E402
+import hybridgpu.onprem as onprem  # noqa: E402
 from hybridgpu.inventory import InventoryError, inventory_from_documents, load_inventory  # noqa: E402
+from hybridgpu.render import kubeadm  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "stacks" / "inventory" / "onprem-site-a.yaml"
+
+#: Issue 4's goal: this many hosts validated and rendered in under GOAL_SECONDS.
+GOAL_HOSTS = 10_000
+GOAL_SECONDS = 2.0
 
 
 def _site() -> dict[str, Any]:
@@ -57,6 +94,13 @@ def _ip(prefix: str, i: int) -> str:
     return f"{prefix}.{1 + i // 250}.{1 + i % 250}"
 
 
+def _state(i: int) -> str:
+    """Lifecycle state of host ``i``: workers 7, 57, 107 ... cordoned, 9, 59, 109 ... absent (2% each)."""
+    if i < 3:
+        return "active"
+    return {7: "cordoned", 9: "absent"}.get(i % 50, "active")
+
+
 def generate(n: int) -> list[dict[str, Any]]:
     """The documents (Site, HostList) of a valid site with ``n`` hosts (n >= 3)."""
     hosts = []
@@ -68,7 +112,7 @@ def generate(n: int) -> list[dict[str, Any]]:
             "ssh": {"user": "ubuntu", "keySecret": {"env": "SITE_SSH_KEY"}},
             "rack": f"r{i // 16:03d}",
             "labels": {"hybridgpu.io/pool": "training"},
-            "state": "active",
+            "state": _state(i),
         }
         if host["role"] == "gpu-worker":
             host["taints"] = [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
@@ -119,20 +163,198 @@ def timed(fn, repeat: int) -> tuple[float, float]:
     return statistics.median(times), min(times)
 
 
+def timed_pipeline(pairs, repeat: int) -> dict[str, float]:
+    """Rounds of validate-then-render (one warm-up round): medians of validate, render and their sum, min of the sum."""
+    validate, render, total = [], [], []
+    for round_ in range(repeat + 1):
+        gc.collect()
+        start = time.perf_counter()
+        inventory = inventory_from_documents(pairs)
+        middle = time.perf_counter()
+        plan = onprem.plan_onprem(inventory)
+        end = time.perf_counter()
+        del inventory, plan
+        if round_:
+            validate.append(middle - start)
+            render.append(end - middle)
+            total.append(end - start)
+    return {
+        "validate": statistics.median(validate),
+        "validate_min": min(validate),
+        "render": statistics.median(render),
+        "total": statistics.median(total),
+        "total_min": min(total),
+    }
+
+
+# --------------------------------------------------------------------------- what-if: libyaml emitter
+
+
+class _CDumper(yaml.CSafeDumper):
+    """``hybridgpu.render.kubeadm._Dumper`` on libyaml's emitter: no aliases, placeholders double-quoted."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+_CDumper.add_representer(str, kubeadm._represent_str)
+
+
+def _to_yaml_libyaml(docs):
+    return yaml.dump_all(
+        [dict(d) for d in docs], Dumper=_CDumper, sort_keys=False, default_flow_style=False, explicit_start=True, width=4096
+    )
+
+
+@contextmanager
+def _patched(module: Any, name: str, value: Any) -> Iterator[None]:
+    original = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        yield
+    finally:
+        setattr(module, name, original)
+
+
+# --------------------------------------------------------------------------- profile
+
+_AREAS = (
+    ("yaml (PyYAML)", "/yaml/"),
+    ("hybridgpu.render.kubeadm", "hybridgpu/render/kubeadm.py"),
+    ("hybridgpu.render.bootstrap", "hybridgpu/render/bootstrap.py"),
+    ("hybridgpu.onprem", "hybridgpu/onprem.py"),
+    ("hybridgpu.config (MIG layout models)", "hybridgpu/config/"),
+    ("ipaddress", "ipaddress.py"),
+    ("re", "/re/"),
+)
+
+
+def profile_render(n: int) -> None:
+    inventory = inventory_from_documents([("generated.yaml", generate(n))])
+    onprem.plan_onprem(inventory)  # warm-up
+    gc.collect()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    onprem.plan_onprem(inventory)
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    print(f"\ncProfile of one warm plan_onprem, {n} hosts (cProfile inflates Python-heavy code: read proportions)")
+    for key, title in (("cumulative", "top 15 by cumulative time"), ("tottime", "top 15 by own time")):
+        print(f"-- {title}")
+        stats.sort_stats(key).print_stats(15)
+    own: Counter[str] = Counter()
+    for (filename, _line, _func), (_cc, _nc, tt, _ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+        if filename == "~":
+            area = "builtins (len, isinstance, str methods ...; called mostly by PyYAML)"
+        else:
+            area = next((label for label, marker in _AREAS if marker in filename), "other (stdlib, pydantic ...)")
+        own[area] += tt
+    whole = sum(own.values())
+    print("-- own time by area")
+    for area, seconds in own.most_common():
+        print(f"{area:>70}  {seconds * 1e3:8.0f} ms  {seconds / whole:6.1%}")
+
+
+# --------------------------------------------------------------------------- preview
+
+
+def write_preview_project(tmp: Path, n: int) -> str:
+    """A project in ``tmp`` with stack ``bench<n>`` over a generated ``n``-host inventory; returns the stack name."""
+    stack = f"bench{n}"
+    shutil.copy(ROOT / "Pulumi.yaml", tmp / "Pulumi.yaml")
+    (tmp / "stacks" / "inventory").mkdir(parents=True)
+    inventory_file = f"stacks/inventory/{stack}.yaml"
+    (tmp / inventory_file).write_text(yaml.safe_dump_all(generate(n), sort_keys=False))
+    config = {
+        "hybridgpu:tags": {"team": "ml-platform", "project": "onprem-bench", "cost-center": "cc-4200"},
+        "hybridgpu:onprem": {"inventory": [inventory_file]},
+        "hybridgpu:nvidia": {"install": "gpu-operator", "driver": "preinstalled", "toolkit": "preinstalled", "migStrategy": "mixed"},
+    }
+    (tmp / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+    return stack
+
+
+def _accumulate(fn: Callable, totals: dict[str, float], key: str) -> Callable:
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            totals[key] += time.perf_counter() - start
+            totals[key + "_calls"] += 1
+
+    return wrapper
+
+
+def time_preview(n: int, repeat: int) -> None:
+    from hybridgpu.offline.preview import run_preview
+
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        tmp = Path(tmp_dir)
+        stack = write_preview_project(tmp, n)
+        runs: list[dict[str, float]] = []
+        result = None
+        for round_ in range(repeat + 1):
+            totals: Counter[str] = Counter()
+            with (
+                _patched(config_checks, "load_inventory", _accumulate(config_checks.load_inventory, totals, "load")),
+                _patched(onprem, "plan_onprem", _accumulate(onprem.plan_onprem, totals, "plan")),
+            ):
+                result = None
+                gc.collect()
+                start = time.perf_counter()
+                result = run_preview(stack, root=tmp)
+                totals["wall"] = time.perf_counter() - start
+            if round_:
+                runs.append(dict(totals))
+    assert result is not None
+    types = Counter(r.type for r in result.records)
+    commands = types["command:remote:Command"]
+    hosts = len(result.outputs.get("onprem_hosts", []))
+    skipped = len(result.outputs.get("onprem_skipped_hosts", []))
+    wall = [r["wall"] for r in runs]
+    med = statistics.median(wall)
+    load = statistics.median(r["load"] for r in runs)
+    plan = statistics.median(r["plan"] for r in runs)
+    print(
+        f"\npreview: run_preview({stack!r}) on {n} hosts ({hosts} in the plan, {skipped} absent skipped): "
+        f"{len(result.records)} resources, {commands} command:remote:Command"
+    )
+    print(f"  wall median {med:.2f} s, min {min(wall):.2f} s over {repeat} runs after 1 warm-up ({med / n * 1e3:.1f} ms per host, {med / len(result.records) * 1e3:.2f} ms per resource)")
+    print(
+        f"  inside it (medians): load_inventory {load:.2f} s ({int(runs[0]['load_calls'])} call(s)), "
+        f"plan_onprem {plan:.2f} s ({int(runs[0]['plan_calls'])} call(s)), rest {med - load - plan:.2f} s "
+        f"(Pulumi program + registration under mocks, {(med - load - plan) / len(result.records) * 1e3:.2f} ms per resource)"
+    )
+
+
+# --------------------------------------------------------------------------- main
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10,100,1000,10000", help="comma-separated host counts")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per figure (median shown)")
+    parser.add_argument("--preview-hosts", type=int, default=1000, help="hosts of the previewed stack (0: no preview)")
+    parser.add_argument("--preview-repeat", type=int, default=3, help="timed previews (median shown)")
+    parser.add_argument("--profile", action="store_true", help="profile plan_onprem even if render is not the bottleneck")
+    parser.add_argument("--profile-hosts", type=int, default=1000, help="hosts of the profiled plan_onprem")
+    parser.add_argument("--what-if", action="store_true", help="also time render with a libyaml emitter patched in")
     args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
+    sizes = [max(3, int(s)) for s in args.sizes.split(",")]
     print(f"python {platform.python_version()}, {platform.machine()}, libyaml={yaml.__with_libyaml__}, repeat={args.repeat}")
-    print(f"{'hosts':>6}  {'validate median':>15}  {'min':>9}  {'per host':>9}  {'load (file) median':>18}  {'broken 1% median':>16}  issues")
+    print(
+        f"{'hosts':>6}  {'steps':>5}  {'validate':>9}  {'render':>9}  {'total':>9}  {'total min':>9}  {'per host':>8}  "
+        f"{'load (file)':>11}  {'broken 1%':>9}  issues    (medians; total = validate + render)"
+    )
+    figures: dict[int, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
-            docs = generate(max(3, n))
+            docs = generate(n)
             pairs = [("generated.yaml", docs)]
             inventory = inventory_from_documents(pairs)
-            assert len(inventory.hosts) == max(3, n)
+            assert len(inventory.hosts) == n
+            steps = len(onprem.plan_onprem(inventory).steps)
             path = Path(tmp) / f"site-{n}.yaml"
             path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
             bad = [("generated.yaml", broken(docs))]
@@ -144,13 +366,50 @@ def main() -> None:
                     return len(exc.issues)
                 return 0
 
-            v_med, v_min = timed(lambda pairs=pairs: inventory_from_documents(pairs), args.repeat)
+            f = figures[n] = timed_pipeline(pairs, args.repeat)
             l_med, _ = timed(lambda path=path: load_inventory(path), args.repeat)
             b_med, _ = timed(validate_broken, args.repeat)
             print(
-                f"{n:>6}  {v_med * 1e3:>12.1f} ms  {v_min * 1e3:>6.1f} ms  {v_med / n * 1e6:>6.1f} us  "
-                f"{l_med * 1e3:>15.1f} ms  {b_med * 1e3:>13.1f} ms  {validate_broken()}"
+                f"{n:>6}  {steps:>5}  {f['validate'] * 1e3:>6.1f} ms  {f['render'] * 1e3:>6.0f} ms  {f['total'] * 1e3:>6.0f} ms  "
+                f"{f['total_min'] * 1e3:>6.0f} ms  {f['total'] / n * 1e6:>5.0f} us  {l_med * 1e3:>8.1f} ms  "
+                f"{b_med * 1e3:>6.1f} ms  {validate_broken()}",
+                flush=True,
             )
+
+    if GOAL_HOSTS in figures:
+        f = figures[GOAL_HOSTS]
+        verdict = "met" if f["total"] < GOAL_SECONDS else "NOT met"
+        print(
+            f"\ngoal: {GOAL_HOSTS} hosts validated + rendered in < {GOAL_SECONDS:.0f} s: {verdict} "
+            f"(total median {f['total']:.2f} s = validate {f['validate']:.2f} s + render {f['render']:.2f} s; "
+            f"render is {f['render'] / f['total']:.0%})"
+        )
+    else:
+        print(f"\ngoal: {GOAL_HOSTS} hosts validated + rendered in < {GOAL_SECONDS:.0f} s: not measured (add {GOAL_HOSTS} to --sizes)")
+
+    largest = figures[max(figures)]
+    if args.what_if:
+        inventory = inventory_from_documents([("generated.yaml", generate(min(max(figures), 1000)))])
+        reference = onprem.plan_onprem(inventory)
+        with _patched(onprem, "to_yaml", _to_yaml_libyaml):
+            same = onprem.plan_onprem(inventory) == reference
+            print(f"\nwhat-if: kubeadm YAML through libyaml's emitter (yaml.CSafeDumper); plans identical to as-is: {same}")
+            for n in sizes:
+                w = timed_pipeline([("generated.yaml", generate(n))], args.repeat)
+                a = figures[n]
+                print(
+                    f"{n:>6}  render {w['render'] * 1e3:>7.0f} ms (as is {a['render'] * 1e3:.0f} ms, {a['render'] / w['render']:.1f}x)  "
+                    f"total {w['total'] * 1e3:>7.0f} ms  ({w['total'] / n * 1e6:.0f} us per host)",
+                    flush=True,
+                )
+
+    if args.profile or largest["render"] > largest["validate"]:
+        why = "--profile" if args.profile else f"render is the bottleneck at {max(figures)} hosts"
+        print(f"\n({why})", end="")
+        profile_render(args.profile_hosts)
+
+    if args.preview_hosts > 0:
+        time_preview(args.preview_hosts, args.preview_repeat)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 
 Creates:
 
-* the bootstrap token (two ``random:RandomString`` parts, ``[a-z0-9]{6}.[a-z0-9]{16}``) and the
-  certificate key (``random:RandomId``, 32 bytes as hex) as Pulumi secrets;
+* the bootstrap token (one ``random:RandomPassword`` of 22 lowercase letters and digits, split
+  ``[a-z0-9]{6}.[a-z0-9]{16}``) and the certificate key (``random:RandomBytes``, 32 bytes as
+  hex), secrets in the program and in the state;
 * per host that is not ``absent`` (``command:remote:Command``, all secrets passed on stdin so they
   never appear in command lines or logs): the bootstrap script, the kubeadm config (written
   with mode 0600), and ``kubeadm init`` / ``kubeadm join``, ordered first control plane ->
@@ -98,10 +99,12 @@ class OnPremCluster(pulumi.ComponentResource):
     def __init__(self, name: str, plan: OnPremPlan, cilium_version: str, opts: pulumi.ResourceOptions | None = None):
         super().__init__("hybridgpu:onprem:OnPremCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        token_id = random.RandomString(f"{name}-token-id", length=6, upper=False, special=False, opts=child)
-        token_secret = random.RandomString(f"{name}-token-secret", length=16, upper=False, special=False, opts=child)
-        token = pulumi.Output.secret(pulumi.Output.concat(token_id.result, ".", token_secret.result))
-        cert_key = random.RandomId(f"{name}-certificate-key", byte_length=32, opts=child)
+        # RandomPassword/RandomBytes keep their values secret in the state (RandomString/RandomId
+        # do not). One 22-character value is split into the token's id and secret, so the two can
+        # only be rotated together.
+        raw_token = random.RandomPassword(f"{name}-bootstrap-token", length=22, upper=False, special=False, opts=child)
+        token = pulumi.Output.secret(raw_token.result.apply(lambda r: f"{r[:6]}.{r[6:]}"))
+        cert_key = random.RandomBytes(f"{name}-certificate-key", length=32, opts=child)
         certificate_key = pulumi.Output.secret(cert_key.hex)
 
         first = plan.first
@@ -138,7 +141,7 @@ class OnPremCluster(pulumi.ComponentResource):
                 command.remote.Command(
                     f"{name}-{step.hostname}-drain",
                     connection=first_conn,
-                    create="sudo bash -s",
+                    create="sudo KUBECONFIG=/etc/kubernetes/admin.conf bash -s",
                     stdin=step.drain,
                     opts=pulumi.ResourceOptions(parent=self, depends_on=[self.joined[step.hostname]]),
                 )
@@ -224,7 +227,12 @@ class OnPremCluster(pulumi.ComponentResource):
         write = command.remote.Command(
             f"{prefix}-kubeadm-config",
             connection=conn,
-            create=f"sudo install -d -m 0700 {directory} && sudo sh -c 'umask 077; cat > {KUBEADM_CONFIG_PATH}'",
+            # A host that already joined gets no config written (it would only leave the token
+            # and key on disk: the join step does nothing there).
+            create=(
+                "if sudo test -e /etc/kubernetes/kubelet.conf; then cat >/dev/null; exit 0; fi; "
+                f"sudo install -d -m 0700 {directory} && sudo sh -c 'umask 077; cat > {KUBEADM_CONFIG_PATH}'"
+            ),
             stdin=config_text,
             opts=pulumi.ResourceOptions(parent=self, depends_on=ready),
         )

@@ -1,12 +1,21 @@
-"""Generate ``docs/config-reference.md`` from the pydantic config models (pure, no Pulumi).
+"""Generate ``docs/config-reference.md`` and ``docs/inventory-reference.md`` from the pydantic models (pure, no Pulumi).
 
 The reference walks the models top-down from :class:`~hybridgpu.config.models.StackConfig`
 and renders one section per model: a table of every key with its full Pulumi config path
 (``hybridgpu:cloud.nodePools[].weight``), type, default and description (the ``Field``
 description). The output is deterministic, so CI can compare it with the committed file::
 
-    python -m hybridgpu.docs_gen > docs/config-reference.md   # regenerate
-    python -m hybridgpu.docs_gen --check                      # exit 1 if the file is stale
+    python -m hybridgpu.docs_gen > docs/config-reference.md                  # regenerate
+    python -m hybridgpu.docs_gen --inventory > docs/inventory-reference.md   # regenerate
+    python -m hybridgpu.docs_gen --check                                     # exit 1 if either file is stale
+
+:func:`inventory_reference_markdown` does the same for the on-prem inventory format
+(:mod:`hybridgpu.inventory`): the ``Site`` and ``HostList`` documents, described by the
+documentation-only models :class:`SiteDocument` and :class:`HostListDocument` (their keys are
+the ones the loader accepts), with key paths such as ``hosts[].gpu.migLayouts[].layout``,
+then the renamed/removed fields (:data:`~hybridgpu.inventory.loader.RENAMED_FIELDS`) and one
+line per validation rule (:data:`~hybridgpu.inventory.checks.RULES`: the summary of its docstring
+and the issue codes it reports).
 
 :func:`field_doc_problems` is the documentation lint the tests run: every field needs a
 description that states its default (``Default: ...``) or says ``Required``.
@@ -17,6 +26,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import inspect
+import ipaddress
 import json
 import re
 import sys
@@ -24,17 +34,26 @@ import types
 import typing
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from pydantic.fields import FieldInfo
 
 from hybridgpu.config.loader import FIELD_TO_KEY, KEY_TO_FIELD, PROJECT
 from hybridgpu.config.base import DNS1123, Duration
 from hybridgpu.config.models import StackConfig
+from hybridgpu.inventory import checks as inventory_checks
+from hybridgpu.inventory import models as inventory_models
+from hybridgpu.inventory.loader import INLINE_SECRET_KEYS, RENAMED_FIELDS, SAMPLE
+from hybridgpu.inventory.models import API_VERSION, Cluster, Host, HostListMetadata, Network, SiteMetadata
+from hybridgpu.modelbase import Model
 
-#: Where the generated reference lives (the repository's docs/ directory).
+#: Where the generated references live (the repository's docs/ directory).
 DEFAULT_PATH = Path(__file__).resolve().parents[1] / "docs" / "config-reference.md"
+INVENTORY_PATH = DEFAULT_PATH.with_name("inventory-reference.md")
+
+REGENERATE_CONFIG = "python -m hybridgpu.docs_gen > docs/config-reference.md"
+REGENERATE_INVENTORY = "python -m hybridgpu.docs_gen --inventory > docs/inventory-reference.md"
 
 #: StackConfig fields that are not config keys: ``stack`` comes from the file name
 #: ``Pulumi.<stack>.yaml``, so it is neither documented as a key nor linted.
@@ -46,6 +65,27 @@ _REQUIRED_WORD = re.compile(r"\bRequired\b")
 _RST_ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
 _RST_LITERAL = re.compile(r"``([^`]+)``")
 _NONE_TYPE = type(None)
+_ISSUE_CODE = re.compile(r"``([a-z0-9]+(?:-[a-z0-9]+)+)``")
+
+
+def _pattern_of(annotated: Any) -> str:
+    """The regex of a constrained-string alias such as ``Annotated[str, StringConstraints(pattern=...)]``."""
+    return next(m.pattern for m in typing.get_args(annotated)[1:] if getattr(m, "pattern", None))
+
+
+#: Regexes with a name: shown as that name instead of the raw pattern.
+_NAMED_PATTERNS = {
+    DNS1123: "DNS-1123 name",
+    _pattern_of(inventory_models.NodeName): "DNS-1123 subdomain",
+    _pattern_of(inventory_models.LabelKey): "label key `[prefix/]name`",
+    _pattern_of(inventory_models.LabelValue): "label value",
+    _pattern_of(inventory_models.PciBusId): "PCI bus id (`domain:bus:device.function`, hex)",
+}
+_SINGULAR = {"items": "item", "entries": "entry", "characters": "character"}
+_IP_TYPES = {
+    frozenset({ipaddress.IPv4Address, ipaddress.IPv6Address}): "IP address (IPv4 or IPv6)",
+    frozenset({ipaddress.IPv4Network, ipaddress.IPv6Network}): "network (CIDR, no host bits set)",
+}
 
 
 # --------------------------------------------------------------------------- model walk
@@ -161,8 +201,8 @@ def _constraint_notes(metadata: list[Any], *, sized: str) -> tuple[str | None, l
     low = high = None
     for item in metadata:
         pattern = getattr(item, "pattern", None)
-        if pattern == DNS1123:
-            special = "DNS-1123 name"
+        if pattern in _NAMED_PATTERNS:
+            special = _NAMED_PATTERNS[pattern]
         elif pattern == _DURATION_PATTERN:
             special = "duration"
             notes.append("e.g. `30m`, `1h30m`")
@@ -183,7 +223,7 @@ def _constraint_notes(metadata: list[Any], *, sized: str) -> tuple[str | None, l
     if low is not None and high is not None:
         notes.append(f"{low}..{high} {sized}")
     elif low is not None:
-        notes.append(f"at least {low} {sized if low != 1 else sized.rstrip('s')}")
+        notes.append(f"at least {low} {sized if low != 1 else _SINGULAR.get(sized, sized)}")
     elif high is not None:
         notes.append(f"at most {high} {sized}")
     # ">= a" and "<= b" read better as one range.
@@ -204,6 +244,8 @@ def type_text(annotation: Any, metadata: list[Any] | None = None) -> str:
     annotation, inner = _strip_annotated(annotation)
     metadata = [*(metadata or []), *inner]
     union = _union_args(annotation)
+    if union is not None and all(isinstance(arg, type) for arg in union) and frozenset(union) in _IP_TYPES:
+        return _IP_TYPES[frozenset(union)]
     if union is not None:
         parts = [type_text(arg) for arg in union if arg is not _NONE_TYPE]
         text = " or ".join(parts)
@@ -289,6 +331,8 @@ def _section(model: type[BaseModel], prefixes: list[str]) -> list[str]:
             "The stack name itself comes from the file name.",
             "",
         ]
+    elif prefixes == [""]:
+        lines += [_prose(model.__doc__), ""]
     else:
         where = ", ".join(_code(p) for p in prefixes)
         lines += [f"Key path: {where}", "", _prose(model.__doc__), ""]
@@ -339,6 +383,147 @@ def config_reference_markdown() -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+# --------------------------------------------------------------------------- inventory reference
+
+
+# SiteDocument and HostListDocument only document the two document shapes: the loader reads a
+# document key by key (metadata, cluster, networks / metadata, hosts) with the models below them.
+# tests/core/test_docs.py checks that their keys are the ones the loader accepts.
+
+
+class SiteDocument(Model):
+    """The ``kind: Site`` document: exactly one per site, in any of the site's files."""
+
+    api_version: Literal["hybridgpu.io/v1alpha1"] = Field(description="Schema version of the inventory format. Required.")
+    kind: Literal["Site"] = Field(description="Document kind. Required.")
+    metadata: SiteMetadata = Field(description="Names the site. Required.")
+    cluster: Cluster = Field(description="Cluster settings (what kubeadm's ClusterConfiguration needs). Required.")
+    networks: tuple[Network, ...] = Field(
+        min_length=1,
+        description="The site's IP networks; every host address must lie in a network of the matching purpose. Required.",
+    )
+
+
+class HostListDocument(Model):
+    """A ``kind: HostList`` document: any number per site, in any of the site's files.
+
+    The hosts of every HostList that names the site are merged in reading order (files in the
+    order given, a directory's ``*.yaml``/``*.yml`` files sorted by name, not recursive).
+    """
+
+    api_version: Literal["hybridgpu.io/v1alpha1"] = Field(description="Schema version of the inventory format. Required.")
+    kind: Literal["HostList"] = Field(description="Document kind. Required.")
+    metadata: HostListMetadata = Field(description="Names the site these hosts belong to. Required.")
+    hosts: tuple[Host, ...] = Field(description="The machines; `hosts: []` is allowed. Required.")
+
+
+#: The inventory's document models, in reference order.
+INVENTORY_DOCUMENTS: tuple[type[BaseModel], ...] = (SiteDocument, HostListDocument)
+
+
+def iter_inventory_models() -> list[tuple[type[BaseModel], list[str]]]:
+    """Every inventory model, document by document (see :func:`iter_models`); each model once."""
+    seen: set[type[BaseModel]] = set()
+    out: list[tuple[type[BaseModel], list[str]]] = []
+    for document in INVENTORY_DOCUMENTS:
+        for model, prefixes in iter_models(document):
+            if model not in seen:
+                seen.add(model)
+                out.append((model, prefixes))
+    return out
+
+
+def _summary(func: Any) -> str:
+    """The first paragraph of a function's docstring, on one line, as Markdown."""
+    first = inspect.cleandoc(func.__doc__ or "").split("\n\n", 1)[0]
+    return _prose(first)
+
+
+def rule_lines() -> list[tuple[str, str, list[str]]]:
+    """``(function name, summary, issue codes)`` for each rule of :data:`hybridgpu.inventory.checks.RULES`.
+
+    The summary is the docstring's first paragraph; the codes are the hyphenated ````code````
+    literals of its ``Returns:`` section.
+    """
+    out = []
+    for rule in inventory_checks.RULES:
+        doc = inspect.cleandoc(rule.__doc__ or "")
+        returns = doc.split("Returns:", 1)[1] if "Returns:" in doc else ""
+        codes = list(dict.fromkeys(_ISSUE_CODE.findall(returns)))
+        out.append((rule.__name__, _summary(rule), codes))
+    return out
+
+
+def _renamed_rows() -> list[str]:
+    rows = ["| old key | now | note |", "|---|---|---|"]
+    for old, (new, note) in RENAMED_FIELDS.items():
+        now = _code(new) if new is not None else "removed"
+        rows.append(f"| {_code(old)} | {now} | {_cell(note)} |")
+    return rows
+
+
+def inventory_reference_markdown() -> str:
+    """The full Markdown reference of the on-prem inventory format (deterministic)."""
+    models = iter_inventory_models()
+    lines = [
+        f"<!-- Generated by `{REGENERATE_INVENTORY}` from hybridgpu/inventory/. Do not edit by hand. -->",
+        "",
+        "# Inventory reference",
+        "",
+        f"Every key of an on-prem site inventory, generated from the pydantic models in `hybridgpu/inventory/models.py`. "
+        f"An inventory is YAML: one `kind: Site` document (cluster settings and networks) and any number of "
+        f"`kind: HostList` documents (the hosts), each with `apiVersion: {API_VERSION}`, in one file per site or "
+        f"split over several files (documents separated by `---`). `{SAMPLE}` is the annotated sample; "
+        "[onprem.md](onprem.md) is the guide. Keys are camelCase; unknown keys are rejected; YAML values are taken "
+        "strictly (quote versions such as `\"1.35.2\"`; a number is not an address). A key path such as "
+        "`hosts[].gpu.migLayouts[].layout` means the `layout` key of each `migLayouts` entry under `gpu` of each "
+        "entry of `hosts`. Defaults are written as YAML flow values.",
+        "",
+        "Check an inventory with `hybridgpu validate <stack>` (the stack's `hybridgpu:onprem.inventory`); "
+        f"regenerate this file with `{REGENERATE_INVENTORY}`.",
+        "",
+        "## Contents",
+        "",
+    ]
+    for model, prefixes in models:
+        where = "top-level keys" if prefixes == [""] else ", ".join(_code(p) for p in prefixes)
+        lines.append(f"- [{model.__name__}](#{model.__name__.lower()}): {where}")
+    lines += [
+        "- [Renamed and removed fields](#renamed-and-removed-fields)",
+        "- [Validation rules](#validation-rules)",
+        "",
+    ]
+    for model, prefixes in models:
+        lines += _section(model, prefixes)
+    lines += [
+        "## Renamed and removed fields",
+        "",
+        "Keys of earlier drafts of the format. Wherever one appears, it is reported first, with its new name "
+        "(`renamed-field`), before any other problem.",
+        "",
+        *_renamed_rows(),
+        "",
+        "Keys that would hold a secret inline are refused without echoing the value (`inline-secret`): "
+        + ", ".join(_code(k) for k in sorted(INLINE_SECRET_KEYS))
+        + " anywhere in a host, and `key` under `ssh` or `ssh.keySecret`. Values that look like key material "
+        "are refused in `keySecret` too.",
+        "",
+        "## Validation rules",
+        "",
+        "Beyond the types above, the loader runs these rules (`hybridgpu/inventory/checks.py`, one function per rule, "
+        "in this order) and reports every problem at once, each with the file, the host (or site section), the field "
+        "and a fix. The loader's own problems (unreadable files, YAML syntax, unknown keys, wrong types) carry codes "
+        "such as `file`, `yaml`, `document` and `schema`.",
+        "",
+        "| rule | checks | issue codes |",
+        "|---|---|---|",
+    ]
+    for name, summary, codes in rule_lines():
+        lines.append(f"| {_code(name)} | {_cell(summary)} | {', '.join(_code(c) for c in codes)} |")
+    lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
 # --------------------------------------------------------------------------- documentation lint
 
 
@@ -370,32 +555,49 @@ def field_doc_problems(root: type[BaseModel] = StackConfig) -> list[str]:
 # --------------------------------------------------------------------------- command line
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m hybridgpu.docs_gen [--check] [--file PATH]``.
-
-    Without ``--check`` the reference goes to stdout. With ``--check`` the file (default
-    ``docs/config-reference.md``) is compared with the generated text: exit 0 when equal,
-    1 with a diff on stderr when not.
-    """
-    parser = argparse.ArgumentParser(prog="python -m hybridgpu.docs_gen", description="Generate the stack configuration reference (Markdown).")
-    parser.add_argument("--check", action="store_true", help="exit 1 if the file differs from the generated reference")
-    parser.add_argument("--file", type=Path, default=DEFAULT_PATH, help="reference file for --check (default: docs/config-reference.md)")
-    args = parser.parse_args(argv)
-    text = config_reference_markdown()
-    if not args.check:
-        sys.stdout.write(text)
-        return 0
+def _check(path: Path, text: str, regenerate: str) -> bool:
+    """Compare ``path`` with the generated ``text``; print the verdict (diff on stderr)."""
     try:
-        current = args.file.read_text(encoding="utf-8")
+        current = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         current = ""
     if current == text:
-        print(f"{args.file}: up to date")
-        return 0
-    diff = difflib.unified_diff(current.splitlines(keepends=True), text.splitlines(keepends=True), fromfile=str(args.file), tofile="generated")
-    sys.stderr.write(f"{args.file} is out of date; regenerate it with: python -m hybridgpu.docs_gen > docs/config-reference.md\n")
+        print(f"{path}: up to date")
+        return True
+    diff = difflib.unified_diff(current.splitlines(keepends=True), text.splitlines(keepends=True), fromfile=str(path), tofile="generated")
+    sys.stderr.write(f"{path} is out of date; regenerate it with: {regenerate}\n")
     sys.stderr.writelines(diff)
-    return 1
+    return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m hybridgpu.docs_gen [--inventory] [--check] [--file PATH]``.
+
+    Without ``--check`` the stack configuration reference (with ``--inventory``: the inventory
+    reference) goes to stdout. ``--check`` compares the committed files with the generated
+    text: both ``docs/config-reference.md`` and ``docs/inventory-reference.md``, or only the one
+    selected by ``--inventory``, or ``--file PATH`` against the selected reference. Exit 0 when
+    equal, 1 with a diff on stderr when not.
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m hybridgpu.docs_gen", description="Generate the stack configuration reference or the inventory reference (Markdown)."
+    )
+    parser.add_argument("--inventory", action="store_true", help="the inventory reference instead of the stack configuration reference")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a committed reference differs from the generated one")
+    parser.add_argument("--file", type=Path, default=None, help="reference file for --check (default: both files under docs/)")
+    args = parser.parse_args(argv)
+    config = (DEFAULT_PATH, config_reference_markdown, REGENERATE_CONFIG)
+    inventory = (INVENTORY_PATH, inventory_reference_markdown, REGENERATE_INVENTORY)
+    selected = inventory if args.inventory else config
+    if not args.check:
+        sys.stdout.write(selected[1]())
+        return 0
+    if args.file is not None:
+        targets = [(args.file, selected[1], selected[2])]
+    else:
+        targets = [inventory] if args.inventory else [config, inventory]
+    results = [_check(path, render(), regenerate) for path, render, regenerate in targets]
+    return 0 if all(results) else 1
 
 
 if __name__ == "__main__":

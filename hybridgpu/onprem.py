@@ -168,6 +168,13 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True) -> OnPremP
     control = [h for h in hosts if h.role == "control-plane"]
     if not control:
         raise ValueError(f"{inventory.site_file}: no control-plane host that is active or cordoned")
+    # kubeadm init runs on the first ACTIVE control plane (a cordoned one joins later, then drains).
+    active = [h for h in control if h.state == "active"]
+    if active:
+        control.remove(active[0])
+        control.insert(0, active[0])
+    # Without a controlPlaneEndpoint (one control plane) nodes join the first one's API server.
+    join_endpoint = None if cluster.control_plane_endpoint else f"{control[0].addresses.management}:6443"
     workers = [h for h in hosts if h.role != "control-plane"]
     layouts: dict[str, MigLayoutConfig] = {}
     steps = []
@@ -205,6 +212,7 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True) -> OnPremP
                 node,
                 token_placeholder=BOOTSTRAP_TOKEN_PLACEHOLDER,
                 ca_cert_hash_placeholder=CA_CERT_HASH_PLACEHOLDER,
+                api_server_endpoint=join_endpoint,
             )
         steps.append(
             HostStep(

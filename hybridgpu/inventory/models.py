@@ -392,13 +392,13 @@ class SecretRef(Model):
     """
 
     env: Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=255)] | None = Field(
-        default=None, description="Environment variable holding the key, e.g. `SITE_A_SSH_KEY`."
+        default=None, description="Environment variable holding the key, e.g. `SITE_A_SSH_KEY`. Default: none (set exactly one of env, file, pulumiConfig)."
     )
     file: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
-        default=None, description="Path of the key file on the machine running hybridgpu, e.g. `~/.ssh/site-a`."
+        default=None, description="Path of the key file on the machine running hybridgpu, e.g. `~/.ssh/site-a`. Default: none (set exactly one of env, file, pulumiConfig)."
     )
     pulumi_config: Annotated[str, StringConstraints(pattern=r"^([A-Za-z0-9_-]+:)?[A-Za-z0-9_.-]+$", max_length=255)] | None = Field(
-        default=None, description="Pulumi config key of a secret (`pulumi config set --secret`), e.g. `onprem:sshKey`."
+        default=None, description="Pulumi config key of a secret (`pulumi config set --secret`), e.g. `onprem:sshKey`. Default: none (set exactly one of env, file, pulumiConfig)."
     )
 
     @field_validator("env", "file", "pulumi_config", mode="before")

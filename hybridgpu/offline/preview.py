@@ -139,12 +139,12 @@ class HybridMocks(pulumi.runtime.Mocks):
             rid = f"sg-{h}"
         elif typ == "kubernetes:helm.sh/v3:Release":
             state.update(status={"status": "deployed", "version": 1, "namespace": inputs.get("namespace"), "name": inputs.get("name")})
-        elif typ == "random:index/randomString:RandomString":
+        elif typ in ("random:index/randomString:RandomString", "random:index/randomPassword:RandomPassword"):
             length = int(inputs.get("length", 16))
             alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
             state.update(result="".join(alphabet[int(h[i % len(h)], 16) + (i % 20)] for i in range(length)))
-        elif typ == "random:index/randomId:RandomId":
-            size = int(inputs.get("byteLength", 32))
+        elif typ in ("random:index/randomId:RandomId", "random:index/randomBytes:RandomBytes"):
+            size = int(inputs.get("byteLength", inputs.get("length", 32)))
             hex_value = (h * 8)[: 2 * size]
             state.update(hex=hex_value, b64Std=base64.b64encode(bytes.fromhex(hex_value)).decode(), dec=str(int(hex_value, 16)))
         elif typ == "command:remote:Command":

@@ -69,9 +69,12 @@ def test_tokens_keys_and_kubeconfig_are_secrets(onprem):  # noqa: C901 - one wal
     provider = [r for r in onprem.of_type("pulumi:providers:kubernetes")][0]
     assert "kubeconfig" in provider.secret_paths
     assert onprem.outputs["onprem_kubeconfig"] == "[secret]"
-    token_parts = onprem.of_type("random:index/randomString:RandomString")
-    assert sorted(r.inputs["length"] for r in token_parts) == [6, 16]
-    assert all(r.inputs["upper"] is False and r.inputs["special"] is False for r in token_parts)
+    (raw_token,) = onprem.of_type("random:index/randomPassword:RandomPassword")  # secret in the state
+    assert raw_token.inputs["length"] == 22 and raw_token.inputs["upper"] is False and raw_token.inputs["special"] is False
+    (key,) = onprem.of_type("random:index/randomBytes:RandomBytes")
+    assert key.inputs["length"] == 32
+    drain = _cmd(onprem, "a100-02-drain")
+    assert "KUBECONFIG=/etc/kubernetes/admin.conf" in drain.inputs["create"]
 
 
 def test_filled_kubeadm_configs_have_valid_token_and_hash(onprem):
