@@ -93,39 +93,24 @@ class NvidiaLayer(pulumi.ComponentResource):
         configmaps.append(k8s.core.v1.ConfigMap(f"{name}-device-plugin-config", metadata=doc["metadata"], data=doc["data"], opts=in_ns))
 
         release_opts = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[namespace, *configmaps, *(depends_on or [])])
-        self.releases: dict[str, k8s.helm.v3.Release] = {}
+        # (release name, child role, chart, version, repository, values)
         if config.install == "gpu-operator":
-            self.releases["gpu-operator"] = k8s.helm.v3.Release(
-                f"{name}-gpu-operator",
-                name="gpu-operator",
-                chart="gpu-operator",
-                version=config.versions.gpu_operator,
-                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=GPU_OPERATOR_REPO),
-                namespace=config.namespace,
-                values=gpu_operator_values(config),
-                atomic=True,
-                opts=release_opts,
-            )
+            charts = [("gpu-operator", "gpu-operator", "gpu-operator", config.versions.gpu_operator, GPU_OPERATOR_REPO, gpu_operator_values(config))]
         else:
-            self.releases["nvidia-device-plugin"] = k8s.helm.v3.Release(
-                f"{name}-device-plugin",
-                name="nvidia-device-plugin",
-                chart="nvidia-device-plugin",
-                version=config.versions.device_plugin,
-                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=DEVICE_PLUGIN_REPO),
+            charts = [
+                ("nvidia-device-plugin", "device-plugin", "nvidia-device-plugin", config.versions.device_plugin, DEVICE_PLUGIN_REPO, device_plugin_values(config)),
+                ("gpu-feature-discovery", "gfd", "nvidia-device-plugin", config.versions.gpu_feature_discovery, DEVICE_PLUGIN_REPO, gfd_values(config)),
+            ]
+        self.releases: dict[str, k8s.helm.v3.Release] = {}
+        for release, role, chart, version, repo, values in charts:
+            self.releases[release] = k8s.helm.v3.Release(
+                f"{name}-{role}",
+                name=release,
+                chart=chart,
+                version=version,
+                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repo),
                 namespace=config.namespace,
-                values=device_plugin_values(config),
-                atomic=True,
-                opts=release_opts,
-            )
-            self.releases["gpu-feature-discovery"] = k8s.helm.v3.Release(
-                f"{name}-gfd",
-                name="gpu-feature-discovery",
-                chart="nvidia-device-plugin",
-                version=config.versions.gpu_feature_discovery,
-                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=DEVICE_PLUGIN_REPO),
-                namespace=config.namespace,
-                values=gfd_values(config),
+                values=values,
                 atomic=True,
                 opts=release_opts,
             )

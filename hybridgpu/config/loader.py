@@ -29,6 +29,7 @@ from pydantic import BaseModel, ValidationError
 
 from hybridgpu.config.checks import semantic_issues
 from hybridgpu.config.models import StackConfig
+from hybridgpu.modelbase import model_at
 from hybridgpu.errors import ConfigIssue, StackConfigError, StackFileError
 
 PROJECT = "hybridgpu"
@@ -227,31 +228,7 @@ def _loc_to_key(loc: tuple[Any, ...]) -> str:
 
 def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     """The model class that owns the last element of ``loc`` (to suggest allowed keys)."""
-    model: Any = StackConfig
-    for part in loc[:-1]:
-        if isinstance(part, int):
-            continue
-        fields = {f.alias or n: f for n, f in model.model_fields.items()}
-        info = fields.get(str(part))
-        if info is None:
-            return None
-        ann = info.annotation
-        model = _unwrap_model(ann)
-        if model is None:
-            return None
-    return model
-
-
-def _unwrap_model(annotation: Any) -> type[BaseModel] | None:
-    import typing
-
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in typing.get_args(annotation):
-        found = _unwrap_model(arg)
-        if found is not None:
-            return found
-    return None
+    return model_at(StackConfig, loc)
 
 
 def _fix_for(error: dict[str, Any]) -> str:

@@ -48,6 +48,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from hybridgpu.catalog import Catalog
 from hybridgpu.datafile import load_unique_yaml_all
+from hybridgpu.modelbase import model_at
 from hybridgpu.inventory.checks import CheckInput, run_checks
 from hybridgpu.inventory.models import (
     API_VERSION,
@@ -161,33 +162,7 @@ def _shown(value: Any, limit: int = _MAX_SHOWN_VALUE) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _unwrap_model(annotation: Any) -> type[BaseModel] | None:
-    try:
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            return annotation
-    except TypeError:  # a generic alias that passes for a type
-        pass
-    for arg in typing.get_args(annotation):
-        found = _unwrap_model(arg)
-        if found is not None:
-            return found
-    return None
-
-
-def _model_at(root: type[BaseModel] | None, loc: Sequence[Any]) -> type[BaseModel] | None:
-    """The model that owns the last element of ``loc`` (to list its allowed keys)."""
-    model = root
-    for part in loc[:-1]:
-        if model is None:
-            return None
-        if isinstance(part, int):
-            continue
-        fields = {f.alias or n: f for n, f in model.model_fields.items()}
-        info = fields.get(str(part))
-        if info is None:
-            return None
-        model = _unwrap_model(info.annotation)
-    return model
+_model_at = model_at
 
 
 def _allowed(model: type[BaseModel]) -> list[str]:
