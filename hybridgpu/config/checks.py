@@ -9,6 +9,7 @@ Pulumi resource is registered.
 from __future__ import annotations
 
 import difflib
+import functools
 import ipaddress
 from pathlib import Path
 
@@ -82,7 +83,22 @@ def load_onprem_inventory(config: StackConfig, root: Path | None = None) -> Inve
     """
     assert config.onprem is not None
     base = root or Path.cwd()
-    return load_inventory([base / p for p in config.onprem.inventory])
+    paths = tuple((base / p).resolve() for p in config.onprem.inventory)
+    return _load_inventory_cached(paths, tuple(_mtime(p) for p in paths))
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return max([path.stat().st_mtime_ns, *(c.stat().st_mtime_ns for c in path.iterdir())] if path.is_dir() else [path.stat().st_mtime_ns])
+    except OSError:
+        return -1
+
+
+@functools.lru_cache(maxsize=8)
+def _load_inventory_cached(paths: tuple[Path, ...], mtimes: tuple[int, ...]) -> Inventory:
+    # The config checks, the program's own validation and the on-prem component all need the
+    # inventory; it is parsed once per file version (Inventory is immutable).
+    return load_inventory(list(paths))
 
 
 def onprem_issues(config: StackConfig, file: str, catalog: Catalog, *, root: Path | None = None) -> list[ConfigIssue]:

@@ -874,8 +874,11 @@ def join_config_worker(
 # --------------------------------------------------------------------------- YAML
 
 
-class _Dumper(yaml.SafeDumper):
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
     """Block-style YAML without anchors/aliases (shared sub-objects are written out in full).
+
+    Built on libyaml's emitter when PyYAML has it (several times faster; same output), else
+    PyYAML's pure-Python one.
 
     Strings holding a placeholder are double-quoted, so whatever :func:`substitute` puts there
     stays a string (an all-digit token or key would otherwise read as a number).
