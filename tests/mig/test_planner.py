@@ -50,47 +50,10 @@ def big_pool(model: str, nodes: int = 1000) -> list[GpuPool]:
 @pytest.fixture(scope="module")
 def ilp():
     """min sum x_L over all valid non-empty layouts L, s.t. sum x_L L[p] >= demand[p]; x integer >= 0."""
-    highspy = pytest.importorskip("highspy")
-    import numpy as np
+    pytest.importorskip("highspy")
+    from hybridgpu.mig.reference import ilp_min_mig_gpus
 
-    def solve(model: str, demand: dict[str, int]) -> int:
-        names = [n for n in mig_gpu(model).profile_names if demand.get(n, 0) > 0]
-        if not names:
-            return 0
-        columns = [layout for layout in valid_layouts(model) if any(layout[n] for n in names)]
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("mip_rel_gap", 0.0)
-        h.setOptionValue("mip_abs_gap", 1e-6)
-        lp = highspy.HighsLp()
-        lp.num_col_ = len(columns)
-        lp.num_row_ = len(names)
-        lp.col_cost_ = np.ones(len(columns))
-        lp.col_lower_ = np.zeros(len(columns))
-        lp.col_upper_ = np.full(len(columns), highspy.kHighsInf)
-        lp.row_lower_ = np.array([float(demand[n]) for n in names])
-        lp.row_upper_ = np.full(len(names), highspy.kHighsInf)
-        starts, index, value = [], [], []
-        for layout in columns:
-            starts.append(len(index))
-            for row, name in enumerate(names):
-                if layout[name]:
-                    index.append(row)
-                    value.append(float(layout[name]))
-        starts.append(len(index))
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = np.array(starts, dtype=np.int32)
-        lp.a_matrix_.index_ = np.array(index, dtype=np.int32)
-        lp.a_matrix_.value_ = np.array(value)
-        lp.integrality_ = [highspy.HighsVarType.kInteger] * len(columns)
-        h.passModel(lp)
-        h.run()
-        assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal
-        objective = h.getInfo().objective_function_value
-        assert abs(objective - round(objective)) < 1e-6
-        return round(objective)
-
-    return solve
+    return ilp_min_mig_gpus
 
 
 def random_demand(seed: int) -> tuple[str, dict[str, int]]:
