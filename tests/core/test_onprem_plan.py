@@ -66,3 +66,18 @@ def test_each_distinct_mig_layout_is_one_named_config():
     for step in plan.steps:
         if step.mig_config:
             assert f"nvidia.com/mig.config={step.mig_config}" in step.kubeadm_config
+
+
+def test_worker_templates_render_exactly_what_per_host_rendering_does():
+    import sys
+
+    sys.path.insert(0, str(SAMPLE.parents[2] / "benchmarks"))
+    import inventory_bench
+
+    from hybridgpu.inventory import inventory_from_documents
+
+    for inventory in (load_inventory(SAMPLE), inventory_from_documents([("gen.yaml", inventory_bench.generate(60))])):
+        fast = plan_onprem(inventory)
+        slow = plan_onprem(inventory, use_templates=False)
+        assert fast == slow
+        assert len({s.kubeadm_config for s in fast.steps}) == len(fast.steps)  # every host its own config
