@@ -3,7 +3,7 @@
 Prints figures; asserts nothing. Run from the project root::
 
     .venv/bin/python benchmarks/inventory_bench.py [--sizes 10,100,1000,10000] [--repeat 5]
-        [--preview-hosts 1000] [--preview-repeat 3] [--profile] [--profile-hosts 1000] [--what-if]
+        [--preview-hosts 1000] [--preview-repeat 3] [--profile] [--profile-hosts 1000]
 
 For each size N it generates a valid site of N hosts (3 control-plane hosts, then DGX-like
 8 x H100-80GB gpu-workers, A100-80GB gpu-workers with the sample's two MIG layouts, and
@@ -36,11 +36,6 @@ median of ``--preview-repeat`` runs. Each run also accumulates the time spent in
 **profile** (when render is the bottleneck at the largest size, i.e. its median exceeds the
 validate median, or with ``--profile``): cProfile of one warm ``plan_onprem`` on
 ``--profile-hosts`` hosts: top 15 by cumulative and by own time, and own time grouped by area.
-
-**what-if** (``--what-if``): render and total again with ``hybridgpu.onprem.to_yaml`` swapped
-for the same dumper on PyYAML's libyaml emitter (``yaml.CSafeDumper``, same representers,
-same options); patched in for the run only, nothing is edited, and the output is checked to be
-byte-identical first.
 """
 
 from __future__ import annotations
@@ -69,7 +64,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import hybridgpu.config.checks as config_checks  # noqa: E402
 import hybridgpu.onprem as onprem  # noqa: E402
 from hybridgpu.inventory import InventoryError, inventory_from_documents, load_inventory  # noqa: E402
-from hybridgpu.render import kubeadm  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "stacks" / "inventory" / "onprem-site-a.yaml"
@@ -185,25 +179,6 @@ def timed_pipeline(pairs, repeat: int) -> dict[str, float]:
         "total": statistics.median(total),
         "total_min": min(total),
     }
-
-
-# --------------------------------------------------------------------------- what-if: libyaml emitter
-
-
-class _CDumper(yaml.CSafeDumper):
-    """``hybridgpu.render.kubeadm._Dumper`` on libyaml's emitter: no aliases, placeholders double-quoted."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
-
-
-_CDumper.add_representer(str, kubeadm._represent_str)
-
-
-def _to_yaml_libyaml(docs):
-    return yaml.dump_all(
-        [dict(d) for d in docs], Dumper=_CDumper, sort_keys=False, default_flow_style=False, explicit_start=True, width=4096
-    )
 
 
 @contextmanager
@@ -341,7 +316,6 @@ def main() -> None:
     parser.add_argument("--preview-repeat", type=int, default=3, help="timed previews (median shown)")
     parser.add_argument("--profile", action="store_true", help="profile plan_onprem even if render is not the bottleneck")
     parser.add_argument("--profile-hosts", type=int, default=1000, help="hosts of the profiled plan_onprem")
-    parser.add_argument("--what-if", action="store_true", help="also time render with a libyaml emitter patched in")
     args = parser.parse_args()
     sizes = [max(3, int(s)) for s in args.sizes.split(",")]
     print(f"python {platform.python_version()}, {platform.machine()}, libyaml={yaml.__with_libyaml__}, repeat={args.repeat}")
@@ -390,21 +364,6 @@ def main() -> None:
         print(f"\ngoal: {GOAL_HOSTS} hosts validated + rendered in < {GOAL_SECONDS:.0f} s: not measured (add {GOAL_HOSTS} to --sizes)")
 
     largest = figures[max(figures)]
-    if args.what_if:
-        inventory = inventory_from_documents([("generated.yaml", generate(min(max(figures), 1000)))])
-        reference = onprem.plan_onprem(inventory)
-        with _patched(onprem, "to_yaml", _to_yaml_libyaml):
-            same = onprem.plan_onprem(inventory) == reference
-            print(f"\nwhat-if: kubeadm YAML through libyaml's emitter (yaml.CSafeDumper); plans identical to as-is: {same}")
-            for n in sizes:
-                w = timed_pipeline([("generated.yaml", generate(n))], args.repeat)
-                a = figures[n]
-                print(
-                    f"{n:>6}  render {w['render'] * 1e3:>7.0f} ms (as is {a['render'] * 1e3:.0f} ms, {a['render'] / w['render']:.1f}x)  "
-                    f"total {w['total'] * 1e3:>7.0f} ms  ({w['total'] / n * 1e6:.0f} us per host)",
-                    flush=True,
-                )
-
     if args.profile or largest["render"] > largest["validate"]:
         why = "--profile" if args.profile else f"render is the bottleneck at {max(figures)} hosts"
         print(f"\n({why})", end="")

@@ -2,7 +2,7 @@
 
 Prints figures; asserts nothing about time. Run from the project root::
 
-    .venv/bin/python benchmarks/preview_bench.py [--repeat N] [--pools P] [--what-if] [--profile]
+    .venv/bin/python benchmarks/preview_bench.py [--repeat N] [--pools P] [--profile]
 
 Sections (benchmarks/README.md explains each figure):
 
@@ -22,7 +22,6 @@ Sections (benchmarks/README.md explains each figure):
        * bare: ``pulumi.CustomResource(type, name, inputs)`` straight from the program.
 3b.  Where our time goes: config load+validation, re-validation in the program, rendering,
      recording, mocks, and the rest (Pulumi registration driven by the program).
-3c.  ``--what-if``: candidate fixes patched in at run time (nothing is edited) and timed.
 4.   ``--profile``: cProfile of one warm ``bench<P>`` preview (main thread plus the monitor calls
      Pulumi runs in executor threads): top 15 cumulative, top 15 own time, own time by area
      against the baseline, and the functions with the most extra own time.
@@ -405,103 +404,6 @@ def instrumented(times: PhaseTimes) -> Iterator[None]:
 
 
 # --------------------------------------------------------------------------------------------
-# What-if variants (--what-if): candidate fixes simulated by patching, to size them
-# --------------------------------------------------------------------------------------------
-
-
-class _CYamlProxy:
-    """Stands in for the ``yaml`` module inside hybridgpu.config.loader: ``safe_load`` uses libyaml."""
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(yaml, name)
-
-    @staticmethod
-    def safe_load(stream: Any) -> Any:
-        return yaml.load(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - safe loader
-
-
-class _TapMocks(pulumi.runtime.Mocks):
-    """Hands the inputs the stock MockMonitor already deserialized to the recording monitor."""
-
-    def __init__(self, inner: pulumi.runtime.Mocks, local: threading.local):
-        self.inner, self.local = inner, local
-
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
-        self.local.inputs = args.inputs
-        return self.inner.new_resource(args)
-
-    def call(self, args: pulumi.runtime.MockCallArgs) -> Any:
-        return self.inner.call(args)
-
-
-class RecordOnceMonitor(preview_mod.RecordingMonitor):
-    """RecordingMonitor that records the inputs the stock monitor deserialized instead of deserializing twice.
-
-    (With ``preview=False`` there are no unknowns, so ``keep_unknowns=True`` changes nothing.)
-    """
-
-    def __init__(self, mocks: pulumi.runtime.Mocks):
-        self._local = threading.local()
-        super().__init__(_TapMocks(mocks, self._local))
-
-    def RegisterResource(self, request):  # noqa: N802 - gRPC method name
-        self._local.inputs = {}
-        response = pulumi_mocks.MockMonitor.RegisterResource(self, request)
-        if request.type != "pulumi:pulumi:Stack":
-            self.records.append(
-                ResourceRecord(
-                    urn=response.urn,
-                    type=request.type,
-                    name=request.name,
-                    parent=request.parent,
-                    custom=bool(request.custom),
-                    inputs=preview_mod._plain(self._local.inputs),
-                    dependencies=list(request.dependencies),
-                )
-            )
-        return response
-
-
-@contextmanager
-def what_if(c_yaml: bool = False, record_once: bool = False) -> Iterator[None]:
-    """Patch in candidate fixes: libyaml + one Pulumi.yaml parse per load; recording without the second deserialize."""
-    from hybridgpu.config import loader
-
-    patches: list[tuple[Any, str, Any]] = []
-
-    def patch(obj: Any, name: str, value: Any) -> None:
-        patches.append((obj, name, getattr(obj, name)))
-        setattr(obj, name, value)
-
-    if c_yaml:
-        patch(loader, "yaml", _CYamlProxy())
-        original_project_file, original_load = loader._project_file, preview_mod.load_stack_config
-        memo: dict[Path, Any] = {}
-
-        def project_file_once(root: Path) -> Any:  # parsed once per load_stack_config call
-            if root not in memo:
-                memo[root] = original_project_file(root)
-            return memo[root]
-
-        def load_once(*args: Any, **kwargs: Any) -> Any:
-            memo.clear()
-            try:
-                return original_load(*args, **kwargs)
-            finally:
-                memo.clear()
-
-        patch(loader, "_project_file", project_file_once)
-        patch(preview_mod, "load_stack_config", load_once)
-    if record_once:
-        patch(preview_mod, "RecordingMonitor", RecordOnceMonitor)
-    try:
-        yield
-    finally:
-        for obj, name, old in reversed(patches):
-            setattr(obj, name, old)
-
-
-# --------------------------------------------------------------------------------------------
 # Measurement helpers
 # --------------------------------------------------------------------------------------------
 
@@ -778,7 +680,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pools", type=int, default=50, help="NodePools in the generated stack (default 50)")
     parser.add_argument("--profile", action="store_true", help="also cProfile one generated-stack preview and print the top entries")
     parser.add_argument("--profile-only", action="store_true", help="only the profile (skip the timings)")
-    parser.add_argument("--what-if", action="store_true", help="also time candidate fixes patched in at run time (nothing is edited)")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -838,7 +739,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  warning: baseline ({key}) registered {count} resources, ours {n}")
         ours, shaped_t, bare_t = Timing(samples["ours"]), Timing(samples["shaped"]), Timing(samples["bare"])
         print(f"\n== 3. per-resource cost, {gen_stack} ({n} resources: {dict(kinds)}), {args.repeat} interleaved rounds")
-        print(f"  baselines register the same URNs, inputs, parents, providers and dependencies under plain Mocks + stock MockMonitor;")
+        print("  baselines register the same URNs, inputs, parents, providers and dependencies under plain Mocks + stock MockMonitor;")
         print(f"  SDK-shaped also declares the generated classes' properties ({resolved} resources have a pulumi_aws/kubernetes class)")
         print(f"  {'':<44} {'median':>11}  {'min':>11}  {'median/res':>11}  {'min/res':>11}")
         for label, t in (
@@ -870,48 +771,9 @@ def main(argv: list[str] | None = None) -> int:
             if bd.rest_over_baseline is not None:
                 print(f"    rest / SDK-shaped baseline run of the same round: {bd.rest_over_baseline:.2f}x (median of paired rounds)")
 
-        if args.what_if:
-            run_what_if(gen_stack, gen_root, records, args.repeat)
-
         if args.profile:
             run_profile(gen_stack, gen_root)
     return 0
-
-
-def _record_key(records: list[ResourceRecord]) -> dict[str, tuple[Any, ...]]:
-    """Records keyed by URN with sorted dependencies (registration order varies from run to run)."""
-    return {r.urn: (r.type, r.name, r.parent, r.custom, r.inputs, sorted(r.dependencies)) for r in records}
-
-
-def run_what_if(stack: str, root: Path, records: list[ResourceRecord], repeat: int) -> None:
-    """Time candidate fixes (patched in, nothing edited) against the SDK-shaped baseline, interleaved."""
-    variants = {
-        "as is": {},
-        "libyaml + Pulumi.yaml parsed once": {"c_yaml": True},
-        "record without 2nd deserialize": {"record_once": True},
-        "both": {"c_yaml": True, "record_once": True},
-    }
-    with what_if(record_once=True):
-        check = run_preview(stack, root=root)
-    same = _record_key(check.records) == _record_key(records)
-    for flags in variants.values():
-        with what_if(**flags):
-            run_preview(stack, root=root)
-    samples: dict[str, list[float]] = {k: [] for k in variants}
-    base: list[float] = []
-    for _ in range(repeat):
-        for key, flags in variants.items():
-            with what_if(**flags):
-                samples[key].append(timed(lambda: run_preview(stack, root=root))[0])
-        base.append(timed(lambda: run_baseline(records, stack, shaped=True))[0])
-    n = len(records)
-    print(f"\n== 3c. what-if: candidate fixes patched in (nothing edited), {stack}, {repeat} interleaved rounds")
-    print(f"  (record-once records identical to run_preview's: {'yes' if same else 'NO'})")
-    print(f"  {'variant':<40} {'median':>11}  {'median/res':>11}  {'vs SDK-shaped':>13}")
-    for key, xs in samples.items():
-        paired = statistics.median(a / b for a, b in zip(xs, base))
-        print(f"  {key:<40} {ms(statistics.median(xs))}  {us(statistics.median(xs) / n)}  {paired:12.2f}x")
-    print(f"  {'SDK-shaped baseline':<40} {ms(statistics.median(base))}  {us(statistics.median(base) / n)}")
 
 
 def pulumi_version() -> str:

@@ -37,7 +37,6 @@ import difflib
 import gc
 import os
 import re
-import typing
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path

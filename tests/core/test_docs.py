@@ -14,7 +14,6 @@ import subprocess
 import sys
 import typing
 
-import pytest
 from pydantic import BaseModel, Field
 
 from hybridgpu.config.loader import KEY_TO_FIELD

@@ -19,7 +19,7 @@ import time
 import pytest
 
 from hybridgpu.errors import HybridGpuError
-from hybridgpu.mig.placement import MigLayout, check_layout, valid_layouts
+from hybridgpu.mig.placement import MigLayout, check_layout
 from hybridgpu.mig.planner import (
     MIG_CONFIG_LABEL,
     GpuAssignment,
