@@ -5,9 +5,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup shellcheck preview test bench clean
+.PHONY: setup shellcheck preview test fuzz bench clean
 
-setup: $(VENV)/.installed tools/schemas/node_modules/.installed shellcheck
+setup: $(VENV)/.installed tools/schemas/node_modules/.installed shellcheck .venv-tools/.installed
 
 # shellcheck lints the generated bootstrap scripts in the tests (Debian package).
 shellcheck:
@@ -21,6 +21,14 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
+# checkov (Kubernetes manifest checks in tests/security) in its own venv: its pinned
+# dependencies must not meet the project's.
+.venv-tools/.installed: tools/security/requirements.txt
+	$(PYTHON) -m venv .venv-tools
+	.venv-tools/bin/pip install --quiet --upgrade pip
+	.venv-tools/bin/pip install --quiet -r tools/security/requirements.txt
+	touch $@
+
 tools/schemas/node_modules/.installed: tools/schemas/package.json tools/schemas/package-lock.json
 	npm ci --prefix tools/schemas --no-audit --no-fund --loglevel=error
 	touch $@
@@ -30,6 +38,11 @@ preview: setup
 
 test: setup
 	$(BIN)/python -m pytest -q
+
+# The large fuzz run (>= 10,000 malformed inputs over every loader and CLI entry point);
+# `make test` runs a small sample of the same tests.
+fuzz: setup
+	HYBRIDGPU_FUZZ=full $(BIN)/python -m pytest -q tests/security/test_sec_fuzz.py
 
 bench: setup
 	$(BIN)/python benchmarks/preview_bench.py
