@@ -24,6 +24,7 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pulumi
@@ -211,6 +212,11 @@ class ResourceRecord:
     inputs: dict[str, Any]
     dependencies: list[str] = field(default_factory=list)
     secret_paths: list[str] = field(default_factory=list)
+    #: Explicit provider reference (``<provider urn>::<id>``), '' for the default provider.
+    provider: str = ""
+    #: The inputs exactly as they went over the wire (a protobuf ``Struct`` with Pulumi's secret
+    #: markers): what the policy analyzer receives (``hybridgpu check``).
+    wire: Any = field(default=None, repr=False, compare=False)
 
 
 #: Markers of a secret value in Pulumi's wire format (pulumi/runtime/rpc.py: _special_sig_key,
@@ -282,6 +288,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     inputs=_plain(inputs),
                     dependencies=sorted(request.dependencies),
                     secret_paths=_secret_paths(request.object),
+                    provider=request.provider,
+                    wire=request.object,
                 )
             )
         return response
@@ -357,12 +365,14 @@ def _reset_runtime() -> None:
     pulumi_settings.SETTINGS.outputs.clear()
 
 
-def run_preview(stack: str, root: Path | None = None) -> PreviewResult:
+def run_preview(stack: str, root: Path | None = None, program: Callable[[], None] | None = None) -> PreviewResult:
     """Run the Pulumi program of ``stack`` under mocks.
 
     Args:
         stack: stack name (``stacks/Pulumi.<stack>.yaml``).
         root: project root (default: found from the working directory).
+        program: the program to run (default: ``components.program.main``; the policy check
+            passes the project's own ``__main__.py``).
 
     Returns:
         The recorded resources and stack outputs.
@@ -381,12 +391,10 @@ def run_preview(stack: str, root: Path | None = None) -> PreviewResult:
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
     set_all_config(pulumi_config_strings(values.values), sorted(values.secret_keys))
 
-    from components.program import main
+    if program is None:
+        from components.program import main as program
 
     captured: dict[str, Any] = {}
-
-    def program() -> None:
-        main()
 
     previous = os.getcwd()
     previous_flag = os.environ.get("HYBRIDGPU_OFFLINE_PREVIEW")

@@ -1,0 +1,70 @@
+"""``hybridgpu check``: the policy pack, offline, on every stack (or the named ones).
+
+Runs each stack's program under Pulumi's mocks, starts the pack in ``policies/`` as the Pulumi
+CLI does and puts every resource through it (``Analyze``, then ``AnalyzeStack``). Prints the
+violations as a table, JSON (``--format json``) or GitHub annotations (``--format github``).
+
+Exit codes: 0 no mandatory violation; 1 mandatory violations; 2 bad stack or policy config,
+or the pack failed to start.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from hybridgpu.errors import HybridGpuError
+
+
+def check(
+    stacks: Annotated[list[str] | None, typer.Argument(help="Stacks to check (default: every stacks/Pulumi.<stack>.yaml).")] = None,
+    policy_config: Annotated[
+        Path | None, typer.Option("--policy-pack-config", help="Policy config JSON, as for `pulumi preview --policy-pack-config`.")
+    ] = None,
+    pack: Annotated[Path | None, typer.Option(help="Policy pack directory (default: <root>/policies).")] = None,
+    root: Annotated[Path | None, typer.Option(help="Project root (default: nearest Pulumi.yaml).")] = None,
+    output: Annotated[str, typer.Option("--format", help="table, json or github (workflow annotations).")] = "table",
+) -> None:
+    """Check stacks against the policy pack offline (no cloud credentials, no Pulumi CLI)."""
+    from hybridgpu.config.loader import find_project_root, list_stacks
+    from hybridgpu.policy.check import check_stacks, to_github, to_json
+
+    fmt: Literal["table", "json", "github"]
+    if output not in ("table", "json", "github"):
+        Console(stderr=True).print(f"error: --format {output!r}: use table, json or github", markup=False)
+        raise typer.Exit(code=2)
+    fmt = output  # type: ignore[assignment]
+    try:
+        project = (root or find_project_root()).resolve()
+        names = stacks or list_stacks(project)
+        if not names:
+            raise HybridGpuError(f"no stack files in {project}/stacks")
+        reports = check_stacks(names, project, pack_dir=pack.resolve() if pack else None, config_file=policy_config)
+    except HybridGpuError as exc:
+        Console(stderr=True, emoji=False).print(f"[bold red]error:[/] {exc}", markup=True, highlight=False, soft_wrap=True)
+        raise typer.Exit(code=2) from None
+    console = Console(emoji=False)
+    if fmt == "json":
+        console.print_json(to_json(reports))
+    elif fmt == "github":
+        text = to_github(reports)
+        if text:
+            print(text)
+    else:
+        for report in reports:
+            if not report.violations:
+                console.print(f"[green]{report.stack}[/]: {report.resources} resources, no violations", highlight=False)
+                continue
+            table = Table(title=f"{report.stack}: {len(report.violations)} violations ({len(report.mandatory)} mandatory)", show_lines=True)
+            for col in ("level", "policy", "resource", "message"):
+                table.add_column(col, overflow="fold")
+            for v in report.violations:
+                color = "red" if v.level == "mandatory" else "yellow"
+                table.add_row(f"[{color}]{v.level}[/]", v.policy, f"{v.type} {v.name}" if v.name else "(stack)", v.message)
+            console.print(table)
+    if any(r.mandatory for r in reports):
+        raise typer.Exit(code=1)

@@ -1,0 +1,110 @@
+"""Turn :data:`hybridgpu.policy.registry.POLICIES` into ``pulumi_policy`` policies.
+
+The pack (``policies/__main__.py``) calls :func:`build_policies` and hands the result to
+``pulumi_policy.PolicyPack``. Two things happen here that the plain validators do not do:
+
+* **fail closed**: ``pulumi_policy`` turns an unknown value met during a preview into an
+  advisory note, so a mandatory check would silently pass in a pull request. Each validator
+  runs inside a guard that reports such a case as a violation of the policy itself (at the
+  policy's enforcement level), naming the unknown property;
+* **settings**: each policy's ``--policy-pack-config`` entry is validated by its pydantic
+  model; an invalid entry is reported as a violation rather than crashing the analyzer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+from pulumi_policy.proxy import UnknownValueError
+
+from hybridgpu.policy.base import PolicyResource
+from hybridgpu.policy.registry import POLICIES, PolicyConfigError, PolicySpec
+
+_LEVELS = {"mandatory": EnforcementLevel.MANDATORY, "advisory": EnforcementLevel.ADVISORY}
+
+
+def _unknown_message(spec: PolicySpec, what: str, exc: UnknownValueError) -> str:
+    return (
+        f"{what}: policy {spec.name} cannot be verified because {exc.message}. It fails closed: a mandatory "
+        "check does not pass what it cannot see. Fix: make the value known at preview (a literal or a config "
+        "value rather than another resource's output), or waive the resource in the policy config with a reason."
+    )
+
+
+def _resource(args: Any) -> PolicyResource:
+    provider = getattr(args, "provider", None)
+    return PolicyResource(
+        type=args.resource_type,
+        name=args.name,
+        urn=args.urn,
+        props=args.props,
+        provider_props=provider.props if provider is not None else None,
+    )
+
+
+def _resource_validate(spec: PolicySpec):
+    def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+        resource = _resource(args)
+        try:
+            settings = spec.parse_settings(args.get_config())
+        except PolicyConfigError as exc:
+            report_violation(f"{resource.label}: {exc}. Fix: correct the policy pack config.")
+            return
+        try:
+            messages = spec.run_resource(resource, settings)
+        except UnknownValueError as exc:
+            messages = [_unknown_message(spec, resource.label, exc)]
+        for message in messages:
+            report_violation(message)
+
+    return validate
+
+
+def _stack_validate(spec: PolicySpec):
+    def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+        try:
+            settings = spec.parse_settings(args.get_config())
+        except PolicyConfigError as exc:
+            report_violation(f"{exc}. Fix: correct the policy pack config.")
+            return
+        resources = [_resource(r) for r in args.resources]
+        try:
+            findings = spec.run_stack(resources, settings)
+        except UnknownValueError as exc:
+            findings = [(None, _unknown_message(spec, "the stack", exc))]
+        for resource, message in findings:
+            report_violation(message, resource.urn if resource is not None and resource.urn else None)
+
+    return validate
+
+
+def build_policies() -> list[ResourceValidationPolicy | StackValidationPolicy]:
+    """One ``pulumi_policy`` policy per entry of :data:`POLICIES`, with its config schema and level."""
+    built: list[ResourceValidationPolicy | StackValidationPolicy] = []
+    for spec in POLICIES:
+        schema = PolicyConfigSchema(properties=spec.config_schema())
+        level = _LEVELS[spec.enforcement]
+        if spec.kind == "resource":
+            built.append(
+                ResourceValidationPolicy(
+                    name=spec.name, description=spec.description, validate=_resource_validate(spec),
+                    enforcement_level=level, config_schema=schema,
+                )
+            )
+        else:
+            built.append(
+                StackValidationPolicy(
+                    name=spec.name, description=spec.description, validate=_stack_validate(spec),
+                    enforcement_level=level, config_schema=schema,
+                )
+            )
+    return built

@@ -1,0 +1,195 @@
+"""The policies of the hybridgpu pack: name, group, description, validator, settings, enforcement.
+
+``policies/__main__.py`` builds the ``pulumi_policy`` pack from :data:`POLICIES`; the offline
+check, the docs and the tests read the same list, so a policy exists in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from hybridgpu.policy import rules
+from hybridgpu.policy.base import PolicyResource, PolicySettings
+
+#: Name of the pack (PulumiPolicy.yaml and the analyzer's reports).
+PACK_NAME = "hybridgpu"
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """One policy of the pack.
+
+    Attributes:
+        name: policy name (kebab-case), the key of its ``--policy-pack-config`` entry.
+        group: ``untagged``, ``oversized`` or ``safety``.
+        kind: ``resource`` (one resource at a time, Pulumi's Analyze) or ``stack`` (every
+            resource at once, AnalyzeStack).
+        description: one line: what it blocks.
+        why: why it matters (docs).
+        validator: ``(resource, settings) -> messages`` or ``(resources, settings) -> (resource|None, message)``.
+        settings: the pydantic settings model (its JSON schema is the policy's config schema).
+        enforcement: default level: ``mandatory`` or ``advisory``.
+    """
+
+    name: str
+    group: Literal["untagged", "oversized", "safety"]
+    kind: Literal["resource", "stack"]
+    description: str
+    why: str
+    validator: Callable[..., Iterable[Any]]
+    settings: type[PolicySettings]
+    enforcement: Literal["mandatory", "advisory"] = "mandatory"
+
+    def parse_settings(self, raw: Mapping[str, Any] | None) -> PolicySettings:
+        """Validate this policy's config (defaults filled in).
+
+        Raises:
+            PolicyConfigError: the config does not match the settings model; names the policy and field.
+        """
+        try:
+            return self.settings.model_validate(dict(raw or {}))
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors())
+            raise PolicyConfigError(f"policy config of {self.name!r} is invalid: {problems}") from None
+
+    def run_resource(self, resource: PolicyResource, settings: PolicySettings) -> list[str]:
+        """Messages of a resource policy for one resource ([] when it passes or is waived)."""
+        if settings.exempt(resource):
+            return []
+        return list(self.validator(resource, settings))
+
+    def run_stack(self, resources: Sequence[PolicyResource], settings: PolicySettings) -> list[tuple[PolicyResource | None, str]]:
+        """Findings of a stack policy: ``(resource or None for the stack, message)``."""
+        return list(self.validator(resources, settings))
+
+    def config_schema(self) -> dict[str, Any]:
+        """JSON-schema ``properties`` of the settings (``$ref``s inlined, as Pulumi's config schema wants)."""
+        schema = self.settings.model_json_schema(by_alias=True)
+        defs = schema.get("$defs", {})
+        return {k: _inline(v, defs) for k, v in schema.get("properties", {}).items()}
+
+
+class PolicyConfigError(ValueError):
+    """A policy's ``--policy-pack-config`` entry is invalid (names the policy and the field)."""
+
+
+def _inline(node: Any, defs: Mapping[str, Any]) -> Any:
+    if isinstance(node, dict):
+        if "$ref" in node:
+            return _inline(defs[node["$ref"].split("/")[-1]], defs)
+        return {k: _inline(v, defs) for k, v in node.items() if k != "title"}
+    if isinstance(node, list):
+        return [_inline(v, defs) for v in node]
+    return node
+
+
+POLICIES: tuple[PolicySpec, ...] = (
+    PolicySpec(
+        "required-cost-tags", "untagged", "resource",
+        "Taggable AWS resources carry the required cost tags (provider default tags count).",
+        "Spend nobody can attribute is spend nobody owns; AWS Cost Explorer and CUR group by these tags.",
+        rules.required_cost_tags, rules.CostTagSettings,
+    ),
+    PolicySpec(
+        "ec2nodeclass-cost-tags", "untagged", "resource",
+        "Karpenter EC2NodeClasses tag the instances they launch with the required cost tags.",
+        "Provider default tags never reach instances launched by Karpenter; only EC2NodeClass spec.tags does.",
+        rules.ec2nodeclass_cost_tags, rules.CostTagSettings,
+    ),
+    PolicySpec(
+        "gpu-workload-cost-labels", "untagged", "resource",
+        "Pods that request GPUs carry the cost-attribution labels (team, project, cost-center).",
+        "GPU cost tools (OpenCost, Kubecost) attribute node cost to pods by their labels.",
+        rules.gpu_workload_cost_labels, rules.WorkloadLabelSettings,
+    ),
+    PolicySpec(
+        "onprem-host-owner", "untagged", "stack",
+        "Every on-prem host names an owner.",
+        "Owned GPUs cost money whether used or not; an owner is who answers for idle or broken hosts.",
+        rules.onprem_host_owner, PolicySettings,
+    ),
+    PolicySpec(
+        "nodepool-gpu-limit", "oversized", "resource",
+        "Every Karpenter NodePool sets an nvidia.com/gpu limit within the allowed maximum.",
+        "A NodePool without a GPU limit can launch GPU instances until the account's quota stops it.",
+        rules.nodepool_gpu_limit, rules.CapacitySettings,
+    ),
+    PolicySpec(
+        "nodepool-instance-bounds", "oversized", "resource",
+        "GPU NodePools bound the instance types and sizes they may pick, within the allowed families.",
+        "Without a size bound Karpenter may pick p5.48xlarge (8 x H100) for a one-GPU pod.",
+        rules.nodepool_instance_bounds, rules.CapacitySettings,
+    ),
+    PolicySpec(
+        "gpu-instance-size", "oversized", "resource",
+        "EKS node groups, launch templates and EC2 instances with GPU types stay within allowed families, sizes and counts.",
+        "Capacity outside Karpenter bypasses NodePool limits; the same bounds must hold there.",
+        rules.gpu_instance_size, rules.CapacitySettings,
+    ),
+    PolicySpec(
+        "gpu-workload-requests", "oversized", "resource",
+        "Workloads request no more GPUs than allowed and set GPU requests equal to limits.",
+        "One oversized job can hold a whole NodePool's GPUs; extended resources require limits.",
+        rules.gpu_workload_requests, rules.WorkloadSettings,
+    ),
+    PolicySpec(
+        "mig-profiles", "oversized", "resource",
+        "MIG layouts and pods use allowed, shareable MIG profiles (no whole-GPU 7g profiles).",
+        "A whole-GPU MIG profile loses memory and compute slices to MIG and shares nothing.",
+        rules.mig_profiles, rules.MigSettings,
+    ),
+    PolicySpec(
+        "stack-gpu-ceiling", "oversized", "stack",
+        "All NodePools and GPU node groups of a stack may add no more GPUs than allowed.",
+        "Per-pool limits can each be fine while the stack as a whole is not.",
+        rules.stack_gpu_ceiling, rules.StackCapacitySettings,
+    ),
+    PolicySpec(
+        "burst-budget", "oversized", "stack",
+        "The most a stack's NodePools can spend per month at their GPU limits stays within the budget.",
+        "GPU limits times price times hours is the bill a runaway queue can run up; it should be a decision.",
+        rules.burst_budget, rules.BudgetSettings,
+    ),
+    PolicySpec(
+        "imdsv2-required", "safety", "resource",
+        "Instances, launch templates and EC2NodeClasses require IMDSv2 tokens.",
+        "IMDSv1 hands the node role's credentials to any SSRF or pod that can reach 169.254.169.254.",
+        rules.imdsv2_required, PolicySettings,
+    ),
+    PolicySpec(
+        "encrypted-volumes", "safety", "resource",
+        "EBS volumes (launch templates, EC2NodeClasses, instances, volumes, node groups) are encrypted.",
+        "Checkpoints and datasets on GPU nodes are often the most valuable data in the account.",
+        rules.encrypted_volumes, PolicySettings,
+    ),
+    PolicySpec(
+        "eks-endpoint-private", "safety", "resource",
+        "EKS API endpoints are not open to 0.0.0.0/0.",
+        "A public API endpoint exposes the cluster to credential stuffing and API-server CVEs.",
+        rules.eks_endpoint_private, PolicySettings,
+    ),
+    PolicySpec(
+        "ami-alias-pinned", "safety", "resource",
+        "Production EC2NodeClasses pin an AMI version instead of @latest.",
+        "@latest rolls every GPU node to a new AMI (driver, kernel) through drift without review.",
+        rules.ami_alias_pinned, rules.AmiSettings,
+    ),
+    PolicySpec(
+        "kubeadm-ca-verification", "safety", "resource",
+        "kubeadm joins verify the cluster CA (no unsafeSkipCAVerification).",
+        "Without CA pinning a joining node trusts any API server that answers, and hands it its credentials.",
+        rules.kubeadm_ca_verification, PolicySettings,
+    ),
+    PolicySpec(
+        "multikueue-kubeconfig", "safety", "stack",
+        "MultiKueue worker kubeconfigs are exec-free, with inline token and CA data.",
+        "The MultiKueue manager refuses exec plugins and file paths; insecure TLS would leak the worker token.",
+        rules.multikueue_kubeconfig, rules.MultiKueueSettings,
+    ),
+)
+
+BY_NAME: dict[str, PolicySpec] = {p.name: p for p in POLICIES}

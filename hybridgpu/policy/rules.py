@@ -1,0 +1,824 @@
+"""The validators of the hybridgpu policy pack, one function per policy, plus their settings.
+
+Every validator is pure: it takes :class:`~hybridgpu.policy.base.PolicyResource` values (or the
+whole stack for stack policies) and a settings model, and yields messages. Each message names
+the resource and says how to fix it. The pack (``policies/__main__.py``) turns them into
+``pulumi_policy`` policies; :data:`hybridgpu.policy.registry.POLICIES` lists them with their
+names and default enforcement.
+
+Groups:
+
+* untagged: :func:`required_cost_tags`, :func:`ec2nodeclass_cost_tags`,
+  :func:`gpu_workload_cost_labels`, :func:`onprem_host_owner`;
+* oversized: :func:`nodepool_gpu_limit`, :func:`nodepool_instance_bounds`,
+  :func:`gpu_instance_size`, :func:`gpu_workload_requests`, :func:`mig_profiles`,
+  :func:`stack_gpu_ceiling`, :func:`burst_budget`;
+* safety: :func:`imdsv2_required`, :func:`encrypted_volumes`, :func:`eks_endpoint_private`,
+  :func:`ami_alias_pinned`, :func:`kubeadm_ca_verification`, :func:`multikueue_kubeconfig`.
+"""
+
+from __future__ import annotations
+
+import base64
+import fnmatch
+import functools
+import ipaddress
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Annotated, Any
+
+import yaml
+from pydantic import AfterValidator, Field
+
+from hybridgpu.catalog import load_catalog
+from hybridgpu.catalog.models import Catalog, InstanceType
+from hybridgpu.policy.base import (
+    CONFIGMAP,
+    EC2NODECLASS,
+    NODEPOOL,
+    ONPREM_HOST,
+    SECRET,
+    PolicyResource,
+    PolicySettings,
+    as_list,
+    check_per_stack,
+    dig,
+    for_stack,
+    names,
+    parse_quantity,
+    walk_strings,
+)
+from hybridgpu.policy.workloads import GPU_RESOURCE, MIG_RESOURCE_PREFIX, pod_templates
+
+#: Default cost-attribution keys (tags on AWS resources, labels on workloads); the same keys as
+#: the project's ``requiredTagKeys`` default in Pulumi.yaml.
+DEFAULT_COST_KEYS = ["team", "project", "cost-center"]
+
+PerStackInt = Annotated[int | dict[str, int], AfterValidator(check_per_stack)]
+PerStackFloat = Annotated[float | dict[str, float] | None, AfterValidator(check_per_stack)]
+PerStackList = Annotated[list[str] | dict[str, list[str]], AfterValidator(check_per_stack)]
+PerStackOptList = Annotated[list[str] | dict[str, list[str]] | None, AfterValidator(check_per_stack)]
+
+Findings = Iterator[str]
+StackFindings = Iterator[tuple[PolicyResource | None, str]]
+
+
+@functools.lru_cache(maxsize=1)
+def _catalog() -> Catalog:
+    return load_catalog()
+
+
+def _instance(name: str) -> InstanceType | None:
+    try:
+        return _catalog().instance_type(name)
+    except KeyError:
+        return None
+
+
+def _gpu_families() -> list[str]:
+    return sorted(_catalog().families())
+
+
+_GPU_FAMILY = re.compile(r"^(g|p)[0-9]")
+
+
+def _is_gpu_type(name: str) -> bool:
+    """GPU instance type: in the catalog, or of a family named like the GPU families (g*/p*<digit>)."""
+    return _instance(name) is not None or bool(_GPU_FAMILY.match(name.split(".", 1)[0]))
+
+
+# ---------------------------------------------------------------------------------- untagged
+
+
+class CostTagSettings(PolicySettings):
+    """Settings of ``required-cost-tags`` and ``ec2nodeclass-cost-tags``."""
+
+    required_tag_keys: PerStackList = Field(
+        default_factory=lambda: list(DEFAULT_COST_KEYS),
+        description="Tag keys every taggable AWS resource must carry (after merging the provider's default tags); "
+        "a list, or per stack {\"default\": [...], \"<stack glob>\": [...]}. Default: team, project, cost-center.",
+    )
+
+
+def _tags_of(value: Any) -> dict[str, str]:
+    """Tags as a dict, from either a map or a list of ``{key, value}`` (autoscaling groups)."""
+    if isinstance(value, Mapping):
+        return {str(k): v for k, v in value.items()}
+    tags: dict[str, str] = {}
+    for item in as_list(value):
+        if isinstance(item, Mapping) and "key" in item:
+            tags[str(item["key"])] = item.get("value")
+    return tags
+
+
+def _provider_config(props: Mapping[str, Any]) -> dict[str, Any]:
+    """Provider inputs with JSON-encoded values decoded (the SDKs send a provider's non-string
+    settings, such as ``defaultTags``, as JSON strings)."""
+    out: dict[str, Any] = {}
+    for key, value in props.items():
+        if isinstance(value, str) and value[:1] in "{[":
+            try:
+                value = json.loads(value)
+            except ValueError:
+                pass
+        out[key] = value
+    return out
+
+
+def required_cost_tags(res: PolicyResource, cfg: CostTagSettings) -> Findings:
+    """Taggable AWS resources carry the cost tags, counting the provider's ``defaultTags``.
+
+    Yields:
+        One message per resource missing keys (empty values count as missing).
+    """
+    if not res.type.startswith("aws:") or res.type.startswith("pulumi:providers:"):
+        return
+    from hybridgpu.policy.taggable import is_taggable
+
+    taggable = is_taggable(res.type)
+    if taggable is False or (taggable is None and "tags" not in res.props):
+        return
+    defaults = _tags_of(dig(_provider_config(res.provider_props or {}), "defaultTags", "tags") or {})
+    tags = {**defaults, **_tags_of(res.props.get("tags"))}
+    required = for_stack(cfg.required_tag_keys, res.stack)
+    missing = [k for k in required if not tags.get(k)]
+    if missing:
+        yield (
+            f"{res.label} has no cost tag {names(missing)} (tags after the provider's default tags: "
+            f"{names(tags) or 'none'}). Fix: add them to hybridgpu:tags in the stack file, which every AWS "
+            "resource gets through the provider's defaultTags, or to the resource's tags."
+        )
+
+
+def ec2nodeclass_cost_tags(res: PolicyResource, cfg: CostTagSettings) -> Findings:
+    """EC2NodeClass ``spec.tags`` carries the cost tags (Karpenter puts them on every instance,
+    volume and network interface it launches; provider default tags never reach those)."""
+    if res.type != EC2NODECLASS:
+        return
+    tags = _tags_of(dig(res.props, "spec", "tags") or {})
+    missing = [k for k in for_stack(cfg.required_tag_keys, res.stack) if not tags.get(k)]
+    if missing:
+        yield (
+            f"{res.label} sets no spec.tags {names(missing)}: the GPU instances Karpenter launches from it "
+            "would carry no cost attribution. Fix: set them in hybridgpu:tags (hybridgpu copies them into "
+            "every EC2NodeClass) or in the node class's tags."
+        )
+
+
+class WorkloadLabelSettings(PolicySettings):
+    """Settings of ``gpu-workload-cost-labels``."""
+
+    required_labels: PerStackList = Field(
+        default_factory=lambda: list(DEFAULT_COST_KEYS),
+        description="Labels every pod that requests GPUs must carry (read by cost tools such as OpenCost); "
+        "a list or per stack. Default: team, project, cost-center.",
+    )
+
+
+def gpu_workload_cost_labels(res: PolicyResource, cfg: WorkloadLabelSettings) -> Findings:
+    """Pods that request ``nvidia.com/gpu`` or ``nvidia.com/mig-*`` carry the cost-attribution labels
+    on the pod (template) itself: labels on the Deployment/Job alone do not reach the pods."""
+    if not res.type.startswith("kubernetes:") or res.type == "kubernetes:helm.sh/v3:Release":
+        return
+    required = for_stack(cfg.required_labels, res.stack)
+    for template in pod_templates(res.props):
+        if not template.gpu_limits():
+            continue
+        missing = [k for k in required if not template.labels.get(k)]
+        if missing:
+            where = f"{template.path}.metadata.labels" if template.path else "metadata.labels"
+            yield (
+                f"{res.label} requests GPUs but its pods lack the cost labels {names(missing)}. "
+                f"Fix: set them under {where}."
+            )
+
+
+def onprem_host_owner(resources: Sequence[PolicyResource], cfg: PolicySettings) -> StackFindings:
+    """Every on-prem host (``hybridgpu:onprem:Host``) names an owner (inventory ``owner``, or the
+    site's ``metadata.owner``)."""
+    for res in resources:
+        if res.type != ONPREM_HOST or cfg.exempt(res):
+            continue
+        if not str(res.props.get("owner") or "").strip():
+            yield res, (
+                f"{res.label} (host {res.props.get('hostname', res.name)}) has no owner. Fix: set `owner` on the "
+                "host in the inventory, or `metadata.owner` on its Site for every host of the site."
+            )
+
+
+# --------------------------------------------------------------------------------- oversized
+
+
+class CapacitySettings(PolicySettings):
+    """Settings of the GPU capacity policies (NodePools, node groups, instances)."""
+
+    max_gpus_per_node_pool: PerStackInt = Field(
+        default=64,
+        description="Most GPUs one NodePool (its nvidia.com/gpu limit) or one node group (maxSize x GPUs per "
+        "instance) may add; a number or per stack. Default: 64.",
+    )
+    max_gpus_per_instance: PerStackInt = Field(
+        default=8, description="Most GPUs one instance type may have (8 = p5.48xlarge); number or per stack. Default: 8."
+    )
+    allowed_instance_families: PerStackOptList = Field(
+        default=None,
+        description="GPU instance families a stack may use, e.g. {\"default\": [\"g6\", \"p5\"], \"dev\": [\"g5\", \"g6\"]}. "
+        "Default: every family in the hybridgpu catalog.",
+    )
+
+    def families(self, stack: str) -> list[str]:
+        """Allowed families for ``stack``."""
+        allowed = for_stack(self.allowed_instance_families, stack)
+        return list(allowed) if allowed is not None else _gpu_families()
+
+
+def _gpu_limit(res: PolicyResource) -> float | None:
+    limits = dig(res.props, "spec", "limits")
+    if not isinstance(limits, Mapping) or GPU_RESOURCE not in limits:
+        return None
+    return parse_quantity(limits[GPU_RESOURCE])
+
+
+def nodepool_gpu_limit(res: PolicyResource, cfg: CapacitySettings) -> Findings:
+    """Each NodePool sets an ``nvidia.com/gpu`` limit, within ``maxGpusPerNodePool``.
+
+    CPU-only NodePools need one too (``"0"``): without it Karpenter may pick a GPU type for them.
+    """
+    if res.type != NODEPOOL:
+        return
+    most = for_stack(cfg.max_gpus_per_node_pool, res.stack)
+    limits = dig(res.props, "spec", "limits")
+    if not isinstance(limits, Mapping) or GPU_RESOURCE not in limits:
+        yield (
+            f"{res.label} sets no spec.limits[\"{GPU_RESOURCE}\"], so it can launch GPUs without bound. Fix: set "
+            f"gpuLimit on the pool (at most {most}); a CPU-only pool sets \"0\"."
+        )
+        return
+    value = _gpu_limit(res)
+    if value is None:
+        yield f"{res.label} has a malformed {GPU_RESOURCE} limit {limits[GPU_RESOURCE]!r}. Fix: use a whole number such as \"32\"."
+    elif value > most:
+        yield (
+            f"{res.label} may launch {value:g} GPUs, above the allowed {most} per NodePool. Fix: lower gpuLimit, "
+            "split the pool across stacks, or raise maxGpusPerNodePool in the policy config with a reason."
+        )
+
+
+def _requirement(res: PolicyResource, key: str) -> Mapping[str, Any] | None:
+    for req in as_list(dig(res.props, "spec", "template", "spec", "requirements")):
+        if isinstance(req, Mapping) and req.get("key") == key:
+            return req
+    return None
+
+
+def _in_values(req: Mapping[str, Any] | None) -> list[str] | None:
+    if req is None or req.get("operator") != "In":
+        return None
+    return [str(v) for v in as_list(req.get("values"))]
+
+
+def nodepool_instance_bounds(res: PolicyResource, cfg: CapacitySettings) -> Findings:
+    """A NodePool bounds the GPU instances it may pick: an ``In`` list of instance types (or of
+    families plus a GPU-count bound), all in allowed families and within ``maxGpusPerInstance``."""
+    if res.type != NODEPOOL:
+        return
+    limit = _gpu_limit(res)
+    if limit is not None and limit == 0:
+        return  # a CPU-only pool: its zero GPU limit already keeps GPU types out
+    stack = res.stack
+    allowed = cfg.families(stack)
+    most = for_stack(cfg.max_gpus_per_instance, stack)
+    types = _in_values(_requirement(res, "node.kubernetes.io/instance-type"))
+    families = _in_values(_requirement(res, "karpenter.k8s.aws/instance-family"))
+    if types is not None:
+        bad_family = sorted({t for t in types if t.split(".", 1)[0] not in allowed})
+        if bad_family:
+            yield (
+                f"{res.label} may pick {names(bad_family)}, outside the families allowed in stack {stack or '?'} "
+                f"({names(allowed)}). Fix: drop them from the pool's instance types, or allow the family in the "
+                "policy config (allowedInstanceFamilies)."
+            )
+        too_big = sorted(t for t in types if (it := _instance(t)) is not None and it.gpu_count > most)
+        if too_big:
+            yield (
+                f"{res.label} may pick {names(too_big)} with more than {most} GPUs per instance. Fix: choose "
+                "smaller sizes or raise maxGpusPerInstance in the policy config."
+            )
+        unknown = sorted(t for t in types if _instance(t) is None and _is_gpu_type(t))
+        if unknown:
+            yield (
+                f"{res.label} may pick {names(unknown)}, which the hybridgpu catalog does not know, so their GPU "
+                "count cannot be checked. Fix: use catalog types (`hybridgpu catalog`) or add them to the catalog."
+            )
+        return
+    if families is None:
+        yield (
+            f"{res.label} does not bound its instance types (no `In` requirement on node.kubernetes.io/instance-type "
+            "or karpenter.k8s.aws/instance-family): Karpenter may pick any GPU size. Fix: list instanceTypes, or "
+            "gpuNames/families with a GPU-count bound."
+        )
+        return
+    bad = sorted(f for f in families if f not in allowed)
+    if bad:
+        yield (
+            f"{res.label} allows instance families {names(bad)}, outside those allowed in stack {stack or '?'} "
+            f"({names(allowed)}). Fix: remove them or allow them in the policy config (allowedInstanceFamilies)."
+        )
+    count = _requirement(res, "karpenter.k8s.aws/instance-gpu-count")
+    bounded = False
+    if count is not None:
+        op = count.get("operator")
+        values = [parse_quantity(v) for v in as_list(count.get("values"))]
+        if op == "In" and values and all(v is not None and v <= most for v in values):
+            bounded = True
+        elif op == "Lt" and values and values[0] is not None and values[0] <= most + 1:
+            bounded = True
+    if not bounded:
+        yield (
+            f"{res.label} picks by family without bounding GPUs per instance. Fix: add a requirement "
+            f"karpenter.k8s.aws/instance-gpu-count Lt {most + 1} (or In values <= {most}), or list instance types."
+        )
+
+
+def _type_problems(label: str, types: list[str], stack: str, cfg: CapacitySettings) -> Iterator[str]:
+    allowed = cfg.families(stack)
+    most = for_stack(cfg.max_gpus_per_instance, stack)
+    for t in types:
+        if not _is_gpu_type(t):
+            continue
+        family = t.split(".", 1)[0]
+        it = _instance(t)
+        if family not in allowed:
+            yield (
+                f"{label} uses GPU instance type {t}, outside the families allowed in stack {stack or '?'} "
+                f"({names(allowed)}). Fix: use an allowed family or allow it in the policy config."
+            )
+        elif it is None:
+            yield f"{label} uses {t}, unknown to the hybridgpu catalog, so its GPU count cannot be checked. Fix: use a catalog type."
+        elif it.gpu_count > most:
+            yield f"{label} uses {t} with {it.gpu_count} GPUs, above {most} per instance. Fix: use a smaller size."
+
+
+def gpu_instance_size(res: PolicyResource, cfg: CapacitySettings) -> Findings:
+    """EKS node groups, launch templates and EC2 instances with GPU instance types stay within
+    the allowed families and sizes, and a node group's ``maxSize`` x GPUs within the NodePool maximum."""
+    stack = res.stack
+    if res.type == "aws:eks/nodeGroup:NodeGroup":
+        types = [str(t) for t in as_list(res.props.get("instanceTypes"))]
+        yield from _type_problems(res.label, types, stack, cfg)
+        gpus = max((it.gpu_count for t in types if (it := _instance(t)) is not None), default=0)
+        max_size = dig(res.props, "scalingConfig", "maxSize")
+        most = for_stack(cfg.max_gpus_per_node_pool, stack)
+        if gpus and isinstance(max_size, (int, float)) and max_size * gpus > most:
+            yield (
+                f"{res.label} may grow to {int(max_size)} x {gpus} = {int(max_size * gpus)} GPUs, above {most}. "
+                "Fix: lower scalingConfig.maxSize."
+            )
+    elif res.type in ("aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance"):
+        t = res.props.get("instanceType")
+        if isinstance(t, str):
+            yield from _type_problems(res.label, [t], stack, cfg)
+
+
+class WorkloadSettings(PolicySettings):
+    """Settings of ``gpu-workload-requests``."""
+
+    max_gpus_per_pod: PerStackInt = Field(default=8, description="Most GPUs (whole or MIG) one pod may request. Default: 8.")
+    max_gpus_per_workload: PerStackInt = Field(
+        default=64, description="Most GPUs one workload may hold at once (per pod x replicas/parallelism). Default: 64."
+    )
+
+
+def gpu_workload_requests(res: PolicyResource, cfg: WorkloadSettings) -> Findings:
+    """Workloads ask for no more GPUs than allowed, and set GPU requests equal to limits (the
+    Kubernetes rule for extended resources: a request without an equal limit is rejected)."""
+    if not res.type.startswith("kubernetes:") or res.type == "kubernetes:helm.sh/v3:Release":
+        return
+    per_pod = for_stack(cfg.max_gpus_per_pod, res.stack)
+    per_workload = for_stack(cfg.max_gpus_per_workload, res.stack)
+    total = 0.0
+    for template in pod_templates(res.props):
+        for path, c in template.containers():
+            requests = dig(c, "resources", "requests") or {}
+            limits = dig(c, "resources", "limits") or {}
+            for name in sorted({*requests, *limits}):
+                if not (name == GPU_RESOURCE or str(name).startswith(MIG_RESOURCE_PREFIX)):
+                    continue
+                req, lim = parse_quantity(requests.get(name)), parse_quantity(limits.get(name))
+                if name not in limits or (name in requests and req != lim):
+                    yield (
+                        f"{res.label} {path} requests {name} {requests.get(name)!r} with limit {limits.get(name)!r}. "
+                        "Fix: set resources.limits to the GPUs wanted (requests may be omitted or equal)."
+                    )
+        asked = sum(template.gpu_limits().values())
+        if asked > per_pod:
+            yield (
+                f"{res.label} asks for {asked:g} GPUs per pod at {template.path or 'the pod'}, above {per_pod}. "
+                "Fix: shard the job over more pods, or raise maxGpusPerPod in the policy config."
+            )
+        total += asked * template.replicas
+    if total > per_workload:
+        yield (
+            f"{res.label} holds up to {total:g} GPUs at once (per pod x replicas), above {per_workload}. "
+            "Fix: lower replicas/parallelism, or raise maxGpusPerWorkload in the policy config."
+        )
+
+
+class MigSettings(PolicySettings):
+    """Settings of ``mig-profiles``."""
+
+    allowed_mig_profiles: PerStackOptList = Field(
+        default=None,
+        description="MIG profiles that layouts and pods may use, e.g. [\"1g.10gb\", \"3g.40gb\"]; a list or per stack. "
+        "Default: any profile in the hybridgpu MIG catalog.",
+    )
+    allow_whole_gpu_profiles: bool = Field(
+        default=False,
+        description="Allow profiles that take a whole GPU (7g.* on A100/H100/H200, 4g.24gb on A30): MIG is for "
+        "sharing, a whole GPU is cheaper to hand out as nvidia.com/gpu. Default: false.",
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _mig_profiles() -> tuple[frozenset[str], frozenset[str]]:
+    """(every MIG profile name, the whole-GPU ones) from the hybridgpu MIG catalog."""
+    from hybridgpu.mig.profiles import load_mig_models
+
+    every: set[str] = set()
+    whole: set[str] = set()
+    for gpu in load_mig_models():
+        for p in gpu.profiles:
+            every.add(p.name)
+            if p.compute_slices >= gpu.compute_slices:
+                whole.add(p.name)
+    return frozenset(every), frozenset(whole)
+
+
+def _profile_problems(label: str, where: str, profile: str, stack: str, cfg: MigSettings) -> Iterator[str]:
+    every, whole = _mig_profiles()
+    allowed = for_stack(cfg.allowed_mig_profiles, stack)
+    if profile in whole and not cfg.allow_whole_gpu_profiles:
+        yield (
+            f"{label} uses the whole-GPU MIG profile {profile} ({where}): MIG is meant for sharing. Fix: give the "
+            "GPU out whole (nvidia.com/gpu, MIG disabled) or split it into smaller profiles."
+        )
+    elif allowed is not None and profile not in allowed:
+        yield f"{label} uses MIG profile {profile} ({where}), not in the allowed list ({names(allowed)}). Fix: use an allowed profile."
+    elif profile not in every:
+        yield f"{label} uses MIG profile {profile} ({where}), which no GPU in the hybridgpu MIG catalog has. Fix: check the name (`hybridgpu mig profiles`)."
+
+
+def mig_profiles(res: PolicyResource, cfg: MigSettings) -> Findings:
+    """MIG layouts (the mig-parted ConfigMap's ``config.yaml``) and pods requesting
+    ``nvidia.com/mig-<profile>`` use allowed, shareable profiles."""
+    if res.type == CONFIGMAP:
+        text = dig(res.props, "data", "config.yaml")
+        if not isinstance(text, str) or "mig-configs" not in text:
+            return
+        try:
+            doc = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            yield f"{res.label} data[config.yaml] is not valid YAML ({exc.__class__.__name__}). Fix: render it with hybridgpu."
+            return
+        for layout, entries in (dig(doc, "mig-configs") or {}).items():
+            for entry in as_list(entries):
+                for profile in (dig(entry, "mig-devices") or {}):
+                    yield from _profile_problems(res.label, f"layout {layout}", str(profile), res.stack, cfg)
+        return
+    if not res.type.startswith("kubernetes:"):
+        return
+    for template in pod_templates(res.props):
+        for name in template.gpu_limits():
+            if name.startswith(MIG_RESOURCE_PREFIX):
+                yield from _profile_problems(res.label, f"request {name}", name[len(MIG_RESOURCE_PREFIX) :], res.stack, cfg)
+
+
+class StackCapacitySettings(PolicySettings):
+    """Settings of ``stack-gpu-ceiling``."""
+
+    max_gpus_per_stack: PerStackInt = Field(
+        default=256,
+        description="Most GPUs all NodePools and GPU node groups of a stack may add together; number or per stack. Default: 256.",
+    )
+
+
+def _nodegroup_gpus(res: PolicyResource) -> float:
+    types = [str(t) for t in as_list(res.props.get("instanceTypes"))]
+    gpus = max((it.gpu_count for t in types if (it := _instance(t)) is not None), default=0)
+    max_size = dig(res.props, "scalingConfig", "maxSize")
+    return gpus * max_size if isinstance(max_size, (int, float)) else 0.0
+
+
+def stack_gpu_ceiling(resources: Sequence[PolicyResource], cfg: StackCapacitySettings) -> StackFindings:
+    """The GPUs a stack may add in all (NodePool limits plus GPU node groups at maxSize) stay
+    within ``maxGpusPerStack``."""
+    parts: list[str] = []
+    total = 0.0
+    stack = next((r.stack for r in resources if r.stack), "")
+    for res in resources:
+        if cfg.exempt(res):
+            continue
+        gpus = (_gpu_limit(res) or 0.0) if res.type == NODEPOOL else _nodegroup_gpus(res) if res.type == "aws:eks/nodeGroup:NodeGroup" else 0.0
+        if gpus:
+            total += gpus
+            parts.append(f"{res.name} {gpus:g}")
+    most = for_stack(cfg.max_gpus_per_stack, stack)
+    if total > most:
+        yield None, (
+            f"stack {stack or '?'} may add {total:g} GPUs ({', '.join(parts)}), above {most}. Fix: lower NodePool "
+            "gpuLimits / node group sizes, or raise maxGpusPerStack in the policy config."
+        )
+
+
+class BudgetSettings(PolicySettings):
+    """Settings of ``burst-budget``."""
+
+    monthly_budget_usd: PerStackFloat = Field(
+        default=None,
+        description="Most USD per month the stack's NodePools may spend at their GPU limits (on-demand price, the worst "
+        "case); number or per stack. Default: none (the policy is not applied).",
+    )
+    hours_per_month: float = Field(default=730.0, gt=0, description="Hours in a month (8,760 / 12). Default: 730.")
+    gpu_hour_price_usd: dict[str, float] = Field(
+        default_factory=dict,
+        description="USD per GPU-hour by instance type, for types without a catalog price (e.g. p5e.48xlarge) or "
+        "negotiated rates. Default: the catalog's on-demand prices.",
+    )
+
+
+def _pool_types(res: PolicyResource) -> list[str]:
+    types = _in_values(_requirement(res, "node.kubernetes.io/instance-type"))
+    if types is not None:
+        return types
+    families = _in_values(_requirement(res, "karpenter.k8s.aws/instance-family")) or []
+    return sorted(t.name for f in families for t in _catalog().family(f)) if families else []
+
+
+def burst_budget(resources: Sequence[PolicyResource], cfg: BudgetSettings) -> StackFindings:
+    """The most a stack's NodePools can spend (GPU limit x the dearest allowed type's USD per
+    GPU-hour x hours per month) stays within the monthly budget.
+
+    Prices: :mod:`hybridgpu.catalog` on-demand prices (us-east-1; see the catalog's sources and
+    dates), overridden by ``gpuHourPriceUsd``. On-demand is the ceiling for spot and the rate of
+    an On-Demand Capacity Reservation.
+    """
+    stack = next((r.stack for r in resources if r.stack), "")
+    budget = for_stack(cfg.monthly_budget_usd, stack)
+    if budget is None:
+        return
+    total = 0.0
+    parts: list[str] = []
+    for res in resources:
+        if res.type != NODEPOOL or cfg.exempt(res):
+            continue
+        limit = _gpu_limit(res)
+        if limit is None:
+            yield res, f"{res.label} has no {GPU_RESOURCE} limit, so its spend is unbounded. Fix: set gpuLimit."
+            continue
+        if limit == 0:
+            continue
+        prices: dict[str, float | None] = {}
+        for t in _pool_types(res):
+            it = _instance(t)
+            prices[t] = cfg.gpu_hour_price_usd.get(t, it.usd_per_gpu_hour if it is not None else None)
+        unpriced = sorted(t for t, p in prices.items() if p is None)
+        if not prices or unpriced:
+            yield res, (
+                f"{res.label}: no price for {names(unpriced) or 'its instance types (none listed)'}, so its spend "
+                "cannot be bounded. Fix: add gpuHourPriceUsd for them in the policy config, or list priced types."
+            )
+            continue
+        dearest = max(p for p in prices.values() if p is not None)
+        spend = limit * dearest * cfg.hours_per_month
+        total += spend
+        parts.append(f"{res.name} {limit:g} GPUs x ${dearest:.2f}/GPU-h = ${spend:,.0f}")
+    if total > budget:
+        yield None, (
+            f"stack {stack or '?'} NodePools may spend ${total:,.0f}/month at their GPU limits ({'; '.join(parts)}), "
+            f"above the ${budget:,.0f} budget. Fix: lower gpuLimit on the pools, or raise monthlyBudgetUsd."
+        )
+
+
+# ------------------------------------------------------------------------------------ safety
+
+
+def imdsv2_required(res: PolicyResource, cfg: PolicySettings) -> Findings:
+    """Instances require IMDSv2 session tokens (``httpTokens: required``): launch templates and EC2
+    instances must say so (EC2's default is optional); an EC2NodeClass may omit it (Karpenter
+    defaults to required) but must not set anything else."""
+    if res.type in ("aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance"):
+        tokens = dig(res.props, "metadataOptions", "httpTokens")
+        if tokens != "required":
+            yield (
+                f"{res.label} has metadataOptions.httpTokens {tokens!r}: IMDSv1 lets any process or SSRF read the "
+                "instance role's credentials. Fix: set metadataOptions.httpTokens to \"required\"."
+            )
+    elif res.type == EC2NODECLASS:
+        tokens = dig(res.props, "spec", "metadataOptions", "httpTokens")
+        if tokens is not None and tokens != "required":
+            yield f"{res.label} sets spec.metadataOptions.httpTokens {tokens!r}. Fix: set it to \"required\" (IMDSv2)."
+
+
+def _encrypted(value: Any) -> bool:
+    return value is True or (isinstance(value, str) and value.lower() == "true")
+
+
+def encrypted_volumes(res: PolicyResource, cfg: PolicySettings) -> Findings:
+    """EBS volumes are encrypted: launch template and EC2NodeClass block device mappings, EC2
+    instance root and EBS devices, standalone EBS volumes; node groups use a launch template
+    (otherwise their disks follow the account default)."""
+    fix = "Fix: set encrypted: true on it."
+    if res.type == "aws:ec2/launchTemplate:LaunchTemplate":
+        for i, m in enumerate(as_list(res.props.get("blockDeviceMappings"))):
+            if dig(m, "ebs") is not None and not _encrypted(dig(m, "ebs", "encrypted")):
+                yield f"{res.label} blockDeviceMappings[{i}] ({dig(m, 'deviceName')}) is not encrypted. {fix}"
+    elif res.type == EC2NODECLASS:
+        for i, m in enumerate(as_list(dig(res.props, "spec", "blockDeviceMappings"))):
+            if not _encrypted(dig(m, "ebs", "encrypted")):
+                yield f"{res.label} spec.blockDeviceMappings[{i}] ({dig(m, 'deviceName')}) is not encrypted. {fix}"
+    elif res.type == "aws:ec2/instance:Instance":
+        if not _encrypted(dig(res.props, "rootBlockDevice", "encrypted")):
+            yield f"{res.label} rootBlockDevice is not encrypted. Fix: set rootBlockDevice.encrypted: true."
+        for i, d in enumerate(as_list(res.props.get("ebsBlockDevices"))):
+            if not _encrypted(dig(d, "encrypted")):
+                yield f"{res.label} ebsBlockDevices[{i}] is not encrypted. {fix}"
+    elif res.type == "aws:ebs/volume:Volume":
+        if not _encrypted(res.props.get("encrypted")):
+            yield f"{res.label} is not encrypted. Fix: set encrypted: true (and a kmsKeyId)."
+    elif res.type == "aws:eks/nodeGroup:NodeGroup" and not res.props.get("launchTemplate"):
+        yield (
+            f"{res.label} has no launch template, so its root volumes follow the account's default encryption. "
+            "Fix: give it a launch template with encrypted block devices."
+        )
+
+
+_OPEN = (ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
+
+
+def eks_endpoint_private(res: PolicyResource, cfg: PolicySettings) -> Findings:
+    """An EKS API endpoint is private, or public only to listed CIDRs (EKS's default is public to
+    0.0.0.0/0)."""
+    if res.type != "aws:eks/cluster:Cluster":
+        return
+    vpc = res.props.get("vpcConfig") or {}
+    public = vpc.get("endpointPublicAccess", True)
+    if public is False or (isinstance(public, str) and public.lower() == "false"):
+        return
+    cidrs = [str(c) for c in as_list(vpc.get("publicAccessCidrs"))]
+    open_cidrs = []
+    for c in cidrs:
+        try:
+            if ipaddress.ip_network(c, strict=False) in _OPEN:
+                open_cidrs.append(c)
+        except ValueError:
+            open_cidrs.append(c)
+    if not cidrs or open_cidrs:
+        yield (
+            f"{res.label} has a public API endpoint open to {names(open_cidrs) if open_cidrs else '0.0.0.0/0 (EKS default)'}. "
+            "Fix: set vpcConfig.endpointPublicAccess to false (hybridgpu's default), or list narrow publicAccessCidrs."
+        )
+
+
+class AmiSettings(PolicySettings):
+    """Settings of ``ami-alias-pinned``."""
+
+    production_stacks: list[str] = Field(
+        default_factory=lambda: ["prod", "prod-*", "*-prod", "production*"],
+        description="Stack-name globs treated as production. Default: prod, prod-*, *-prod, production*.",
+    )
+
+
+def ami_alias_pinned(res: PolicyResource, cfg: AmiSettings) -> Findings:
+    """Production EC2NodeClasses pin their AMI (``al2023@v20261112``), never ``@latest``: a new AMI
+    would roll every GPU node through drift replacement without review."""
+    if res.type != EC2NODECLASS or not any(fnmatch.fnmatchcase(res.stack, p) for p in cfg.production_stacks):
+        return
+    for i, term in enumerate(as_list(dig(res.props, "spec", "amiSelectorTerms"))):
+        alias = dig(term, "alias")
+        if isinstance(alias, str) and alias.endswith("@latest"):
+            yield (
+                f"{res.label} in production stack {res.stack} selects the floating AMI alias {alias} "
+                f"(amiSelectorTerms[{i}]). Fix: pin a version, e.g. {alias.split('@')[0]}@v20261112."
+            )
+
+
+_SKIP_CA = re.compile(r"unsafeSkipCAVerification\"?\s*:\s*\"?true|discovery-token-unsafe-skip-ca-verification", re.I)
+
+
+def kubeadm_ca_verification(res: PolicyResource, cfg: PolicySettings) -> Findings:
+    """No kubeadm join skips CA verification (``unsafeSkipCAVerification: true`` or
+    ``--discovery-token-unsafe-skip-ca-verification``): a joining node would trust any API server.
+
+    Reads the non-secret kubeadm config each on-prem host records (``kubeadmConfig`` of
+    ``hybridgpu:onprem:Host``), and every string of remote/local commands and ConfigMaps. The
+    message never quotes the text (it may hold secrets).
+    """
+    if res.type == ONPREM_HOST:
+        texts = [res.props.get("kubeadmConfig") or ""]
+    elif res.type.startswith("command:") or res.type == CONFIGMAP:
+        texts = list(walk_strings(res.props))
+    else:
+        return
+    if any(_SKIP_CA.search(t) for t in texts if isinstance(t, str)):
+        yield (
+            f"{res.label} joins a node with kubeadm CA verification switched off. Fix: remove "
+            "unsafeSkipCAVerification / --discovery-token-unsafe-skip-ca-verification and pass caCertHashes "
+            "(hybridgpu computes the hash from the first control plane)."
+        )
+
+
+class MultiKueueSettings(PolicySettings):
+    """Settings of ``multikueue-kubeconfig``."""
+
+    kueue_namespace: str = Field(default="kueue-system", description="Namespace of Kueue's manager (where worker kubeconfig Secrets live). Default: kueue-system.")
+
+
+_MKC_TYPES = ("kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueCluster", "kubernetes:kueue.x-k8s.io/v1beta1:MultiKueueCluster")
+_FORBIDDEN_USER = ("exec", "auth-provider", "tokenFile", "client-certificate", "client-key", "username", "password")
+_FORBIDDEN_CLUSTER = ("certificate-authority", "insecure-skip-tls-verify")
+
+
+def _kubeconfig_text(secret: PolicyResource) -> str | None:
+    text = dig(secret.props, "stringData", "kubeconfig")
+    if isinstance(text, str):
+        return text
+    data = dig(secret.props, "data", "kubeconfig")
+    if isinstance(data, str):
+        try:
+            return base64.b64decode(data, validate=True).decode()
+        except (ValueError, UnicodeDecodeError):
+            return None
+    return None
+
+
+def kubeconfig_problems(text: str) -> list[str]:
+    """Why a MultiKueue worker kubeconfig would be rejected or unsafe (exec plugins, auth
+    providers, token files, file paths, no CA data, TLS verification off); [] when fine.
+
+    Source: Kueue MultiKueue docs and ``pkg/controller/admissionchecks/multikueue``
+    (kubernetes-sigs/kueue v0.19, 2026): the manager refuses kubeconfigs that need files or
+    external commands.
+    """
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return ["it is not valid YAML"]
+    if not isinstance(doc, Mapping):
+        return ["it is not a kubeconfig mapping"]
+    problems: list[str] = []
+    for u in as_list(doc.get("users")):
+        user = dig(u, "user") or {}
+        bad = [k for k in _FORBIDDEN_USER if isinstance(user, Mapping) and k in user]
+        if bad:
+            problems.append(f"user {dig(u, 'name')!r} uses {names(bad)}")
+        if isinstance(user, Mapping) and not user.get("token") and not user.get("client-key-data"):
+            problems.append(f"user {dig(u, 'name')!r} carries no inline token or client-key-data")
+    clusters = as_list(doc.get("clusters"))
+    if not clusters:
+        problems.append("it lists no cluster")
+    for c in clusters:
+        cluster = dig(c, "cluster") or {}
+        bad = [k for k in _FORBIDDEN_CLUSTER if isinstance(cluster, Mapping) and cluster.get(k)]
+        if bad:
+            problems.append(f"cluster {dig(c, 'name')!r} uses {names(bad)}")
+        if isinstance(cluster, Mapping) and not cluster.get("certificate-authority-data"):
+            problems.append(f"cluster {dig(c, 'name')!r} has no inline certificate-authority-data")
+    return problems
+
+
+def multikueue_kubeconfig(resources: Sequence[PolicyResource], cfg: MultiKueueSettings) -> StackFindings:
+    """Every MultiKueueCluster's kubeconfig Secret is in this stack and holds an exec-free
+    kubeconfig with an inline token and CA data (what the MultiKueue manager accepts). Messages
+    never quote the kubeconfig."""
+    secrets = {
+        (dig(r.props, "metadata", "namespace") or "default", dig(r.props, "metadata", "name")): r
+        for r in resources
+        if r.type == SECRET
+    }
+    for res in resources:
+        if res.type not in _MKC_TYPES or cfg.exempt(res):
+            continue
+        source = dig(res.props, "spec", "clusterSource", "kubeConfig") or dig(res.props, "spec", "kubeConfig") or {}
+        location, kind = source.get("location"), source.get("locationType", "Secret")
+        if kind != "Secret":
+            yield res, f"{res.label} reads its kubeconfig from a {kind}. Fix: use locationType Secret (hybridgpu builds it)."
+            continue
+        secret = secrets.get((cfg.kueue_namespace, location))
+        if secret is None:
+            yield res, (
+                f"{res.label} uses Secret {cfg.kueue_namespace}/{location}, which this stack does not manage, so its "
+                "kubeconfig cannot be checked. Fix: let hybridgpu create it (burst config), or waive with a reason."
+            )
+            continue
+        text = _kubeconfig_text(secret)
+        if text is None:
+            yield secret, f"{secret.label} has no readable `kubeconfig` key. Fix: store the worker kubeconfig under data.kubeconfig."
+            continue
+        problems = kubeconfig_problems(text)
+        if problems:
+            yield secret, (
+                f"{secret.label} (kubeconfig of {res.label}) would be refused by MultiKueue or is unsafe: "
+                f"{'; '.join(problems)}. Fix: use a service-account token and inline CA data (no exec plugins, "
+                "files or insecure TLS)."
+            )
