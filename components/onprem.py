@@ -14,6 +14,9 @@ Creates:
   valid again (the token expires after 24 h, uploaded certificates after 2 h), so nodes added
   to the inventory later still join;
 * for ``cordoned`` hosts: drain and cordon, run from the first control plane after the join;
+* per host, a ``hybridgpu:onprem:Host`` record (:class:`OnPremHost`: hostname, role, owner,
+  GPUs, the kubeadm config with secret placeholders), so the state and the policy pack
+  (``onprem-host-owner``, ``kubeadm-ca-verification``) see each machine;
 * a Kubernetes provider built from the admin kubeconfig, and the Cilium CNI Helm release.
 
 The plan (order, scripts, configs) comes from :func:`hybridgpu.onprem.plan_onprem`; this
@@ -79,6 +82,36 @@ def ssh_private_key(kind: str, name: str) -> pulumi.Output[str]:
         raise pulumi.RunError(f"ssh.keySecret file {name!r} cannot be read: {exc.strerror}") from None
 
 
+class OnPremHost(pulumi.ComponentResource):
+    """One bare-metal host of the on-prem cluster, as a record in the stack (no cloud resource).
+
+    Its inputs are what the policy pack and ``pulumi stack`` show about the machine:
+    ``hostname``, ``address`` (management IP), ``role``, ``stage`` (init / join-control-plane /
+    join-worker), ``owner``, ``gpuModel``, ``gpuCount``, ``migConfig`` and ``kubeadmConfig``
+    (the kubeadm YAML with ``${BOOTSTRAP_TOKEN}``-style placeholders: no secret values).
+
+    Args:
+        name: logical name (``<cluster>-<hostname>``).
+        step: the host's step of the plan.
+        opts: resource options (parent: the cluster).
+    """
+
+    def __init__(self, name: str, step: HostStep, opts: pulumi.ResourceOptions | None = None):
+        props = {
+            "hostname": step.hostname,
+            "address": step.address,
+            "role": step.role,
+            "stage": step.stage,
+            "owner": step.owner,
+            "gpuModel": step.gpu_model,
+            "gpuCount": step.gpu_count,
+            "migConfig": step.mig_config,
+            "kubeadmConfig": step.kubeadm_config,
+        }
+        super().__init__("hybridgpu:onprem:Host", name, props, opts)
+        self.register_outputs({})
+
+
 class OnPremCluster(pulumi.ComponentResource):
     """A kubeadm cluster on bare metal, driven over SSH.
 
@@ -137,6 +170,7 @@ class OnPremCluster(pulumi.ComponentResource):
                 self._host(name, step, self._connection(step), token, certificate_key, ca_cert_hash, list(control_joins))
 
         for step in plan.steps:
+            OnPremHost(f"{name}-{step.hostname}", step, opts=pulumi.ResourceOptions(parent=self))
             if step.drain:
                 command.remote.Command(
                     f"{name}-{step.hostname}-drain",

@@ -56,6 +56,9 @@ class HostStep:
         kubeadm_run: the script that runs ``kubeadm init``/``join`` with that config (read from stdin).
         drain: the drain-and-cordon script to run from the first control plane (cordoned hosts), else None.
         mig_config: mig-parted config name the node selects, or None.
+        role: ``control-plane``, ``gpu-worker`` or ``cpu-worker``.
+        owner: who answers for the host (the host's ``owner``, else the site's), or None.
+        gpu_model, gpu_count: the host's GPUs (None and 0 without GPUs).
     """
 
     hostname: str
@@ -69,6 +72,10 @@ class HostStep:
     kubeadm_run: str
     drain: str | None
     mig_config: str | None
+    role: str = "gpu-worker"
+    owner: str | None = None
+    gpu_model: str | None = None
+    gpu_count: int = 0
 
 
 @dataclass(frozen=True)
@@ -263,6 +270,10 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templa
                 kubeadm_run=run,
                 drain=drain_and_cordon_script(host.hostname) if host.state == "cordoned" else None,
                 mig_config=mig_name,
+                role=host.role,
+                owner=host.owner or inventory.site.owner,
+                gpu_model=host.gpu.model if host.gpu else None,
+                gpu_count=host.gpu_count,
             )
         )
     return OnPremPlan(cluster=cluster, steps=tuple(steps), skipped=skipped, mig_layouts=tuple(layouts.values()), gpus=gpus)

@@ -598,7 +598,13 @@ def _assemble(state: _State, files: Sequence[str], catalog: Catalog | None) -> I
     # No issue means every part validated.
     assert site is not None and site.metadata is not None and site.cluster is not None and site.networks is not None
     assert site.cluster_complete
-    built = Site(name=site.metadata.name, description=site.metadata.description, cluster=site.cluster, networks=site.networks)
+    built = Site(
+        name=site.metadata.name,
+        description=site.metadata.description,
+        owner=site.metadata.owner,
+        cluster=site.cluster,
+        networks=site.networks,
+    )
     return Inventory(site=built, records=tuple(state.records), site_file=site.file, files=tuple(files))
 
 

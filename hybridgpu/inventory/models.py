@@ -244,11 +244,20 @@ def looks_like_key_material(value: Any) -> bool:
 # --------------------------------------------------------------------------- site
 
 
+#: Who answers for a host: a team or person identifier (free text without spaces, e.g. `ml-platform`).
+OwnerName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._@-]*$", max_length=63)]
+
+
 class SiteMetadata(Model):
     """``metadata`` of the ``Site`` document."""
 
     name: Dns1123Name = Field(description="Site name (DNS-1123 label), e.g. `site-a`; HostList documents refer to it. Required.")
     description: str = Field(default="", description="Free text. Default: empty.")
+    owner: OwnerName | None = Field(
+        default=None,
+        description="Team accountable for the site's hosts (cost attribution; the policy pack requires an owner per "
+        "host); hosts may name their own `owner`. Default: none.",
+    )
 
 
 class Network(Model):
@@ -351,6 +360,7 @@ class Site(Model):
 
     name: Dns1123Name = Field(description="Site name (`metadata.name`).")
     description: str = Field(default="", description="`metadata.description`.")
+    owner: str | None = Field(default=None, description="`metadata.owner`: default owner of the hosts.")
     cluster: Cluster = Field(description="Cluster settings.")
     networks: tuple[Network, ...] = Field(description="The site's IP networks.")
 
@@ -518,6 +528,9 @@ class Host(Model):
     ssh: SshAccess = Field(description="SSH access (user, port, keySecret). Required.")
     rack: Annotated[str, StringConstraints(min_length=1, max_length=63)] | None = Field(
         default=None, description="Rack (free text, e.g. `r12`). Default: none."
+    )
+    owner: OwnerName | None = Field(
+        default=None, description="Team accountable for this host (overrides the Site's `metadata.owner`). Default: the site's owner."
     )
     labels: dict[LabelKey, LabelValue] = Field(default_factory=dict, description="Node labels. Default: none.")
     taints: tuple[NodeTaint, ...] = Field(default=(), description="Node taints. Default: none.")

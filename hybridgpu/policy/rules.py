@@ -610,8 +610,9 @@ def imdsv2_required(res: PolicyResource, cfg: PolicySettings) -> Findings:
     if res.type in ("aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance"):
         tokens = dig(res.props, "metadataOptions", "httpTokens")
         if tokens != "required":
+            said = "does not set metadataOptions.httpTokens" if tokens is None else f"has metadataOptions.httpTokens {tokens!r}"
             yield (
-                f"{res.label} has metadataOptions.httpTokens {tokens!r}: IMDSv1 lets any process or SSRF read the "
+                f"{res.label} {said}: IMDSv1 lets any process or SSRF read the "
                 "instance role's credentials. Fix: set metadataOptions.httpTokens to \"required\"."
             )
     elif res.type == EC2NODECLASS:
