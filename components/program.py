@@ -58,8 +58,8 @@ def read_config() -> StackConfig:
         raise pulumi.RunError(str(exc)) from None
 
 
-def build_onprem(config: StackConfig) -> None:
-    """The on-prem cluster of the stack: kubeadm over SSH, Cilium, and the NVIDIA layer."""
+def build_onprem(config: StackConfig):
+    """The on-prem cluster of the stack: kubeadm over SSH, Cilium, and the NVIDIA layer; returns the OnPremCluster."""
     from pathlib import Path
 
     from components.nvidia import NvidiaLayer
@@ -80,6 +80,7 @@ def build_onprem(config: StackConfig) -> None:
     pulumi.export("onprem_hosts", [step.hostname for step in plan.steps])
     pulumi.export("onprem_skipped_hosts", list(plan.skipped))
     pulumi.export("onprem_gpus", plan.gpus)
+    return cluster
 
 
 def main() -> None:
@@ -93,9 +94,10 @@ def main() -> None:
     config = read_config()
     catalog = load_catalog()
     pulumi.export("environment", config.environment.value)
-    if config.onprem is not None:
-        build_onprem(config)
+    onprem_cluster = build_onprem(config) if config.onprem is not None else None
     if config.cloud is None:
+        if config.burst is not None:
+            build_burst(config, onprem=onprem_cluster)
         return
     cloud = config.cloud
     assert config.region is not None  # checked by the config checks
@@ -144,3 +146,38 @@ def main() -> None:
     pulumi.export("karpenter_node_role_arn", karpenter.node_role_arn)
     pulumi.export("karpenter_controller_role_arn", karpenter.controller_role_arn)
     pulumi.export("nodepools", {p.name: json.loads(json.dumps(asdict(summarize_nodepool(p, catalog)))) for p in cloud.node_pools})
+    if config.burst is not None:
+        build_burst(config, eks=eks, onprem=onprem_cluster, depends_on=[karpenter.release])
+
+
+def build_burst(config: StackConfig, *, eks: Any = None, onprem: Any = None, depends_on: list[pulumi.Resource] | None = None) -> None:
+    """Kueue and the burst queues on this stack's cluster, as the burst plan says (docs/bursting.md).
+
+    Workers export ``burst_worker_kubeconfig`` (secret, exec-free); the manager reads each
+    worker's through ``pulumi.StackReference`` and stores it as a Secret for its MultiKueueCluster.
+    Output ``burst_role``: the stack's role in the plan.
+    """
+    from pathlib import Path
+
+    from components.kueue import WORKER_KUBECONFIG_OUTPUT, KueueCluster
+    from hybridgpu.burst.kueue import endpoint_from_kubeconfig
+    from hybridgpu.burst.plan import load_burst_plan
+
+    assert config.burst is not None
+    plan = load_burst_plan(config.burst.plan, Path.cwd(), current=config)
+    cluster = plan.clusters[config.stack]
+    # The on-prem roles run on the kubeadm cluster; the spillover manager and the cloud worker on EKS.
+    target = onprem if cluster.role in ("onprem-worker", "onprem-manager") or eks is None else eks
+    endpoint = target.kubeconfig.apply(endpoint_from_kubeconfig)
+    kubeconfigs = None
+    if cluster.multikueue is not None:
+        kubeconfigs = {
+            w.name: pulumi.StackReference(w.stack_reference).get_output(WORKER_KUBECONFIG_OUTPUT) for w in cluster.multikueue.workers
+        }
+    deps = list(depends_on or []) + ([onprem.cni] if target is onprem else [])
+    kueue = KueueCluster(
+        f"{config.stack}-burst", cluster, plan.source, target.provider, endpoint=endpoint, worker_kubeconfigs=kubeconfigs, depends_on=deps
+    )
+    pulumi.export("burst_role", cluster.role)
+    if kueue.worker_kubeconfig is not None:
+        pulumi.export(WORKER_KUBECONFIG_OUTPUT, kueue.worker_kubeconfig)

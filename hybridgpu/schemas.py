@@ -27,7 +27,10 @@ sent to a cluster, with no network and no cluster:
   PrometheusAgent, Alertmanager, AlertmanagerConfig, ThanosRuler, ScrapeConfig) gained
   fields after v0.91.0 and are reported as *skipped*; a kind the group does not have
   (e.g. ``ServiceMonitors``) is an error;
-* every other API group (Kueue, NVIDIA GPU Operator, ...) has no offline schema here and
+* Kueue kinds (``kueue.x-k8s.io/v1beta2`` ResourceFlavor, ClusterQueue, LocalQueue,
+  AdmissionCheck, MultiKueueConfig, MultiKueueCluster) against the CRD constraints encoded in
+  :mod:`hybridgpu.burst.schema` (Kueue v0.19.2 CRDs; no installable schema package exists);
+* every other API group (NVIDIA GPU Operator, ...) has no offline schema here and
   is reported as a *skipped* finding with the reason, never as valid.
 
 Not covered: CEL rules (``x-kubernetes-validations``) of the CRDs and admission webhooks
@@ -510,7 +513,8 @@ def validate_all(
       process for all; kinds of ``monitoring.coreos.com`` it does not check come back
       ``skipped``);
     * :data:`CORE_GROUPS` -> :func:`validate_core` at ``kubernetes_version``;
-    * any other group (a CRD such as ``kueue.x-k8s.io`` or ``nvidia.com``) -> a finding with
+    * ``kueue.x-k8s.io`` -> :func:`hybridgpu.burst.schema.kueue_errors`;
+    * any other group (a CRD such as ``nvidia.com``) -> a finding with
       ``skipped=True``, ``ok=False`` and the reason in ``errors``;
     * a manifest that is not a mapping or lacks kind/apiVersion -> a failed finding.
 
@@ -541,6 +545,13 @@ def validate_all(
             crds.append(index)
         elif group in CORE_GROUPS:
             core.append(index)
+        elif group == "kueue.x-k8s.io":
+            # No installable Kueue schema package exists; the v1beta2 CRD constraints are encoded
+            # as models in hybridgpu.burst.schema (citing the CRD files of Kueue v0.19.2).
+            from hybridgpu.burst.schema import kueue_errors
+
+            errors = kueue_errors(dict(manifest))
+            slots[index] = _finding(manifest, index, ok=not errors, errors=errors)
         else:
             reason = (
                 f"skipped: no offline schema for API group {group!r} ({manifest['apiVersion']} "

@@ -16,15 +16,16 @@ def test_preview_all_example_stacks_writes_manifests(root, tmp_path):
     result = runner.invoke(app, ["preview", "--root", str(root), "--out", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.output
     summaries = json.loads(result.output)
-    assert [s["stack"] for s in summaries] == ["dev", "onprem", "prod"]
-    prod = summaries[2]
+    assert [s["stack"] for s in summaries] == ["dev", "hybrid", "onprem", "prod"]
+    by_stack = {s["stack"]: s for s in summaries}
+    prod = by_stack["prod"]
     pools = {p["name"]: p for p in prod["nodePools"]}
     assert pools["h100-reserved"]["maxGpus"] == 32 and pools["h100-reserved"]["instanceTypes"] == ["p5.48xlarge"]
     assert pools["h100-spot"]["capacityTypes"] == ["spot"]
     assert (tmp_path / "prod" / "manifests" / "nodepool-h100-spot.yaml").is_file()
     assert (tmp_path / "dev" / "helm-releases.yaml").is_file()
     assert prod["byType"]["aws:eks/cluster:Cluster"] == 1
-    onprem = summaries[1]
+    onprem = by_stack["onprem"]
     assert [h["host"] for h in onprem["onprem"]][:3] == ["cp-01", "cp-02", "cp-03"]
     assert [h["step"] for h in onprem["onprem"]][:2] == ["kubeadm init", "kubeadm join"]
     assert {h["host"] for h in onprem["onprem"] if h["drainAfterJoin"]} == {"a100-02"}

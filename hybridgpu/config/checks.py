@@ -72,6 +72,10 @@ def semantic_issues(config: StackConfig, file: str, catalog: Catalog | None = No
         # The cross checks follow the section's references, so they need them to be sound.
         if config.cloud is not None and not nvidia_problems:
             issues += _nvidia_cloud_issues(config.nvidia, config.cloud, file, catalog)
+    if config.burst is not None and not issues:
+        from hybridgpu.burst.plan import burst_issues  # lazy: the burst plan reads other stacks' sections
+
+        issues += burst_issues(config, file, root=root, catalog=catalog)
     return issues
 
 

@@ -46,6 +46,7 @@ KEY_TO_FIELD = {
     f"{PROJECT}:cloud": "cloud",
     f"{PROJECT}:onprem": "onprem",
     f"{PROJECT}:nvidia": "nvidia",
+    f"{PROJECT}:burst": "burst",
 }
 FIELD_TO_KEY = {alias: key for key, alias in KEY_TO_FIELD.items()}
 
@@ -53,7 +54,7 @@ FIELD_TO_KEY = {alias: key for key, alias in KEY_TO_FIELD.items()}
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 #: Keys of Pulumi.yaml's typed project config (also declared there).
-STRUCTURED_KEYS = {f"{PROJECT}:tags", f"{PROJECT}:cloud", f"{PROJECT}:requiredTagKeys", f"{PROJECT}:nvidia", f"{PROJECT}:onprem"}
+STRUCTURED_KEYS = {f"{PROJECT}:tags", f"{PROJECT}:cloud", f"{PROJECT}:requiredTagKeys", f"{PROJECT}:nvidia", f"{PROJECT}:onprem", f"{PROJECT}:burst"}
 
 
 @dataclass(frozen=True)

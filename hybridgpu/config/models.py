@@ -12,6 +12,7 @@ Pulumi config key          model field
 ``hybridgpu:requiredTagKeys`` :attr:`StackConfig.required_tag_keys`
 ``hybridgpu:cloud``        :attr:`StackConfig.cloud` (:class:`CloudConfig`)
 ``hybridgpu:nvidia``       :attr:`StackConfig.nvidia` (:class:`~hybridgpu.config.nvidia.NvidiaConfig`)
+``hybridgpu:burst``        :attr:`StackConfig.burst` (:class:`~hybridgpu.burst.models.BurstSection`)
 =========================  ==========================================
 
 Later sections (``hybridgpu:onprem``, ``hybridgpu:burst``, ``hybridgpu:cost``) get their
@@ -36,6 +37,7 @@ from pydantic import Field, StringConstraints, field_validator
 
 from hybridgpu.config.base import Dns1123Name, Duration, Model
 from hybridgpu.config.nvidia import NvidiaConfig
+from hybridgpu.burst.models import BurstSection
 
 #: Karpenter chart and controller version deployed by default.
 #: Source: aws/karpenter-provider-aws charts/karpenter/Chart.yaml on the default branch at
@@ -497,6 +499,10 @@ class StackConfig(Model):
     nvidia: NvidiaConfig | None = Field(
         default=None,
         description="NVIDIA layer: GPU Operator or device plugin, MIG layouts, GPU sharing, DCGM (`hybridgpu:nvidia`). Default: none (not installed).",
+    )
+    burst: BurstSection | None = Field(
+        default=None,
+        description="Part in bursting with Kueue MultiKueue: the burst plan file this stack takes part in (`hybridgpu:burst`). Default: none.",
     )
 
     @field_validator("region")

@@ -55,6 +55,17 @@ def _short_hash(*parts: str, length: int = 17) -> str:
     return hashlib.sha256("/".join(parts).encode()).hexdigest()[:length]
 
 
+def _mock_jwt(seed: str) -> str:
+    """A deterministic JWT-shaped placeholder service-account token (not a valid token)."""
+
+    def b64(raw: str) -> str:
+        return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+    header = json.dumps({"alg": "RS256"})
+    payload = json.dumps({"iss": "offline-preview", "sub": seed})
+    return ".".join((b64(header), b64(payload), b64("mock-signature-" + seed)))
+
+
 class HybridMocks(pulumi.runtime.Mocks):
     """Pulumi mocks that return realistic computed outputs for the resource types hybridgpu uses.
 
@@ -153,10 +164,30 @@ class HybridMocks(pulumi.runtime.Mocks):
             if name.endswith("-ca-cert-hash"):
                 stdout = "sha256:" + (h * 4)[:64] + "\n"
             elif name.endswith("-admin-kubeconfig"):
-                stdout = "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n# offline preview placeholder\n"
+                # Shape of kubeadm's admin.conf with placeholder CA and no user credential.
+                ca = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMOCK-ONPREM-CA\n-----END CERTIFICATE-----\n").decode()
+                stdout = (
+                    "apiVersion: v1\nkind: Config\nclusters:\n- name: kubernetes\n  cluster:\n"
+                    f"    server: https://k8s-api-{h[:8]}.onprem.invalid:6443\n    certificate-authority-data: {ca}\n"
+                    "contexts:\n- name: kubernetes-admin@kubernetes\n  context: {cluster: kubernetes, user: kubernetes-admin}\n"
+                    "current-context: kubernetes-admin@kubernetes\nusers: []\n# offline preview placeholder\n"
+                )
             state.update(stdout=stdout, stderr="")
         elif typ.startswith("pulumi:providers:"):
             rid = f"{name}-provider"
+        elif typ == "kubernetes:core/v1:Secret" and inputs.get("type") == "kubernetes.io/service-account-token":
+            # The token controller fills in a JWT-shaped token and the cluster CA.
+            state["data"] = {"token": base64.b64encode(_mock_jwt(h).encode()).decode(), "namespace": base64.b64encode(b"kueue-system").decode()}
+        elif typ == "pulumi:pulumi:StackReference":
+            # Another stack's outputs: what a burst worker stack exports (secret), deterministic per stack name.
+            from hybridgpu.burst.kueue import worker_kubeconfig
+
+            target = str(inputs.get("name", name))
+            hs = _short_hash("stack", target)
+            ca = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMOCK-WORKER-CA\n-----END CERTIFICATE-----\n").decode()
+            kubeconfig = worker_kubeconfig(name=target.replace("/", "-"), server=f"https://{hs}.worker.invalid", ca_data=ca, token=_mock_jwt(hs))
+            rid = target
+            state.update(name=target, outputs={"burst_worker_kubeconfig": kubeconfig, "burst_role": "worker"}, secretOutputNames=["burst_worker_kubeconfig"])
         return rid, state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
@@ -346,7 +377,7 @@ class PreviewResult:
         for r in self.records:
             if not r.type.startswith("kubernetes:") or r.type == "kubernetes:helm.sh/v3:Release":
                 continue
-            doc = {k: r.inputs[k] for k in ("apiVersion", "kind", "metadata", "spec", "data", "rules", "subjects", "roleRef") if k in r.inputs}
+            doc = {k: r.inputs[k] for k in ("apiVersion", "kind", "type", "metadata", "spec", "data", "rules", "subjects", "roleRef") if k in r.inputs}
             manifests.append(doc)
         return manifests
 

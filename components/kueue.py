@@ -1,0 +1,156 @@
+"""Kueue on one cluster of a burst plan: controller, queues, MultiKueue wiring and worker access.
+
+Creates, through the cluster's Kubernetes provider (all specs rendered by
+:mod:`hybridgpu.burst.kueue` from a :class:`~hybridgpu.burst.plan.ClusterPlan`):
+
+* the Kueue Helm release (pinned chart from ``oci://registry.k8s.io/kueue/charts/kueue``, its
+  namespace, the manager ``Configuration`` with the MultiKueue dispatcher on the manager);
+* the LocalQueues' namespaces, ResourceFlavors, ClusterQueues and LocalQueues;
+* on the manager: MultiKueueClusters, MultiKueueConfigs, AdmissionChecks, and per worker a Secret
+  (key ``kubeconfig``) in Kueue's namespace holding the worker's exec-free kubeconfig (a Pulumi
+  secret, read from the worker stack's ``burst_worker_kubeconfig`` output);
+* on a worker: the ServiceAccount, ClusterRole and ClusterRoleBinding the manager acts as, a
+  ``kubernetes.io/service-account-token`` Secret, and :attr:`KueueCluster.worker_kubeconfig`: the
+  kubeconfig built from that token and the cluster's CA data and endpoint (secret), which the
+  program exports for the manager.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from hybridgpu.burst.kueue import KUBECONFIG_KEY, KUEUE_CHART, cluster_manifests, kueue_helm_values, token_secret_name, worker_kubeconfig
+from hybridgpu.burst.models import BurstPlanFile
+from hybridgpu.burst.plan import ClusterPlan
+
+#: Name of the stack output a worker exports and the manager reads through a StackReference.
+WORKER_KUBECONFIG_OUTPUT = "burst_worker_kubeconfig"
+
+
+class KueueCluster(pulumi.ComponentResource):
+    """Kueue and the burst queues of one cluster.
+
+    Args:
+        name: logical name prefix of the children.
+        cluster: the cluster's part of the burst plan.
+        source: the burst plan file (Kueue version, namespace, frameworks).
+        provider: Kubernetes provider of the cluster.
+        endpoint: ``(server URL, base64 CA data)`` of the cluster's API server; needed on a worker
+            (goes into :attr:`worker_kubeconfig`), ignored otherwise.
+        worker_kubeconfigs: on the manager, MultiKueueCluster name -> that worker's kubeconfig
+            (a secret Output, e.g. from ``pulumi.StackReference``).
+        depends_on: resources to wait for (the cluster's CNI or Karpenter).
+        opts: resource options.
+
+    Attributes:
+        release: the Kueue Helm release.
+        worker_kubeconfig: exec-free kubeconfig of this worker for the manager (secret), or None on a manager.
+    """
+
+    worker_kubeconfig: pulumi.Output[str] | None
+
+    def __init__(
+        self,
+        name: str,
+        cluster: ClusterPlan,
+        source: BurstPlanFile,
+        provider: k8s.Provider,
+        *,
+        endpoint: pulumi.Output[tuple[str, str]] | None = None,
+        worker_kubeconfigs: dict[str, pulumi.Output[str]] | None = None,
+        depends_on: list[pulumi.Resource] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("hybridgpu:burst:KueueCluster", name, None, opts)
+        kueue_ns = source.kueue.namespace
+        self.release = k8s.helm.v3.Release(
+            f"{name}-kueue",
+            name="kueue",
+            chart=KUEUE_CHART,
+            version=source.kueue.version,
+            namespace=kueue_ns,
+            create_namespace=True,
+            values=kueue_helm_values(cluster, source),
+            atomic=True,
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(depends_on or [])),
+        )
+        # Kueue objects need the chart's CRDs and webhooks; namespaced objects their namespace.
+        after_release = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[self.release])
+        namespaces: dict[str, k8s.core.v1.Namespace] = {}
+        flavors_and_checks: list[pulumi.Resource] = []
+        cluster_queues: list[pulumi.Resource] = []
+        token_secret: k8s.core.v1.Secret | None = None
+        service_account: k8s.core.v1.ServiceAccount | None = None
+        for doc in cluster_manifests(cluster, source):
+            kind, meta = doc["kind"], doc["metadata"]
+            ns = meta.get("namespace")
+            role = f"{kind.lower()}-{ns + '-' if ns and kind == 'LocalQueue' else ''}{meta['name']}"
+            if kind == "Namespace":
+                namespaces[meta["name"]] = k8s.core.v1.Namespace(f"{name}-{role}", metadata=meta, opts=pulumi.ResourceOptions(parent=self, provider=provider))
+            elif kind == "ServiceAccount":
+                service_account = k8s.core.v1.ServiceAccount(f"{name}-{role}", metadata=meta, opts=after_release)
+            elif kind == "ClusterRole":
+                k8s.rbac.v1.ClusterRole(f"{name}-{role}", metadata=meta, rules=doc["rules"], opts=after_release)
+            elif kind == "ClusterRoleBinding":
+                k8s.rbac.v1.ClusterRoleBinding(f"{name}-{role}", metadata=meta, role_ref=doc["roleRef"], subjects=doc["subjects"], opts=after_release)
+            elif kind == "Secret":
+                # pulumi-kubernetes waits until the token controller filled in `data` (awaiter for
+                # service-account-token Secrets, pulumi/pulumi-kubernetes#2048); the ServiceAccount
+                # must exist first (pulumi/pulumi-kubernetes#4396).
+                token_secret = k8s.core.v1.Secret(
+                    f"{name}-{role}",
+                    metadata=meta,
+                    type=doc["type"],
+                    opts=pulumi.ResourceOptions(
+                        parent=self,
+                        provider=provider,
+                        depends_on=[self.release, *([service_account] if service_account else [])],
+                        additional_secret_outputs=["data"],
+                    ),
+                )
+            else:
+                if kind == "LocalQueue":
+                    deps: list[pulumi.Resource] = [self.release, namespaces[ns], *cluster_queues]
+                elif kind == "ClusterQueue":
+                    deps = [self.release, *flavors_and_checks]
+                else:
+                    deps = [self.release]
+                resource = k8s.apiextensions.CustomResource(
+                    f"{name}-{role}",
+                    api_version=doc["apiVersion"],
+                    kind=kind,
+                    metadata=meta,
+                    spec=doc["spec"],
+                    opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=deps),
+                )
+                (cluster_queues if kind == "ClusterQueue" else flavors_and_checks).append(resource)
+
+        if cluster.multikueue is not None:
+            missing = [w.name for w in cluster.multikueue.workers if w.name not in (worker_kubeconfigs or {})]
+            if missing:
+                raise ValueError(f"no kubeconfig given for MultiKueue worker(s) {', '.join(missing)}")
+            for worker in cluster.multikueue.workers:
+                k8s.core.v1.Secret(
+                    f"{name}-secret-{worker.secret}",
+                    metadata={"name": worker.secret, "namespace": kueue_ns, "labels": {"app.kubernetes.io/managed-by": "hybridgpu"}},
+                    type="Opaque",
+                    string_data={KUBECONFIG_KEY: pulumi.Output.secret((worker_kubeconfigs or {})[worker.name])},
+                    opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[self.release], additional_secret_outputs=["stringData", "data"]),
+                )
+
+        self.worker_kubeconfig = None
+        if cluster.worker_access:
+            if token_secret is None or endpoint is None:
+                raise ValueError(f"worker cluster {cluster.stack!r} needs its API endpoint and a token Secret")
+            context = f"{cluster.stack}-{token_secret_name()}"
+
+            def build(args: list) -> str:
+                (server, ca_data), data = args
+                token = base64.b64decode((data or {}).get("token", "")).decode()
+                return worker_kubeconfig(name=context, server=server, ca_data=ca_data, token=token)
+
+            self.worker_kubeconfig = pulumi.Output.secret(pulumi.Output.all(endpoint, token_secret.data).apply(build))
+        self.register_outputs({"release": self.release.name, "worker_kubeconfig": self.worker_kubeconfig})

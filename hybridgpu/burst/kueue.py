@@ -1,0 +1,316 @@
+"""Render the Kueue objects of one cluster from a :class:`~hybridgpu.burst.plan.ClusterPlan` (pure).
+
+Creates plain dicts ready for YAML or Pulumi ``kubernetes`` resources:
+
+* ``v1`` Namespaces of the LocalQueues;
+* ``kueue.x-k8s.io/v1beta2`` ResourceFlavors, ClusterQueues (resource groups, cohort and
+  lending/borrowing limits, ``admissionChecksStrategy``), LocalQueues;
+* on the manager: AdmissionChecks (``controllerName: kueue.x-k8s.io/multikueue``),
+  MultiKueueConfigs (workers in dispatch order) and MultiKueueClusters (``clusterSource.kubeConfig``
+  from a Secret in the Kueue namespace);
+* on a worker: the ServiceAccount, ClusterRole and ClusterRoleBinding the manager acts as, and a
+  ``kubernetes.io/service-account-token`` Secret whose token goes into the exec-free kubeconfig
+  (:func:`worker_kubeconfig`) that the manager stores as its Secret (key ``kubeconfig``);
+* the Kueue manager ``Configuration`` and Helm values (:func:`kueue_helm_values`).
+
+Upstream formats: kubernetes-sigs/kueue tag v0.19.2 (commit 8eab6877, 2026-08-20, read
+2026-11-22): CRDs ``config/components/crd/bases/kueue.x-k8s.io_*.yaml`` (version v1beta2,
+storage); ``apis/config/v1beta2/configuration_types.go`` (``multiKueue.dispatcherName``,
+``incrementalDispatcherConfig.stepSize`` (default 3), ``workerLostTimeout``, ``gcInterval``,
+``resources.quotaCheckStrategy``); ``charts/kueue/values.yaml`` (``managerConfig.controllerManagerConfigYaml``);
+worker RBAC from ``site/static/examples/multikueue/create-multikueue-kubeconfig.sh``; the
+kubeconfig rules from ``pkg/controller/admissionchecks/multikueue/multikueuecluster.go``
+(``validateKubeconfig``: no tokenFile, no insecure-skip-tls-verify, no CA file path, a server
+URL, no basic auth, no exec plugin, no auth provider).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from hybridgpu.burst.models import BurstPlanFile
+from hybridgpu.burst.plan import ClusterPlan, ClusterQueuePlan, Flavor, LocalQueuePlan, WorkerRef
+
+KUEUE_API = "kueue.x-k8s.io/v1beta2"
+MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
+#: Chart location (kubernetes-sigs/kueue ``charts/kueue/README.md`` at v0.19.2).
+KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
+#: Key of the kubeconfig in a MultiKueueCluster's Secret.
+KUBECONFIG_KEY = "kubeconfig"
+#: ServiceAccount the manager uses on a worker.
+WORKER_SERVICE_ACCOUNT = "hybridgpu-multikueue"
+MANAGED_BY = {"app.kubernetes.io/managed-by": "hybridgpu"}
+
+
+def _meta(name: str, namespace: str | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": dict(MANAGED_BY)}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    return meta
+
+
+def namespace_manifest(name: str) -> dict[str, Any]:
+    """A ``v1`` Namespace for LocalQueues."""
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(name)}
+
+
+def resource_flavor(flavor: Flavor) -> dict[str, Any]:
+    """A ResourceFlavor: ``nodeLabels`` (injected as nodeSelector) and ``tolerations`` (added to admitted pods)."""
+    spec: dict[str, Any] = {}
+    if flavor.node_labels:
+        spec["nodeLabels"] = dict(flavor.node_labels)
+    if flavor.tolerations:
+        spec["tolerations"] = [dict(t) for t in flavor.tolerations]
+    return {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": _meta(flavor.name), "spec": spec}
+
+
+def cluster_queue(cq: ClusterQueuePlan, namespaces: tuple[str, ...]) -> dict[str, Any]:
+    """A ClusterQueue admitting workloads from ``namespaces`` only.
+
+    Quotas are whole units (GPUs, MIG instances) written as integers; ``borrowingLimit`` and
+    ``lendingLimit`` appear only inside a cohort (the CRD refuses ``borrowingLimit`` without one).
+    """
+    groups = []
+    for group in cq.groups:
+        flavors = []
+        for fq in group.flavors:
+            resources = []
+            for res in group.covered:
+                entry: dict[str, Any] = {"name": res, "nominalQuota": int(fq.nominal.get(res, 0))}
+                if cq.cohort is not None and res in fq.borrowing_limit:
+                    entry["borrowingLimit"] = int(fq.borrowing_limit[res])
+                if cq.cohort is not None and res in fq.lending_limit:
+                    entry["lendingLimit"] = int(fq.lending_limit[res])
+                resources.append(entry)
+            flavors.append({"name": fq.flavor, "resources": resources})
+        groups.append({"coveredResources": list(group.covered), "flavors": flavors})
+    spec: dict[str, Any] = {
+        "namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": list(namespaces)}]},
+        "queueingStrategy": "BestEffortFIFO",
+        "resourceGroups": groups,
+    }
+    if cq.cohort is not None:
+        spec["cohortName"] = cq.cohort
+    if cq.admission_check is not None:
+        spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": cq.admission_check}]}
+    return {"apiVersion": KUEUE_API, "kind": "ClusterQueue", "metadata": _meta(cq.name), "spec": spec}
+
+
+def local_queue(lq: LocalQueuePlan) -> dict[str, Any]:
+    """A LocalQueue in its namespace pointing at its ClusterQueue."""
+    return {"apiVersion": KUEUE_API, "kind": "LocalQueue", "metadata": _meta(lq.name, lq.namespace), "spec": {"clusterQueue": lq.cluster_queue}}
+
+
+def admission_check(name: str, config: str) -> dict[str, Any]:
+    """A MultiKueue AdmissionCheck whose parameters name the MultiKueueConfig ``config``."""
+    return {
+        "apiVersion": KUEUE_API,
+        "kind": "AdmissionCheck",
+        "metadata": _meta(name),
+        "spec": {"controllerName": MULTIKUEUE_CONTROLLER, "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": config}},
+    }
+
+
+def multikueue_config(name: str, clusters: tuple[str, ...]) -> dict[str, Any]:
+    """A MultiKueueConfig listing worker clusters in dispatch order (the Incremental dispatcher keeps it)."""
+    return {"apiVersion": KUEUE_API, "kind": "MultiKueueConfig", "metadata": _meta(name), "spec": {"clusters": list(clusters)}}
+
+
+def multikueue_cluster(worker: WorkerRef) -> dict[str, Any]:
+    """A MultiKueueCluster reading its kubeconfig from the Secret ``worker.secret`` (key ``kubeconfig``) in Kueue's namespace."""
+    return {
+        "apiVersion": KUEUE_API,
+        "kind": "MultiKueueCluster",
+        "metadata": _meta(worker.name),
+        "spec": {"clusterSource": {"kubeConfig": {"locationType": "Secret", "location": worker.secret}}},
+    }
+
+
+def worker_rbac_rules(frameworks: list[str]) -> list[dict[str, Any]]:
+    """ClusterRole rules the manager needs on a worker: jobs, pods, workloads (+status), queues, and JobSets when integrated."""
+    rules: list[dict[str, Any]] = [
+        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["create", "delete", "get", "list", "watch"]},
+        {"apiGroups": ["batch"], "resources": ["jobs/status"], "verbs": ["get"]},
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["create", "delete", "get", "list", "watch"]},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["create", "delete", "get", "list", "watch", "update", "patch"]},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads/status"], "verbs": ["get", "patch", "update"]},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues", "localqueues"], "verbs": ["get", "list", "watch"]},
+    ]
+    if "jobset.x-k8s.io/jobset" in frameworks:
+        rules += [
+            {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": ["create", "delete", "get", "list", "watch"]},
+            {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets/status"], "verbs": ["get"]},
+        ]
+    return rules
+
+
+def token_secret_name() -> str:
+    """Name of the worker's service-account-token Secret (in Kueue's namespace)."""
+    return f"{WORKER_SERVICE_ACCOUNT}-token"
+
+
+def worker_access_manifests(kueue_namespace: str, frameworks: list[str]) -> list[dict[str, Any]]:
+    """ServiceAccount, ClusterRole, ClusterRoleBinding and token Secret on a worker (the token is filled in by Kubernetes)."""
+    sa = WORKER_SERVICE_ACCOUNT
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(sa, kueue_namespace)},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": _meta(sa), "rules": worker_rbac_rules(frameworks)},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": _meta(sa),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": sa},
+            "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": kueue_namespace}],
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "kubernetes.io/service-account-token",
+            "metadata": {**_meta(token_secret_name(), kueue_namespace), "annotations": {"kubernetes.io/service-account.name": sa}},
+        },
+    ]
+
+
+def cluster_manifests(cluster: ClusterPlan, source: BurstPlanFile) -> list[dict[str, Any]]:
+    """Every object of ``cluster`` in apply order: namespaces, flavors, MultiKueue objects, ClusterQueues, LocalQueues, worker access.
+
+    The manager's worker kubeconfig Secrets are not included: they carry credentials and are
+    built by the component from the workers' (secret) stack outputs.
+    """
+    docs: list[dict[str, Any]] = [namespace_manifest(ns) for ns in cluster.namespaces]
+    docs += [resource_flavor(f) for f in cluster.flavors]
+    if cluster.multikueue is not None:
+        mk = cluster.multikueue
+        docs += [multikueue_cluster(w) for w in mk.workers]
+        docs += [multikueue_config(name, workers) for name, workers in mk.configs.items()]
+        docs += [admission_check(name, config) for name, config in mk.checks.items()]
+    docs += [cluster_queue(cq, cluster.namespaces) for cq in cluster.cluster_queues]
+    docs += [local_queue(lq) for lq in cluster.local_queues]
+    if cluster.worker_access:
+        docs += worker_access_manifests(source.kueue.namespace, source.kueue.frameworks)
+    return docs
+
+
+def kueue_configuration(cluster: ClusterPlan, source: BurstPlanFile) -> dict[str, Any]:
+    """The Kueue manager ``Configuration`` (``config.kueue.x-k8s.io/v1beta2``) of ``cluster``.
+
+    Every cluster: the chart's health/metrics/webhook/leader-election settings, the configured
+    job frameworks, and ``resources.quotaCheckStrategy: IgnoreUndeclared`` (quotas cover GPUs
+    only; CPU and memory requests are not checked against quota). The manager adds
+    ``multiKueue``: the dispatcher (Incremental with ``stepSize: 1`` for spillover, so workers are
+    tried one at a time in MultiKueueConfig order: on-prem, then EKS after about 5 minutes),
+    ``workerLostTimeout`` and ``gcInterval``.
+    """
+    config: dict[str, Any] = {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": ":8081"},
+        "metrics": {"bindAddress": ":8443"},
+        "webhook": {"port": 9443},
+        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        "integrations": {"frameworks": list(source.kueue.frameworks)},
+        "resources": {"quotaCheckStrategy": "IgnoreUndeclared"},
+    }
+    if cluster.multikueue is not None:
+        mk: dict[str, Any] = {
+            "gcInterval": source.manager.gc_interval,
+            "origin": "hybridgpu",
+            "workerLostTimeout": source.manager.worker_lost_timeout,
+            "dispatcherName": cluster.multikueue.dispatcher,
+        }
+        if cluster.multikueue.dispatcher.endswith("incremental"):
+            mk["incrementalDispatcherConfig"] = {"stepSize": 1}
+        config["multiKueue"] = mk
+    return config
+
+
+def kueue_helm_values(cluster: ClusterPlan, source: BurstPlanFile) -> dict[str, Any]:
+    """Values of the ``kueue`` chart: the manager Configuration as ``managerConfig.controllerManagerConfigYaml``."""
+    text = yaml.safe_dump(kueue_configuration(cluster, source), sort_keys=False, default_flow_style=False)
+    return {"managerConfig": {"controllerManagerConfigYaml": text}}
+
+
+def worker_kubeconfig(*, name: str, server: str, ca_data: str, token: str) -> str:
+    """An exec-free kubeconfig (YAML) for a worker: bearer token and inline CA data.
+
+    Args:
+        name: cluster/context/user name.
+        server: API server URL (``https://...``).
+        ca_data: base64 PEM of the cluster CA (``certificate-authority-data``).
+        token: the service-account token (plain text; the caller keeps the result a secret).
+
+    Raises:
+        ValueError: the result would be refused by Kueue (see :func:`kubeconfig_problems`).
+    """
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": name, "cluster": {"server": server, "certificate-authority-data": ca_data}}],
+        "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
+        "current-context": name,
+        "users": [{"name": name, "user": {"token": token}}],
+    }
+    text = yaml.safe_dump(doc, sort_keys=False)
+    problems = kubeconfig_problems(text)
+    if problems:
+        raise ValueError(f"worker kubeconfig for {name!r} would be refused by Kueue: {'; '.join(problems)}")
+    return text
+
+
+def kubeconfig_problems(text: str) -> list[str]:
+    """Why Kueue v0.19.2 would refuse ``text`` as a MultiKueue kubeconfig (empty list: accepted).
+
+    Mirrors ``validateKubeconfig``/``validateRestConfig`` of
+    ``pkg/controller/admissionchecks/multikueue/multikueuecluster.go``: parseable, every cluster
+    with an ``https://`` server, ``certificate-authority-data`` (no file path) and no
+    ``insecure-skip-tls-verify``; no user with ``tokenFile``, ``exec``, ``auth-provider``,
+    ``username``/``password``.
+    """
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        return [f"not YAML: {exc}"]
+    if not isinstance(doc, dict):
+        return ["not a kubeconfig mapping"]
+    problems = []
+    clusters = doc.get("clusters") or []
+    if not clusters:
+        problems.append("no cluster")
+    for entry in clusters:
+        cluster = (entry or {}).get("cluster") or {}
+        name = (entry or {}).get("name", "?")
+        if cluster.get("insecure-skip-tls-verify"):
+            problems.append(f"cluster {name}: insecure-skip-tls-verify")
+        if cluster.get("certificate-authority"):
+            problems.append(f"cluster {name}: certificate-authority file path (use certificate-authority-data)")
+        if not cluster.get("certificate-authority-data"):
+            problems.append(f"cluster {name}: no certificate-authority-data")
+        if not str(cluster.get("server", "")).startswith("https://"):
+            problems.append(f"cluster {name}: server must be an https:// URL")
+    for entry in doc.get("users") or []:
+        user = (entry or {}).get("user") or {}
+        name = (entry or {}).get("name", "?")
+        for key in ("exec", "auth-provider", "tokenFile", "username", "password"):
+            if user.get(key):
+                problems.append(f"user {name}: {key} is not allowed")
+        if not user.get("token"):
+            problems.append(f"user {name}: no token")
+    return problems
+
+
+def endpoint_from_kubeconfig(text: str) -> tuple[str, str]:
+    """``(server URL, base64 CA data)`` of the current (else first) cluster of a kubeconfig (YAML or JSON).
+
+    Raises:
+        ValueError: no cluster with a server and ``certificate-authority-data``.
+    """
+    doc = yaml.safe_load(text) or {}
+    clusters = {c.get("name"): c.get("cluster") or {} for c in doc.get("clusters") or [] if isinstance(c, dict)}
+    current = next((c.get("context", {}).get("cluster") for c in doc.get("contexts") or [] if c.get("name") == doc.get("current-context")), None)
+    cluster = clusters.get(current) or next(iter(clusters.values()), {})
+    server, ca = cluster.get("server"), cluster.get("certificate-authority-data")
+    if not server or not ca:
+        raise ValueError("the cluster's kubeconfig has no cluster with a server and certificate-authority-data")
+    return str(server), str(ca)

@@ -1,0 +1,228 @@
+"""Typed burst configuration: the stack section ``hybridgpu:burst`` and the burst plan file.
+
+Bursting has ONE source of truth: a burst plan file (``stacks/burst/<name>.yaml``, kind
+``BurstPlan``) that names the stacks taking part, the topology, the queues and the cloud GPU
+ceilings or budgets. Every stack that takes part points at it with ``hybridgpu:burst.plan``;
+:func:`hybridgpu.burst.plan.plan_burst` derives every quota from it and the on-prem inventory,
+so the on-prem ClusterQueue, the EKS NodePool limits, the EKS worker ClusterQueues and the
+manager ClusterQueues cannot disagree.
+
+Conventions are those of the stack config (:class:`hybridgpu.modelbase.Model`): camelCase keys,
+unknown keys rejected, frozen, every field with unit and default.
+
+Upstream facts (Kueue v0.19.2, kubernetes-sigs/kueue tag v0.19.2, commit 8eab6877, 2026-08-20,
+read 2026-11-22): chart ``charts/kueue/Chart.yaml`` version 0.19.2; the Incremental dispatcher
+waits ``incrementalDispatcherRoundTimeout = 5 * time.Minute`` before nominating the next
+batch of workers (``pkg/controller/workloaddispatcher/incrementaldispatcher.go``); the worker
+lost timeout defaults to 15 minutes (``apis/config/v1beta2/defaults.go``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints, field_validator, model_validator
+
+from hybridgpu.modelbase import Dns1123Name, Duration, Model
+
+#: Kueue Helm chart / controller version deployed by default (kubernetes-sigs/kueue
+#: ``charts/kueue/Chart.yaml`` at tag v0.19.2, 2026-08-20: version 0.19.2, appVersion v0.19.2).
+KUEUE_VERSION = "0.19.2"
+
+#: Seconds the Incremental dispatcher waits for the nominated workers to admit a workload before
+#: it nominates the next ones (Kueue v0.19.2 ``incrementalDispatcherRoundTimeout``, 5 minutes).
+INCREMENTAL_DISPATCH_SECONDS = 300
+
+#: A fully qualified Pulumi stack name for ``pulumi.StackReference``: ``org/project/stack``.
+StackReferenceName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")]
+StackName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]+$", min_length=1, max_length=100)]
+
+BurstClass = Literal["spot", "on-demand", "none"]
+
+
+class BurstSection(Model):
+    """The stack's part in bursting (config key ``hybridgpu:burst``).
+
+    The stack's role (manager, on-prem worker, cloud worker) follows from its name and the
+    stacks the plan file names, so it cannot be configured inconsistently.
+    """
+
+    plan: Annotated[str, StringConstraints(min_length=1)] = Field(
+        description="Burst plan file (kind `BurstPlan`), relative to the project root, e.g. `stacks/burst/site-a.yaml`. Required."
+    )
+
+
+class ManagerSide(Model):
+    """The MultiKueue manager cluster (plan ``manager``)."""
+
+    stack: StackName | None = Field(
+        default=None,
+        description=(
+            "Stack whose cluster is the MultiKueue manager. `spillover`: a stack of its own (the manager cannot be "
+            "its own worker), required. `split-queues`: must be the on-prem stack or unset. Default: none."
+        ),
+    )
+    worker_lost_timeout: Duration = Field(
+        default="15m",
+        description=(
+            "How long a workload stays admitted on the manager after its worker became unreachable "
+            "(Kueue `multiKueue.workerLostTimeout`); then it is requeued elsewhere. Default: `15m` (Kueue's default)."
+        ),
+    )
+    gc_interval: Duration = Field(
+        default="1m", description="Garbage collection of orphaned remote objects (Kueue `multiKueue.gcInterval`). Default: `1m`."
+    )
+
+
+class OnPremSide(Model):
+    """The on-prem kubeadm cluster (plan ``onprem``); its capacity comes from its inventory."""
+
+    stack: StackName = Field(description="Stack with the `hybridgpu:onprem` section (its inventory gives the GPU capacity). Required.")
+    stack_reference: StackReferenceName = Field(
+        description="Fully qualified name `org/project/stack` that other stacks read its outputs with (`pulumi.StackReference`). Required."
+    )
+    cluster_name: Dns1123Name = Field(default="onprem", description="MultiKueueCluster name of this cluster on the manager. Default: `onprem`.")
+
+
+class CapacitySpec(Model):
+    """Cloud GPUs of one Karpenter capacity type: a NodePool and its ceiling and/or monthly budget."""
+
+    node_pool: Dns1123Name = Field(description="NodePool of the cloud stack (`hybridgpu:cloud.nodePools[].name`) this capacity type launches in. Required.")
+    gpu_ceiling: int | None = Field(
+        default=None, ge=0, description="Most GPUs of this capacity type at once, in GPUs. Default: none (the budget decides)."
+    )
+    monthly_budget_usd: float | None = Field(
+        default=None,
+        gt=0,
+        description=(
+            "Monthly budget in USD; the ceiling becomes floor(budget / (USD per GPU-hour x hoursPerMonth)), "
+            "rounded down to whole instances. Default: none (the ceiling decides)."
+        ),
+    )
+    usd_per_gpu_hour: float | None = Field(
+        default=None,
+        gt=0,
+        description=(
+            "Price in USD per GPU-hour. Default: on-demand, the highest per-GPU list price among the pool's instance "
+            "types in the catalog; spot has no catalog price and needs this field."
+        ),
+    )
+    price_source: str | None = Field(
+        default=None, description="Where `usdPerGpuHour` comes from (URL or report) and its date. Required with `usdPerGpuHour`."
+    )
+
+    @model_validator(mode="after")
+    def _bounded(self) -> CapacitySpec:
+        if self.gpu_ceiling is None and self.monthly_budget_usd is None:
+            raise ValueError("give `gpuCeiling`, `monthlyBudgetUsd` or both")
+        if self.usd_per_gpu_hour is not None and not self.price_source:
+            raise ValueError("`usdPerGpuHour` needs `priceSource` (URL or report, with its date)")
+        return self
+
+
+class CloudSide(Model):
+    """The EKS cluster that bursts (plan ``cloud``)."""
+
+    stack: StackName = Field(description="Stack with the `hybridgpu:cloud` section (EKS + Karpenter). Required.")
+    stack_reference: StackReferenceName = Field(description="Fully qualified name `org/project/stack` for `pulumi.StackReference`. Required.")
+    cluster_name: Dns1123Name = Field(default="eks", description="MultiKueueCluster name of this cluster on the manager. Default: `eks`.")
+    spot: CapacitySpec | None = Field(default=None, description="Spot GPUs, for queues whose jobs checkpoint. Default: none.")
+    on_demand: CapacitySpec | None = Field(default=None, description="On-demand GPUs, for queues whose jobs cannot be interrupted. Default: none.")
+    hours_per_month: float = Field(default=730.0, gt=0, le=744, description="Hours in a billing month for budget ceilings. Default: 730 (8760 / 12).")
+
+
+class KueueSpec(Model):
+    """The Kueue installation on every cluster that takes part (plan ``kueue``)."""
+
+    version: Annotated[str, StringConstraints(pattern=r"^0\.[0-9]+\.[0-9]+$")] = Field(
+        default=KUEUE_VERSION, description=f"Kueue Helm chart version (pinned). Default: `{KUEUE_VERSION}`."
+    )
+    namespace: Dns1123Name = Field(default="kueue-system", description="Namespace of the controller and of the worker kubeconfig Secrets. Default: `kueue-system`.")
+    frameworks: list[Annotated[str, StringConstraints(min_length=1)]] = Field(
+        default_factory=lambda: ["batch/job", "jobset.x-k8s.io/jobset"],
+        min_length=1,
+        description="Job integrations Kueue manages (`integrations.frameworks`). Default: `[batch/job, jobset.x-k8s.io/jobset]`.",
+    )
+    prefix: Dns1123Name = Field(default="hybridgpu", description="Prefix of the cluster-scoped Kueue object names. Default: `hybridgpu`.")
+
+
+class QueueSpec(Model):
+    """One LocalQueue, mirrored on every cluster it may run on."""
+
+    namespace: Dns1123Name = Field(description="Namespace of the LocalQueue (created on every cluster involved). Required.")
+    name: Dns1123Name = Field(description="LocalQueue name; jobs set `kueue.x-k8s.io/queue-name: <name>`. Required.")
+    burst: BurstClass = Field(
+        description=(
+            "Where the queue's jobs may go beyond on-prem: `spot` (they checkpoint), `on-demand` (they cannot be "
+            "interrupted) or `none` (on-prem only). Required."
+        )
+    )
+
+
+class SimulationSpec(Model):
+    """Inputs of the burst simulator that are facts about the environment (plan ``simulation``)."""
+
+    karpenter_launch_seconds: float = Field(
+        ge=0, description="Seconds from a Karpenter NodeClaim to a Ready GPU node (measure yours: GPU AMIs and images are large). Required."
+    )
+    spot_interruptions_per_instance_hour: float = Field(
+        ge=0,
+        description="Spot interruptions per instance-hour of the pool's instance types (e.g. from the Spot placement/interruption history). Required.",
+    )
+    gpus_per_instance: int = Field(ge=1, le=64, description="GPUs per cloud instance (how many instances a job spans). Required.")
+    source: str = Field(min_length=1, description="Where these figures come from, with a date. Required.")
+
+
+class BurstPlanFile(Model):
+    """A burst plan file (``apiVersion: hybridgpu.io/v1alpha1``, ``kind: BurstPlan``)."""
+
+    api_version: Literal["hybridgpu.io/v1alpha1"] = Field(description="Schema version: `hybridgpu.io/v1alpha1`. Required.")
+    kind: Literal["BurstPlan"] = Field(description="`BurstPlan`. Required.")
+    topology: Literal["spillover", "split-queues"] = Field(
+        description=(
+            "`spillover`: a small manager cluster with workers [on-prem, EKS] and the Incremental dispatcher (on-prem "
+            "first, EKS after about 5 minutes). `split-queues`: the on-prem cluster is the manager; each queue gets a "
+            "local LocalQueue `<name>` and a burst LocalQueue `<name>-burst`. Required."
+        )
+    )
+    manager: ManagerSide = Field(default_factory=ManagerSide, description="The manager cluster. Default: see fields.")
+    onprem: OnPremSide = Field(description="The on-prem cluster. Required.")
+    cloud: CloudSide = Field(description="The EKS cluster. Required.")
+    kueue: KueueSpec = Field(default_factory=KueueSpec, description="Kueue installation. Default: pinned version in `kueue-system`.")
+    queues: list[QueueSpec] = Field(min_length=1, description="LocalQueues and where they may burst. Required.")
+    simulation: SimulationSpec | None = Field(default=None, description="Environment figures for `hybridgpu burst simulate`. Default: none.")
+
+    @field_validator("queues")
+    @classmethod
+    def _unique_queues(cls, value: list[QueueSpec]) -> list[QueueSpec]:
+        seen: set[tuple[str, str]] = set()
+        for q in value:
+            if (q.namespace, q.name) in seen:
+                raise ValueError(f"queue {q.namespace}/{q.name} is listed twice")
+            seen.add((q.namespace, q.name))
+            if len(q.name) > 63 - len("-burst"):
+                raise ValueError(f"queue name {q.name!r} leaves no room for the `-burst` suffix (at most 57 characters)")
+        return value
+
+    @model_validator(mode="after")
+    def _roles(self) -> BurstPlanFile:
+        if self.onprem.stack == self.cloud.stack:
+            raise ValueError("`onprem.stack` and `cloud.stack` must be different stacks")
+        if self.onprem.cluster_name == self.cloud.cluster_name:
+            raise ValueError("`onprem.clusterName` and `cloud.clusterName` must differ (they name MultiKueueClusters)")
+        if self.topology == "spillover":
+            if self.manager.stack is None:
+                raise ValueError("`spillover` needs `manager.stack`: a stack of its own (a MultiKueue manager cannot be its own worker)")
+            if self.manager.stack in (self.onprem.stack, self.cloud.stack):
+                raise ValueError(
+                    "`spillover`: `manager.stack` must differ from the worker stacks (a MultiKueue manager cannot be its own worker); "
+                    "use `split-queues` to make the on-prem cluster the manager"
+                )
+        elif self.manager.stack not in (None, self.onprem.stack):
+            raise ValueError("`split-queues`: the on-prem cluster is the manager; leave `manager.stack` unset or set it to `onprem.stack`")
+        return self
+
+    @property
+    def manager_stack(self) -> str:
+        """The stack whose cluster runs the MultiKueue manager."""
+        return self.manager.stack if self.topology == "spillover" and self.manager.stack else self.onprem.stack

@@ -1,0 +1,712 @@
+"""Derive every burst quota from one place (pure, no Pulumi).
+
+:func:`plan_burst` takes the burst plan file, the on-prem inventory and the cloud stack's
+``hybridgpu:cloud`` section and returns a :class:`BurstPlan`: per cluster the ResourceFlavors,
+ClusterQueues (with nominal quotas and cohort limits), LocalQueues and MultiKueue objects. It
+is the only place quotas are computed, so:
+
+* the on-prem ClusterQueue quota is the GPUs of the inventory's ``active`` GPU workers (whole
+  GPUs per model, and MIG instances per profile for GPUs with a MIG layout);
+* each cloud capacity type's ceiling (``gpuCeiling``, or ``monthlyBudgetUsd`` / (USD per
+  GPU-hour x hours per month), rounded down to whole instances) is at once the EKS worker
+  ClusterQueue quota and the required ``nvidia.com/gpu`` limit of its Karpenter NodePool
+  (:func:`burst_issues` refuses a stack whose ``gpuLimit`` differs, naming file, key and fix);
+* the manager's quota is the sum of its workers' quotas, per resource.
+
+:func:`load_burst_plan` reads the plan file and the stacks it names (offline: the stack files;
+under ``pulumi up`` the same files, which the program reads from the project directory).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import reduce
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import ValidationError
+
+from hybridgpu.burst.models import BurstClass, BurstPlanFile, CapacitySpec
+from hybridgpu.datafile import DataFileError, DataIssue, load_unique_yaml
+from hybridgpu.modelbase import model_at
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hybridgpu.catalog import Catalog
+    from hybridgpu.config.models import CloudConfig, StackConfig
+    from hybridgpu.errors import ConfigIssue
+    from hybridgpu.inventory.models import Inventory
+
+#: Kubernetes resource of a whole NVIDIA GPU (device plugin).
+GPU_RESOURCE = "nvidia.com/gpu"
+#: GFD node label with the GPU product (NVIDIA/k8s-device-plugin v0.20.0 ``docs/gpu-feature-discovery``).
+GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
+#: GFD node label with the MIG strategy of a node (``mixed`` here: whole GPUs and MIG devices side by side).
+MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
+#: Karpenter well-known labels (Karpenter v1.14 ``website/content/en/v1.14/concepts/scheduling.md``).
+CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
+GPU_NAME_LABEL = "karpenter.k8s.aws/instance-gpu-name"
+
+#: Kubernetes capacity-type label values per plan key.
+CAPACITY_TYPES = {"spot": "spot", "on-demand": "on-demand"}
+
+Role = Literal["manager", "onprem-worker", "cloud-worker", "onprem-manager"]
+
+
+class BurstPlanError(DataFileError):
+    """The burst plan file (or what it points at) is invalid; every issue names file, field and fix."""
+
+    what = "burst plan"
+
+
+# --------------------------------------------------------------------------- plan objects
+
+
+@dataclass(frozen=True)
+class Flavor:
+    """A Kueue ResourceFlavor to create on a cluster.
+
+    Attributes:
+        name: ResourceFlavor name (DNS-1123).
+        node_labels: ``spec.nodeLabels`` (Kueue injects them as a nodeSelector); empty on the manager.
+        tolerations: ``spec.tolerations`` (added to admitted pods), Kubernetes toleration dicts.
+    """
+
+    name: str
+    node_labels: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[Mapping[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class FlavorQuota:
+    """One ``flavors[]`` entry of a ClusterQueue resource group, in whole units (GPUs, MIG instances).
+
+    Attributes:
+        flavor: ResourceFlavor name.
+        nominal: resource -> ``nominalQuota`` (every covered resource, 0 allowed).
+        borrowing_limit: resource -> ``borrowingLimit`` (only inside a cohort); empty: unlimited.
+        lending_limit: resource -> ``lendingLimit`` (only inside a cohort); empty: unlimited.
+    """
+
+    flavor: str
+    nominal: Mapping[str, int]
+    borrowing_limit: Mapping[str, int] = field(default_factory=dict)
+    lending_limit: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ResourceGroup:
+    """A ClusterQueue ``resourceGroups[]`` entry: covered resources and their flavors in order of preference."""
+
+    covered: tuple[str, ...]
+    flavors: tuple[FlavorQuota, ...]
+
+
+@dataclass(frozen=True)
+class ClusterQueuePlan:
+    """A ClusterQueue.
+
+    Attributes:
+        name: ClusterQueue name.
+        groups: resource groups.
+        cohort: ``cohortName`` or None.
+        admission_check: name of the MultiKueue AdmissionCheck (manager queues) or None.
+        burst_class: the queue class it serves (``spot``, ``on-demand``, ``none``) or None for all.
+    """
+
+    name: str
+    groups: tuple[ResourceGroup, ...]
+    cohort: str | None = None
+    admission_check: str | None = None
+    burst_class: BurstClass | None = None
+
+    def nominal_totals(self) -> dict[str, int]:
+        """Resource -> sum of nominal quotas over every flavor."""
+        totals: dict[str, int] = {}
+        for group in self.groups:
+            for fq in group.flavors:
+                for res, n in fq.nominal.items():
+                    totals[res] = totals.get(res, 0) + n
+        return totals
+
+
+@dataclass(frozen=True)
+class LocalQueuePlan:
+    """A LocalQueue: ``namespace/name`` pointing at ``cluster_queue``."""
+
+    namespace: str
+    name: str
+    cluster_queue: str
+
+
+@dataclass(frozen=True)
+class WorkerRef:
+    """A worker cluster as the manager sees it.
+
+    Attributes:
+        name: MultiKueueCluster name.
+        secret: name of the Secret (key ``kubeconfig``) in the Kueue namespace of the manager.
+        stack: stack that builds the worker (and exports its kubeconfig).
+        stack_reference: ``org/project/stack`` to read that export from.
+    """
+
+    name: str
+    secret: str
+    stack: str
+    stack_reference: str
+
+
+@dataclass(frozen=True)
+class MultiKueuePlan:
+    """The manager's MultiKueue objects.
+
+    Attributes:
+        workers: MultiKueueClusters, by name.
+        configs: MultiKueueConfig name -> worker names in dispatch order.
+        checks: AdmissionCheck name -> MultiKueueConfig name.
+        dispatcher: Kueue dispatcher name for the manager Configuration.
+    """
+
+    workers: tuple[WorkerRef, ...]
+    configs: Mapping[str, tuple[str, ...]]
+    checks: Mapping[str, str]
+    dispatcher: str
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    """Everything Kueue-related on one cluster.
+
+    Attributes:
+        stack: stack that builds the cluster.
+        role: ``manager`` (spillover manager), ``onprem-worker``, ``cloud-worker`` or
+            ``onprem-manager`` (split-queues: the on-prem cluster runs local jobs and manages EKS).
+        flavors, cluster_queues, local_queues: the Kueue objects.
+        namespaces: namespaces of the LocalQueues (created on the cluster).
+        multikueue: manager objects, or None on a worker.
+        worker_access: True when the cluster is a worker (ServiceAccount, RBAC and token for the manager).
+    """
+
+    stack: str
+    role: Role
+    flavors: tuple[Flavor, ...]
+    cluster_queues: tuple[ClusterQueuePlan, ...]
+    local_queues: tuple[LocalQueuePlan, ...]
+    namespaces: tuple[str, ...]
+    multikueue: MultiKueuePlan | None = None
+    worker_access: bool = False
+
+    def quota_totals(self, *, burst_only: bool = False) -> dict[str, int]:
+        """Resource -> sum of nominal quotas over the cluster's ClusterQueues (only MultiKueue queues if ``burst_only``)."""
+        totals: dict[str, int] = {}
+        for cq in self.cluster_queues:
+            if burst_only and cq.admission_check is None:
+                continue
+            for res, n in cq.nominal_totals().items():
+                totals[res] = totals.get(res, 0) + n
+        return totals
+
+
+@dataclass(frozen=True)
+class CloudCapacity:
+    """Cloud GPUs of one capacity type, derived from the plan.
+
+    Attributes:
+        capacity_type: ``spot`` or ``on-demand``.
+        node_pool: the Karpenter NodePool.
+        gpus: the ceiling in GPUs: NodePool ``nvidia.com/gpu`` limit = EKS ClusterQueue quota.
+        usd_per_gpu_hour: price used for budgets and the simulator, USD per GPU-hour.
+        price_source: where the price comes from.
+        ceiling_from: what decided ``gpus`` (``gpuCeiling`` or ``monthlyBudgetUsd``).
+        instance_gpu_counts: GPUs per instance of the pool's instance types.
+        flavor: the EKS ResourceFlavor.
+    """
+
+    capacity_type: Literal["spot", "on-demand"]
+    node_pool: str
+    gpus: int
+    usd_per_gpu_hour: float
+    price_source: str
+    ceiling_from: str
+    instance_gpu_counts: tuple[int, ...]
+    flavor: Flavor
+
+
+@dataclass(frozen=True)
+class OnPremCapacity:
+    """Schedulable on-prem GPU capacity (hosts in state ``active``), derived from the inventory.
+
+    Attributes:
+        gpus: GPU model -> whole GPUs (GPUs without a MIG layout).
+        mig: GPU model -> MIG resource name -> instances.
+        flavors: model -> ResourceFlavor (whole GPUs).
+        mig_flavors: model -> ResourceFlavor (MIG devices).
+    """
+
+    gpus: Mapping[str, int]
+    mig: Mapping[str, Mapping[str, int]]
+    flavors: Mapping[str, Flavor]
+    mig_flavors: Mapping[str, Flavor]
+
+    def totals(self) -> dict[str, int]:
+        """Resource -> total on-prem capacity (``nvidia.com/gpu`` and each MIG resource)."""
+        totals = {GPU_RESOURCE: sum(self.gpus.values())} if self.gpus else {}
+        for per_res in self.mig.values():
+            for res, n in per_res.items():
+                totals[res] = totals.get(res, 0) + n
+        return totals
+
+
+@dataclass(frozen=True)
+class BurstPlan:
+    """The derived burst plan: capacities and every cluster's Kueue objects.
+
+    Attributes:
+        source: the plan file model.
+        file: the plan file path as the user knows it.
+        onprem: on-prem capacity.
+        cloud: capacity type -> cloud capacity (only the types configured).
+        clusters: stack name -> cluster plan (2 entries for split-queues, 3 for spillover).
+    """
+
+    source: BurstPlanFile
+    file: str
+    onprem: OnPremCapacity
+    cloud: Mapping[str, CloudCapacity]
+    clusters: Mapping[str, ClusterPlan]
+
+    def role_of(self, stack: str) -> Role | None:
+        """The role of ``stack`` in the plan, or None when it takes no part."""
+        cluster = self.clusters.get(stack)
+        return cluster.role if cluster else None
+
+    def nodepool_limits(self) -> dict[str, int]:
+        """NodePool name -> required ``nvidia.com/gpu`` limit in GPUs."""
+        return {c.node_pool: c.gpus for c in self.cloud.values()}
+
+
+# --------------------------------------------------------------------------- derivation
+
+
+def _slug(text: str) -> str:
+    out = "".join(ch if ch.isalnum() else "-" for ch in text.lower()).strip("-")
+    while "--" in out:
+        out = out.replace("--", "-")
+    return out
+
+
+def onprem_capacity(inventory: Inventory, catalog: Catalog) -> OnPremCapacity:
+    """Schedulable GPU capacity of the on-prem cluster, from its inventory.
+
+    Only hosts in state ``active`` count (``cordoned`` hosts are unschedulable, ``absent`` ones
+    are out for repair). GPUs covered by a MIG layout count as MIG instances of each profile
+    (resource ``nvidia.com/mig-<profile>``, mixed strategy), the others as whole GPUs.
+
+    Args:
+        inventory: the validated inventory.
+        catalog: GPU catalog (GFD product label of each model).
+
+    Returns:
+        The capacity and one ResourceFlavor per GPU model (label ``nvidia.com/gpu.product``), plus
+        one per model with MIG devices (labels ``nvidia.com/gpu.product`` and ``nvidia.com/mig.strategy: mixed``).
+        Tolerations are the taints every host of the model carries.
+    """
+    from hybridgpu.config.nvidia import mig_resource_name
+
+    gpus: dict[str, int] = {}
+    mig: dict[str, dict[str, int]] = {}
+    taints: dict[str, list[set[tuple[str, str | None, str]]]] = {}
+    for host in inventory.hosts:
+        if host.state != "active" or host.gpu is None:
+            continue
+        model = host.gpu.model
+        covered: set[int] = set()
+        for spec in host.gpu.mig_layouts:
+            indices = spec.indices(host.gpu.count)
+            covered.update(indices)
+            for profile, per_gpu in spec.layout.items():
+                res = mig_resource_name(profile)
+                mig.setdefault(model, {})
+                mig[model][res] = mig[model].get(res, 0) + per_gpu * len(indices)
+        whole = host.gpu.count - len(covered)
+        if whole:
+            gpus[model] = gpus.get(model, 0) + whole
+        taints.setdefault(model, []).append({(t.key, t.value, t.effect) for t in host.taints})
+
+    def tolerations(model: str) -> tuple[dict[str, str], ...]:
+        common = reduce(lambda a, b: a & b, taints.get(model, [set()]))
+        out = []
+        for key, value, effect in sorted(common, key=lambda t: (t[0], t[1] or "", t[2])):
+            tol = {"key": key, "operator": "Equal", "value": value, "effect": effect} if value is not None else {"key": key, "operator": "Exists", "effect": effect}
+            out.append(tol)
+        return tuple(out)
+
+    flavors = {
+        m: Flavor(f"onprem-{_slug(m)}", {GPU_PRODUCT_LABEL: catalog.gpu_model(m).product_label}, tolerations(m)) for m in sorted(gpus)
+    }
+    mig_flavors = {
+        m: Flavor(f"onprem-{_slug(m)}-mig", {GPU_PRODUCT_LABEL: catalog.gpu_model(m).product_label, MIG_STRATEGY_LABEL: "mixed"}, tolerations(m))
+        for m in sorted(mig)
+    }
+    return OnPremCapacity(
+        gpus=dict(sorted(gpus.items())),
+        mig={m: dict(sorted(r.items())) for m, r in sorted(mig.items())},
+        flavors=flavors,
+        mig_flavors=mig_flavors,
+    )
+
+
+def cloud_capacity(
+    capacity_type: Literal["spot", "on-demand"], spec: CapacitySpec, cloud: CloudConfig, catalog: Catalog, hours_per_month: float, file: str
+) -> CloudCapacity:
+    """The ceiling, price and ResourceFlavor of one cloud capacity type.
+
+    The ceiling is ``gpuCeiling``, or with a budget ``floor(budget / (USD per GPU-hour x
+    hours_per_month))`` rounded down to a multiple of the GCD of the pool's GPUs per instance
+    (whole instances), whichever is lower. The price is ``usdPerGpuHour`` or, for on-demand, the
+    highest catalog per-GPU price among the pool's instance types (so a budget is never exceeded).
+
+    Raises:
+        BurstPlanError: the NodePool does not exist, does not allow this capacity type, or the
+            price is unknown.
+    """
+    from hybridgpu.render.karpenter import resolve_instance_types
+
+    key = "spot" if capacity_type == "spot" else "onDemand"
+    pool = next((p for p in cloud.node_pools if p.name == spec.node_pool), None)
+    if pool is None:
+        names = ", ".join(p.name for p in cloud.node_pools) or "none"
+        raise BurstPlanError([DataIssue(file, f"cloud.{key}", "nodePool", f"no NodePool {spec.node_pool!r} in the cloud stack (pools: {names}); name one of them")])
+    if capacity_type not in {c.value for c in pool.capacity_types}:
+        raise BurstPlanError(
+            [DataIssue(file, f"cloud.{key}", "nodePool", f"NodePool {pool.name!r} does not launch {capacity_type} capacity; pick a pool whose capacityTypes include it")]
+        )
+    types = resolve_instance_types(pool, catalog)
+    counts = tuple(sorted({t.gpu_count for t in types}))
+    price = spec.usd_per_gpu_hour
+    source = spec.price_source or ""
+    if price is None:
+        prices = [t.usd_per_gpu_hour for t in types if t.usd_per_gpu_hour is not None]
+        if capacity_type == "spot" or not prices:
+            raise BurstPlanError(
+                [DataIssue(file, f"cloud.{key}", "usdPerGpuHour", f"no catalog price for {capacity_type} in NodePool {pool.name!r}; set `usdPerGpuHour` and `priceSource`")]
+            )
+        price = max(prices)
+        best = max((t for t in types if t.usd_per_gpu_hour is not None), key=lambda t: t.usd_per_gpu_hour or 0)
+        source = f"catalog on-demand price of {best.name} ({best.price_region}, {best.source_date})"
+    step = reduce(math.gcd, counts) if counts else 1
+    gpus = spec.gpu_ceiling
+    ceiling_from = "gpuCeiling"
+    if spec.monthly_budget_usd is not None:
+        by_budget = int(spec.monthly_budget_usd / (price * hours_per_month))
+        by_budget -= by_budget % step
+        if gpus is None or by_budget < gpus:
+            gpus, ceiling_from = by_budget, "monthlyBudgetUsd"
+    assert gpus is not None
+    names = sorted({(catalog.gpu_model(t.gpu_model).karpenter_gpu_name or "") for t in types} - {""})
+    labels = {CAPACITY_TYPE_LABEL: CAPACITY_TYPES[capacity_type], NODEPOOL_LABEL: pool.name}
+    if len(names) == 1:
+        labels[GPU_NAME_LABEL] = names[0]
+    tolerations = tuple(
+        ({"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect.value} if t.value is not None else {"key": t.key, "operator": "Exists", "effect": t.effect.value})
+        for t in pool.taints
+    )
+    flavor = Flavor(f"eks-{capacity_type}", labels, tolerations)
+    return CloudCapacity(capacity_type, pool.name, gpus, float(price), source, ceiling_from, counts, flavor)
+
+
+def _single_group(flavor: str, quotas: Mapping[str, int], borrowing: Mapping[str, int] | None = None, lending: Mapping[str, int] | None = None) -> ResourceGroup:
+    resources = tuple(sorted(quotas))
+    return ResourceGroup(resources, (FlavorQuota(flavor, dict(quotas), dict(borrowing or {}), dict(lending or {})),))
+
+
+def _onprem_groups(onprem: OnPremCapacity) -> tuple[ResourceGroup, ...]:
+    groups = []
+    if onprem.gpus:
+        groups.append(ResourceGroup((GPU_RESOURCE,), tuple(FlavorQuota(onprem.flavors[m].name, {GPU_RESOURCE: n}) for m, n in onprem.gpus.items())))
+    if onprem.mig:
+        covered = tuple(sorted({res for per in onprem.mig.values() for res in per}))
+        flavors = tuple(FlavorQuota(onprem.mig_flavors[m].name, {res: per.get(res, 0) for res in covered}) for m, per in onprem.mig.items())
+        groups.append(ResourceGroup(covered, flavors))
+    return tuple(groups)
+
+
+def _classes(source: BurstPlanFile) -> list[BurstClass]:
+    order: list[BurstClass] = ["spot", "on-demand", "none"]
+    present = {q.burst for q in source.queues}
+    return [c for c in order if c in present]
+
+
+def plan_burst(source: BurstPlanFile, inventory: Inventory, cloud: CloudConfig, catalog: Catalog, *, file: str = "<burst plan>") -> BurstPlan:
+    """Derive every cluster's Kueue objects and quotas from the plan file.
+
+    Args:
+        source: the validated plan file.
+        inventory: the on-prem stack's inventory.
+        cloud: the cloud stack's ``hybridgpu:cloud`` section.
+        catalog: instance/GPU catalog (prices, GPU names, product labels).
+        file: the plan file as the user knows it (named in errors).
+
+    Returns:
+        The :class:`BurstPlan`. Invariants (property-tested): the spillover manager's quota per
+        resource equals the sum of its workers'; the split-queues manager's MultiKueue queues
+        sum to the EKS worker's quota; the EKS worker's quota per capacity type equals that
+        NodePool's ceiling; the on-prem quota equals the inventory's schedulable GPUs.
+
+    Raises:
+        BurstPlanError: a queue needs a capacity type the plan does not configure, a configured
+            capacity type no queue uses, an unknown NodePool, or a missing price.
+    """
+    issues: list[DataIssue] = []
+    onprem = onprem_capacity(inventory, catalog)
+    caps: dict[str, CloudCapacity] = {}
+    for ctype, key, spec in (("spot", "spot", source.cloud.spot), ("on-demand", "onDemand", source.cloud.on_demand)):
+        if spec is None:
+            continue
+        try:
+            caps[ctype] = cloud_capacity(ctype, spec, cloud, catalog, source.cloud.hours_per_month, file)  # type: ignore[arg-type]
+        except BurstPlanError as exc:
+            issues += exc.issues
+    classes = _classes(source)
+    for ctype, key in (("spot", "spot"), ("on-demand", "onDemand")):
+        spec = source.cloud.spot if ctype == "spot" else source.cloud.on_demand
+        if ctype in classes and spec is None:
+            issues.append(DataIssue(file, "queues", "burst", f"a queue bursts to {ctype} but `cloud.{key}` is not configured; add `cloud.{key}` or change the queue's `burst`"))
+        if spec is not None and ctype not in classes:
+            issues.append(DataIssue(file, f"cloud.{key}", None, f"no queue bursts to {ctype}; remove `cloud.{key}` or set `burst: {ctype}` on a queue"))
+    if not onprem.totals():
+        issues.append(DataIssue(file, "onprem", "stack", "the on-prem inventory has no schedulable GPU (no active gpu-worker); check the hosts' `state`"))
+    if issues:
+        raise BurstPlanError(issues)
+
+    prefix = source.kueue.prefix
+    namespaces = tuple(sorted({q.namespace for q in source.queues}))
+    onprem_cq_name = f"{prefix}-onprem"
+    onprem_cq = ClusterQueuePlan(onprem_cq_name, _onprem_groups(onprem))
+    onprem_flavors = (*onprem.flavors.values(), *onprem.mig_flavors.values())
+    eks_cqs = {c: ClusterQueuePlan(f"{prefix}-eks-{c}", (_single_group(cap.flavor.name, {GPU_RESOURCE: cap.gpus}),), burst_class=c) for c, cap in caps.items()}  # type: ignore[arg-type]
+    eks_flavors = tuple(cap.flavor for cap in caps.values())
+    split = source.topology == "split-queues"
+    suffix = "-burst" if split else ""
+    eks_lqs = tuple(
+        LocalQueuePlan(q.namespace, q.name + suffix, eks_cqs[q.burst].name) for q in source.queues if q.burst != "none"
+    )
+    eks_namespaces = tuple(sorted({lq.namespace for lq in eks_lqs}))
+    eks = ClusterPlan(source.cloud.stack, "cloud-worker", eks_flavors, tuple(eks_cqs.values()), eks_lqs, eks_namespaces, worker_access=True)
+    eks_ref = WorkerRef(source.cloud.cluster_name, f"{prefix}-{source.cloud.cluster_name}-kubeconfig", source.cloud.stack, source.cloud.stack_reference)
+    clusters: dict[str, ClusterPlan] = {eks.stack: eks}
+
+    if split:
+        manager_flavors = tuple(Flavor(f"multikueue-{c}") for c in caps)
+        check = f"{prefix}-multikueue-{source.cloud.cluster_name}"
+        burst_cqs = tuple(
+            ClusterQueuePlan(f"{prefix}-burst-{c}", (_single_group(f"multikueue-{c}", {GPU_RESOURCE: cap.gpus}),), admission_check=check, burst_class=c)  # type: ignore[arg-type]
+            for c, cap in caps.items()
+        )
+        by_class = {cq.burst_class: cq.name for cq in burst_cqs}
+        lqs = [LocalQueuePlan(q.namespace, q.name, onprem_cq_name) for q in source.queues]
+        lqs += [LocalQueuePlan(q.namespace, q.name + "-burst", by_class[q.burst]) for q in source.queues if q.burst != "none"]
+        mk = MultiKueuePlan(
+            workers=(eks_ref,),
+            configs={f"{prefix}-{source.cloud.cluster_name}": (eks_ref.name,)},
+            checks={check: f"{prefix}-{source.cloud.cluster_name}"},
+            dispatcher="kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
+        )
+        clusters[source.onprem.stack] = ClusterPlan(
+            source.onprem.stack, "onprem-manager", (*onprem_flavors, *manager_flavors), (onprem_cq, *burst_cqs), tuple(lqs), namespaces, mk
+        )
+        return BurstPlan(source, file, onprem, caps, clusters)
+
+    onprem_lqs = tuple(LocalQueuePlan(q.namespace, q.name, onprem_cq_name) for q in source.queues)
+    clusters[source.onprem.stack] = ClusterPlan(source.onprem.stack, "onprem-worker", onprem_flavors, (onprem_cq,), onprem_lqs, namespaces, worker_access=True)
+    onprem_ref = WorkerRef(source.onprem.cluster_name, f"{prefix}-{source.onprem.cluster_name}-kubeconfig", source.onprem.stack, source.onprem.stack_reference)
+
+    # Manager: one ClusterQueue per queue class. The first class owns the on-prem quota and lends
+    # it to the others through a cohort (lendingLimit = on-prem); each class's cloud quota is its
+    # own (lendingLimit 0), so the on-demand class can never take the spot ceiling and vice
+    # versa, and the total over the cohort is exactly on-prem + spot + on-demand.
+    total_onprem = onprem.totals()
+    resources = sorted({*total_onprem, GPU_RESOURCE})
+    cohort = f"{prefix}-burst" if len(classes) > 1 else None
+    checks: dict[str, str] = {}
+    configs: dict[str, tuple[str, ...]] = {}
+    cqs = []
+    for i, cls in enumerate(classes):
+        cloud_part = caps[cls].gpus if cls in caps else 0
+        nominal = {res: (total_onprem.get(res, 0) if i == 0 else 0) + (cloud_part if res == GPU_RESOURCE else 0) for res in resources}
+        borrowing: dict[str, int] = {}
+        lending: dict[str, int] = {}
+        if cohort:
+            lending = {res: (total_onprem.get(res, 0) if i == 0 else 0) for res in resources}
+            if i > 0:
+                borrowing = {res: total_onprem.get(res, 0) for res in resources}
+        if cls == "none":
+            config_name, workers = f"{prefix}-onprem-only", (onprem_ref.name,)
+        else:
+            config_name, workers = f"{prefix}-spillover", (onprem_ref.name, eks_ref.name)
+        check = f"{config_name}"
+        configs[config_name] = workers
+        checks[check] = config_name
+        cqs.append(
+            ClusterQueuePlan(f"{prefix}-{cls}", (_single_group("multikueue", nominal, borrowing, lending),), cohort=cohort, admission_check=check, burst_class=cls)
+        )
+    by_class = {cq.burst_class: cq.name for cq in cqs}
+    lqs = tuple(LocalQueuePlan(q.namespace, q.name, by_class[q.burst]) for q in source.queues)
+    mk = MultiKueuePlan(
+        workers=(onprem_ref, eks_ref),
+        configs=configs,
+        checks=checks,
+        dispatcher="kueue.x-k8s.io/multikueue-dispatcher-incremental",
+    )
+    assert source.manager.stack is not None
+    clusters[source.manager.stack] = ClusterPlan(source.manager.stack, "manager", (Flavor("multikueue"),), tuple(cqs), lqs, namespaces, mk)
+    return BurstPlan(source, file, onprem, caps, clusters)
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def read_plan_file(path: Path, shown: str) -> BurstPlanFile:
+    """Read and validate a burst plan file.
+
+    Raises:
+        BurstPlanError: missing/unreadable file, YAML errors, duplicate keys, schema errors
+            (each issue names the file, the field path and the problem; unknown keys list the allowed ones).
+    """
+    import difflib
+
+    try:
+        data = load_unique_yaml(path.read_text())
+    except FileNotFoundError:
+        raise BurstPlanError([DataIssue(shown, None, None, "no such burst plan file; fix `hybridgpu:burst.plan`")]) from None
+    except Exception as exc:  # noqa: BLE001 - YAML and OS errors alike become one issue
+        raise BurstPlanError([DataIssue(shown, None, None, f"not readable as YAML: {exc}")]) from None
+    try:
+        return BurstPlanFile.model_validate(data)
+    except ValidationError as exc:
+        issues = []
+        for err in exc.errors(include_url=False):
+            loc = tuple(err["loc"])
+            where = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in loc).replace(".[", "[") or None
+            message = err["msg"]
+            if err["type"] == "extra_forbidden":
+                owner = model_at(BurstPlanFile, loc)
+                allowed = sorted(f.alias or n for n, f in owner.model_fields.items()) if owner else []
+                close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+                message = f"unknown key; {'did you mean `' + close[0] + '`? ' if close else ''}allowed: {', '.join(allowed)}"
+            elif "input" in err and not isinstance(err["input"], (dict, list)) and err["type"] != "missing":
+                message = f"{message} (got {err['input']!r})"
+            issues.append(DataIssue(shown, None, where, message))
+        raise BurstPlanError(issues) from None
+
+
+def _stack_section(root: Path, stack: str, key: str, file: str, field_name: str) -> Any:
+    """The validated ``hybridgpu:<key>`` section of another stack (schema only, no burst checks: no recursion)."""
+    from hybridgpu.config.loader import read_stack_file, stack_config_dir
+    from hybridgpu.config.models import CloudConfig, OnPremConfig
+    from hybridgpu.errors import HybridGpuError
+
+    path = stack_config_dir(root) / f"Pulumi.{stack}.yaml"
+    try:
+        values = read_stack_file(path, root=root)
+    except HybridGpuError as exc:
+        raise BurstPlanError([DataIssue(file, None, field_name, f"cannot read the stack it names: {exc}")]) from None
+    raw = values.values.get(f"hybridgpu:{key}")
+    if raw is None:
+        raise BurstPlanError([DataIssue(file, None, field_name, f"stack {stack!r} ({values.file}) has no `hybridgpu:{key}` section; name the stack that has it")])
+    model = CloudConfig if key == "cloud" else OnPremConfig
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise BurstPlanError([DataIssue(file, None, field_name, f"stack {stack!r} has an invalid `hybridgpu:{key}` ({exc.error_count()} problems); run `hybridgpu validate {stack}`")]) from None
+
+
+def load_burst_plan(plan: str, root: Path, current: StackConfig | None = None, catalog: Catalog | None = None) -> BurstPlan:
+    """Read the plan file ``plan`` (relative to ``root``) and derive the :class:`BurstPlan`.
+
+    Args:
+        plan: plan file path relative to the project root.
+        root: project root.
+        current: the stack being validated or built; its own sections are used instead of
+            re-reading its file.
+        catalog: catalog (default: the packaged one).
+
+    Raises:
+        BurstPlanError: the plan file, the stacks it names or the derivation is invalid.
+        InventoryError: the on-prem inventory is invalid.
+    """
+    from hybridgpu.catalog import load_catalog
+    from hybridgpu.config.checks import _load_inventory_cached, _mtime
+
+    catalog = catalog or load_catalog()
+    source = read_plan_file(root / plan, plan)
+    if current is not None and current.stack == source.onprem.stack and current.onprem is not None:
+        onprem_cfg = current.onprem
+    else:
+        onprem_cfg = _stack_section(root, source.onprem.stack, "onprem", plan, "onprem.stack")
+    if current is not None and current.stack == source.cloud.stack and current.cloud is not None:
+        cloud_cfg = current.cloud
+    else:
+        cloud_cfg = _stack_section(root, source.cloud.stack, "cloud", plan, "cloud.stack")
+    paths = tuple((root / p).resolve() for p in onprem_cfg.inventory)
+    inventory = _load_inventory_cached(paths, tuple(_mtime(p) for p in paths))
+    return plan_burst(source, inventory, cloud_cfg, catalog, file=plan)
+
+
+def burst_issues(config: StackConfig, file: str, root: Path | None = None, catalog: Catalog | None = None) -> list[ConfigIssue]:
+    """Problems of a stack's ``hybridgpu:burst`` section, as config issues (empty when sound).
+
+    Checks that the plan loads and derives, that the stack takes part in it, that the stack has
+    the cluster its role needs, and (cloud worker) that every burst NodePool's ``gpuLimit``
+    equals the ceiling the plan derives.
+    """
+    from hybridgpu.errors import ConfigIssue
+    from hybridgpu.errors import HybridGpuError
+
+    assert config.burst is not None
+    root = root or Path.cwd()
+    key = "hybridgpu:burst.plan"
+    try:
+        plan = load_burst_plan(config.burst.plan, root, current=config, catalog=catalog)
+    except DataFileError as exc:
+        return [ConfigIssue(file, key, str(issue), "fix the burst plan file (docs/bursting.md)") for issue in exc.issues]
+    except HybridGpuError as exc:
+        return [ConfigIssue(file, key, str(exc), "fix the files it names")]
+    role = plan.role_of(config.stack)
+    if role is None:
+        stacks = ", ".join(sorted(plan.clusters))
+        return [ConfigIssue(file, key, f"stack {config.stack!r} takes no part in {config.burst.plan} (stacks: {stacks})", "remove `hybridgpu:burst` or name this stack in the plan")]
+    issues: list[ConfigIssue] = []
+    if role in ("onprem-worker", "onprem-manager") and config.onprem is None:
+        issues.append(ConfigIssue(file, "hybridgpu:onprem", f"the burst plan makes this stack the on-prem cluster ({role})", "add `hybridgpu:onprem` or fix `onprem.stack` in the plan"))
+    if role == "cloud-worker" and config.cloud is None:
+        issues.append(ConfigIssue(file, "hybridgpu:cloud", "the burst plan makes this stack the cloud worker", "add `hybridgpu:cloud` or fix `cloud.stack` in the plan"))
+    if role == "manager" and config.cloud is None and config.onprem is None:
+        issues.append(
+            ConfigIssue(file, "hybridgpu:burst", "the spillover manager needs a cluster of its own", "add a small `hybridgpu:cloud` cluster (no GPU NodePools) to this stack")
+        )
+    if role == "cloud-worker" and config.cloud is not None:
+        limits = plan.nodepool_limits()
+        for i, pool in enumerate(config.cloud.node_pools):
+            want = limits.get(pool.name)
+            if want is not None and pool.gpu_limit != want:
+                cap = next(c for c in plan.cloud.values() if c.node_pool == pool.name)
+                origin = "spot" if cap.capacity_type == "spot" else "onDemand"
+                issues.append(
+                    ConfigIssue(
+                        file,
+                        f"hybridgpu:cloud.nodePools[{i}].gpuLimit",
+                        f"is {pool.gpu_limit} but the burst plan {config.burst.plan} derives {want} GPUs for NodePool {pool.name!r} "
+                        f"(cloud.{origin}.{cap.ceiling_from}); Kueue would admit jobs Karpenter cannot place, or leave GPUs unused",
+                        f"set `gpuLimit: {want}`, or change cloud.{origin} in {config.burst.plan}",
+                    )
+                )
+    return issues
+
+
+def describe_roles(plan: BurstPlan) -> Iterable[tuple[str, str]]:
+    """(stack, role) pairs in a stable order: manager first, then on-prem, then cloud."""
+    order = {"manager": 0, "onprem-manager": 0, "onprem-worker": 1, "cloud-worker": 2}
+    return sorted(((s, c.role) for s, c in plan.clusters.items()), key=lambda t: (order[t[1]], t[0]))

@@ -1,0 +1,327 @@
+"""Offline validation of Kueue ``kueue.x-k8s.io/v1beta2`` objects (pure, no Pulumi).
+
+No maintained installable schema package for Kueue exists (checked 2026-11-22: npm has no
+``@kubernetes-models/kueue``; PyPI has none), so the constraints hybridgpu relies on are encoded
+here as pydantic models, field for field from the v1beta2 version of the CRDs of
+kubernetes-sigs/kueue tag v0.19.2 (commit 8eab6877, 2026-08-20, read 2026-11-22), files
+``config/components/crd/bases/kueue.x-k8s.io_<plural>.yaml``:
+
+* ``resourceflavors``: ``spec.nodeLabels`` (maxProperties 8), ``nodeTaints`` (maxItems 8, key
+  and effect required, effect in NoSchedule/PreferNoSchedule/NoExecute), ``tolerations``
+  (maxItems 8, the five CEL rules on operator/key/value/effect/tolerationSeconds),
+  ``topologyName``;
+* ``clusterqueues``: ``resourceGroups`` (maxItems 16; ``coveredResources`` 1..64; ``flavors`` 1..64
+  with DNS-1123 subdomain names; ``resources`` 1..64 with ``name`` and ``nominalQuota`` required,
+  quantities; CEL: as many resources per flavor as covered resources), ``cohortName`` (CEL:
+  ``borrowingLimit`` only with a cohort), ``namespaceSelector``, ``queueingStrategy``,
+  ``admissionChecksStrategy.admissionChecks`` (1..64, ``name`` 1..316 characters, ``onFlavors``),
+  ``stopPolicy``, ``preemption``, ``flavorFungibility``, ``fairSharing``;
+* ``localqueues``: ``spec.clusterQueue`` (DNS-1123 subdomain, max 253), ``stopPolicy``, ``fairSharing``;
+* ``admissionchecks``: ``spec.controllerName`` required (1..253), ``parameters`` with
+  ``apiGroup``/``kind``/``name`` required and their patterns;
+* ``multikueueconfigs``: ``spec.clusters`` required, 1..20 entries of at most 256 characters, no
+  duplicates (CEL), ``quotaManagement`` in Manual/Automated;
+* ``multikueueclusters``: ``spec.clusterSource`` with exactly one of ``kubeConfig`` (``location``
+  1..256, ``locationType`` Secret/Path) and ``clusterProfileRef`` (CEL).
+
+Unknown fields are errors (the API server prunes or rejects them). Validating webhooks beyond
+these rules (e.g. Kueue's check that covered resources match each flavor's resource names in
+order, which :class:`ResourceGroup` also enforces) run only on a real cluster.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
+
+KUEUE_GROUP = "kueue.x-k8s.io"
+SOURCE = "kubernetes-sigs/kueue v0.19.2 config/components/crd/bases (v1beta2)"
+
+_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+_QUANTITY = re.compile(r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$")
+
+Subdomain = Annotated[str, StringConstraints(pattern=_SUBDOMAIN, max_length=253)]
+
+
+def _quantity(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"a quantity is an integer or a string like `8` or `500m`, got {value!r}")
+    if isinstance(value, str) and not _QUANTITY.match(value):
+        raise ValueError(f"{value!r} is not a Kubernetes quantity")
+    return value
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ObjectMeta(_Strict):
+    """The ``metadata`` fields hybridgpu sets."""
+
+    name: Annotated[str, StringConstraints(pattern=_SUBDOMAIN, max_length=253)]
+    namespace: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)] | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+
+
+TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+class Taint(_Strict):
+    key: str
+    value: str | None = None
+    effect: TaintEffect
+    time_added: str | None = Field(default=None, alias="timeAdded")
+
+
+class Toleration(_Strict):
+    key: str | None = None
+    operator: str | None = None
+    value: str | None = None
+    effect: str | None = None
+    toleration_seconds: int | None = Field(default=None, alias="tolerationSeconds")
+
+    @model_validator(mode="after")
+    def _cel(self) -> Toleration:
+        # The five x-kubernetes-validations of spec.tolerations.
+        if self.key is None and self.operator != "Exists":
+            raise ValueError("a toleration without key needs operator Exists")
+        if self.toleration_seconds is not None and self.effect != "NoExecute":
+            raise ValueError("tolerationSeconds needs effect NoExecute")
+        if self.operator is not None and self.operator not in ("Equal", "Exists"):
+            raise ValueError("operator must be Equal or Exists")
+        if self.operator == "Exists" and self.value is not None:
+            raise ValueError("operator Exists takes no value")
+        if self.effect is not None and self.effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+            raise ValueError("effect must be NoSchedule, PreferNoSchedule or NoExecute")
+        return self
+
+
+class ResourceFlavorSpec(_Strict):
+    node_labels: dict[str, str] | None = Field(default=None, alias="nodeLabels")
+    node_taints: list[Taint] | None = Field(default=None, alias="nodeTaints", max_length=8)
+    tolerations: list[Toleration] | None = Field(default=None, max_length=8)
+    topology_name: Subdomain | None = Field(default=None, alias="topologyName")
+
+    @field_validator("node_labels")
+    @classmethod
+    def _max8(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        if value is not None and len(value) > 8:
+            raise ValueError("at most 8 nodeLabels (maxProperties: 8)")
+        return value
+
+    @model_validator(mode="after")
+    def _topology(self) -> ResourceFlavorSpec:
+        if self.topology_name is not None and not self.node_labels:
+            raise ValueError("at least one nodeLabel is required when topology is set")
+        return self
+
+
+class ResourceQuota(_Strict):
+    name: str
+    nominal_quota: Any = Field(alias="nominalQuota")
+    borrowing_limit: Any = Field(default=None, alias="borrowingLimit")
+    lending_limit: Any = Field(default=None, alias="lendingLimit")
+
+    @field_validator("nominal_quota", "borrowing_limit", "lending_limit")
+    @classmethod
+    def _quantities(cls, value: Any) -> Any:
+        return value if value is None else _quantity(value)
+
+    @model_validator(mode="after")
+    def _nominal_required(self) -> ResourceQuota:
+        if self.nominal_quota is None:
+            raise ValueError("nominalQuota is required")
+        return self
+
+
+class FlavorQuotas(_Strict):
+    name: Subdomain
+    resources: list[ResourceQuota] = Field(min_length=1, max_length=64)
+
+
+class ResourceGroup(_Strict):
+    covered_resources: list[str] = Field(alias="coveredResources", min_length=1, max_length=64)
+    flavors: list[FlavorQuotas] = Field(min_length=1, max_length=64)
+
+    @model_validator(mode="after")
+    def _sizes(self) -> ResourceGroup:
+        for flavor in self.flavors:
+            if len(flavor.resources) != len(self.covered_resources):
+                raise ValueError(f"flavor {flavor.name}: must list as many resources as coveredResources")
+            # Kueue's ClusterQueue webhook: the same resource names in the same order.
+            if [r.name for r in flavor.resources] != self.covered_resources:
+                raise ValueError(f"flavor {flavor.name}: resources must match coveredResources in order")
+        return self
+
+
+class LabelSelectorRequirement(_Strict):
+    key: str
+    operator: str
+    values: list[str] | None = None
+
+
+class LabelSelector(_Strict):
+    match_expressions: list[LabelSelectorRequirement] | None = Field(default=None, alias="matchExpressions")
+    match_labels: dict[str, str] | None = Field(default=None, alias="matchLabels")
+
+
+class AdmissionCheckRef(_Strict):
+    name: Annotated[str, StringConstraints(min_length=1, max_length=316)]
+    on_flavors: list[Subdomain] | None = Field(default=None, alias="onFlavors", max_length=64)
+
+
+class AdmissionChecksStrategy(_Strict):
+    admission_checks: list[AdmissionCheckRef] = Field(alias="admissionChecks", min_length=1, max_length=64)
+
+
+class BorrowWithinCohort(_Strict):
+    policy: Literal["Never", "LowerPriority"] | None = None
+    max_priority_threshold: int | None = Field(default=None, alias="maxPriorityThreshold")
+
+
+class Preemption(_Strict):
+    borrow_within_cohort: BorrowWithinCohort | None = Field(default=None, alias="borrowWithinCohort")
+    reclaim_within_cohort: Literal["Never", "LowerPriority", "Any"] | None = Field(default=None, alias="reclaimWithinCohort")
+    within_cluster_queue: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] | None = Field(default=None, alias="withinClusterQueue")
+
+
+class FlavorFungibility(_Strict):
+    preference: Literal["BorrowingOverPreemption", "PreemptionOverBorrowing"] | None = None
+    when_can_borrow: Literal["MayStopSearch", "TryNextFlavor"] | None = Field(default=None, alias="whenCanBorrow")
+    when_can_preempt: Literal["MayStopSearch", "TryNextFlavor"] | None = Field(default=None, alias="whenCanPreempt")
+
+
+class FairSharing(_Strict):
+    weight: Any = None
+
+
+class ClusterQueueSpec(_Strict):
+    resource_groups: list[ResourceGroup] | None = Field(default=None, alias="resourceGroups", max_length=16)
+    cohort_name: Subdomain | None = Field(default=None, alias="cohortName")
+    namespace_selector: LabelSelector | None = Field(default=None, alias="namespaceSelector")
+    queueing_strategy: Literal["StrictFIFO", "BestEffortFIFO"] | None = Field(default=None, alias="queueingStrategy")
+    admission_checks_strategy: AdmissionChecksStrategy | None = Field(default=None, alias="admissionChecksStrategy")
+    stop_policy: Literal["None", "Hold", "HoldAndDrain"] | None = Field(default=None, alias="stopPolicy")
+    preemption: Preemption | None = None
+    flavor_fungibility: FlavorFungibility | None = Field(default=None, alias="flavorFungibility")
+    fair_sharing: FairSharing | None = Field(default=None, alias="fairSharing")
+
+    @model_validator(mode="after")
+    def _cel(self) -> ClusterQueueSpec:
+        if self.cohort_name is None:
+            for group in self.resource_groups or []:
+                for flavor in group.flavors:
+                    if any(r.borrowing_limit is not None for r in flavor.resources):
+                        raise ValueError("borrowingLimit must be nil when cohort is empty")
+        covered = [r for g in self.resource_groups or [] for r in g.covered_resources]
+        if len(covered) != len(set(covered)):
+            raise ValueError("a resource may be covered by one resource group only")
+        return self
+
+
+class LocalQueueSpec(_Strict):
+    cluster_queue: Subdomain | None = Field(default=None, alias="clusterQueue")
+    stop_policy: Literal["None", "Hold", "HoldAndDrain"] | None = Field(default=None, alias="stopPolicy")
+    fair_sharing: FairSharing | None = Field(default=None, alias="fairSharing")
+
+
+class AdmissionCheckParameters(_Strict):
+    api_group: Annotated[str, StringConstraints(pattern=_SUBDOMAIN, min_length=1, max_length=253)] = Field(alias="apiGroup")
+    kind: Annotated[str, StringConstraints(pattern=r"^(?i)[a-z]([-a-z0-9]*[a-z0-9])?$", min_length=1, max_length=63)]
+    name: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", min_length=1, max_length=63)]
+
+
+class AdmissionCheckSpec(_Strict):
+    controller_name: Annotated[str, StringConstraints(min_length=1, max_length=253)] = Field(alias="controllerName")
+    parameters: AdmissionCheckParameters | None = None
+
+
+class MultiKueueConfigSpec(_Strict):
+    clusters: list[Annotated[str, StringConstraints(max_length=256)]] = Field(min_length=1, max_length=20)
+    quota_management: Literal["Manual", "Automated"] | None = Field(default=None, alias="quotaManagement")
+
+    @field_validator("clusters")
+    @classmethod
+    def _unique(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("clusters must not repeat")
+        return value
+
+
+class KubeConfigSource(_Strict):
+    location: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+    location_type: Literal["Secret", "Path"] | None = Field(default=None, alias="locationType")
+
+
+class ClusterProfileRef(_Strict):
+    name: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+
+
+class ClusterSource(_Strict):
+    kube_config: KubeConfigSource | None = Field(default=None, alias="kubeConfig")
+    cluster_profile_ref: ClusterProfileRef | None = Field(default=None, alias="clusterProfileRef")
+
+    @model_validator(mode="after")
+    def _one(self) -> ClusterSource:
+        if (self.kube_config is None) == (self.cluster_profile_ref is None):
+            raise ValueError("exactly one of kubeConfig and clusterProfileRef")
+        return self
+
+
+class MultiKueueClusterSpec(_Strict):
+    cluster_source: ClusterSource = Field(alias="clusterSource")
+
+
+#: kind -> (spec model, namespaced)
+KINDS: dict[str, tuple[type[BaseModel], bool]] = {
+    "ResourceFlavor": (ResourceFlavorSpec, False),
+    "ClusterQueue": (ClusterQueueSpec, False),
+    "LocalQueue": (LocalQueueSpec, True),
+    "AdmissionCheck": (AdmissionCheckSpec, False),
+    "MultiKueueConfig": (MultiKueueConfigSpec, False),
+    "MultiKueueCluster": (MultiKueueClusterSpec, False),
+}
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def kueue_errors(manifest: dict[str, Any]) -> list[str]:
+    """Errors of one ``kueue.x-k8s.io`` manifest against the v1beta2 CRD constraints (empty: valid).
+
+    Each error starts with the field path, e.g. ``spec.resourceGroups[0].flavors[0].name: ...``.
+    A kind hybridgpu does not render (Workload, Cohort, Topology...) or another version is an error.
+    """
+    errors: list[str] = []
+    if manifest.get("apiVersion") != f"{KUEUE_GROUP}/v1beta2":
+        return [f"apiVersion: expected {KUEUE_GROUP}/v1beta2, got {manifest.get('apiVersion')!r}"]
+    kind = manifest.get("kind")
+    if kind not in KINDS:
+        return [f"kind: {kind!r} is not one of {', '.join(sorted(KINDS))} (the kinds checked offline)"]
+    spec_model, namespaced = KINDS[kind]
+    extra = set(manifest) - {"apiVersion", "kind", "metadata", "spec"}
+    errors += [f"{key}: unknown field" for key in sorted(extra)]
+    try:
+        meta = ObjectMeta.model_validate(manifest.get("metadata") or {})
+        if namespaced and meta.namespace is None:
+            errors.append("metadata.namespace: required for a namespaced kind")
+        if not namespaced and meta.namespace is not None:
+            errors.append("metadata.namespace: must be unset for a cluster-scoped kind")
+    except ValidationError as exc:
+        errors += [f"{_path(('metadata', *e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)]
+    spec = manifest.get("spec")
+    if spec is None and kind in ("AdmissionCheck", "MultiKueueConfig", "MultiKueueCluster"):
+        errors.append("spec: required")
+    else:
+        try:
+            spec_model.model_validate(spec or {})
+        except ValidationError as exc:
+            errors += [f"{_path(('spec', *e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)]
+    return errors

@@ -1,0 +1,213 @@
+"""Demand traces for the burst simulator: a CSV loader with precise errors, and a generator.
+
+A trace is a CSV file with a header row; ``#`` lines are comments. Columns:
+
+=================  ========================================================================
+``submit_s``       seconds from the start of the trace when the job is submitted (>= 0, float)
+``gpus``           GPUs the job needs at once (integer >= 1)
+``duration_s``     seconds of work on those GPUs (> 0, float)
+``checkpoint_s``   seconds between checkpoints (> 0); empty or ``none``: the job never
+                   checkpoints (it must not run on spot)
+``burst``          optional: ``spot``, ``on-demand`` or ``none`` (on-prem only). Default:
+                   ``spot`` when the job checkpoints, ``on-demand`` otherwise
+=================  ========================================================================
+
+Rows need not be sorted; :func:`load_trace` sorts them by submission time (stable).
+:func:`generate_trace` makes a reproducible synthetic trace (diurnal and weekly arrival rate,
+a mix of job sizes and durations) for the samples in ``examples/traces/`` and the benchmark.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from hybridgpu.datafile import DataFileError, DataIssue
+
+REQUIRED_COLUMNS = ("submit_s", "gpus", "duration_s")
+OPTIONAL_COLUMNS = ("checkpoint_s", "burst")
+BURST_CLASSES = ("spot", "on-demand", "none")
+
+
+class TraceError(DataFileError):
+    """A demand trace is invalid; every issue names the file, the line and the column."""
+
+    what = "demand trace"
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One job of a trace.
+
+    Attributes:
+        submit_s: submission time, seconds from the trace start.
+        gpus: GPUs needed at once.
+        duration_s: seconds of work.
+        checkpoint_s: seconds between checkpoints, or None (never checkpoints).
+        burst: where it may go beyond on-prem: ``spot``, ``on-demand`` or ``none``.
+    """
+
+    submit_s: float
+    gpus: int
+    duration_s: float
+    checkpoint_s: float | None
+    burst: str
+
+
+def _number(text: str, *, integer: bool = False) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError("not a finite number")
+    if integer and value != int(value):
+        raise ValueError("not a whole number")
+    return value
+
+
+def parse_trace(text: str, file: str) -> list[Job]:
+    """Parse trace CSV ``text`` (named ``file`` in errors) into jobs sorted by submission time.
+
+    Raises:
+        TraceError: every problem at once: missing or unknown columns, and per row the line
+            number, the column and what is wrong (not a number, out of range, unknown class,
+            ``burst: spot`` without checkpoints).
+    """
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip() and not line.lstrip().startswith("#")]
+    if not lines:
+        raise TraceError([DataIssue(file, None, None, "no header row; the first line names the columns: submit_s,gpus,duration_s[,checkpoint_s][,burst]")])
+    header_line, header = lines[0]
+    columns = [c.strip() for c in next(csv.reader([header]))]
+    issues: list[DataIssue] = []
+    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+    unknown = [c for c in columns if c not in REQUIRED_COLUMNS + OPTIONAL_COLUMNS]
+    if missing:
+        issues.append(DataIssue(file, f"line {header_line}", ", ".join(missing), "required column(s) missing from the header"))
+    if unknown:
+        issues.append(DataIssue(file, f"line {header_line}", ", ".join(unknown), f"unknown column(s); allowed: {', '.join(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)}"))
+    if issues:
+        raise TraceError(issues)
+    index = {c: i for i, c in enumerate(columns)}
+    jobs: list[Job] = []
+    reader = csv.reader(io.StringIO("\n".join(line for _, line in lines[1:])))
+    for (lineno, _), row in zip(lines[1:], reader):
+        where = f"line {lineno}"
+        if len(row) != len(columns):
+            issues.append(DataIssue(file, where, None, f"{len(row)} fields, expected {len(columns)} ({', '.join(columns)})"))
+            continue
+        cells = {c: row[i].strip() for c, i in index.items()}
+        row_issues = len(issues)
+        values: dict[str, float | None] = {}
+        for col, integer, low, strict in (("submit_s", False, 0.0, False), ("gpus", True, 1.0, False), ("duration_s", False, 0.0, True)):
+            try:
+                value = _number(cells[col], integer=integer)
+                if value < low or (strict and value <= low):
+                    raise ValueError(f"must be {'>' if strict else '>='} {int(low)}")
+                values[col] = value
+            except ValueError as exc:
+                issues.append(DataIssue(file, where, col, f"{cells[col]!r}: {exc}"))
+        checkpoint: float | None = None
+        raw = cells.get("checkpoint_s", "")
+        if raw and raw.lower() != "none":
+            try:
+                checkpoint = _number(raw)
+                if checkpoint <= 0:
+                    raise ValueError("must be > 0 (leave empty for a job that never checkpoints)")
+            except ValueError as exc:
+                issues.append(DataIssue(file, where, "checkpoint_s", f"{raw!r}: {exc}"))
+        burst = cells.get("burst", "") or ("spot" if checkpoint is not None else "on-demand")
+        if burst not in BURST_CLASSES:
+            issues.append(DataIssue(file, where, "burst", f"{burst!r}: use one of {', '.join(BURST_CLASSES)}"))
+        elif burst == "spot" and checkpoint is None and not (raw and raw.lower() != "none"):
+            issues.append(DataIssue(file, where, "burst", "spot needs checkpoints (a reclaimed job would restart from zero); set checkpoint_s or burst: on-demand"))
+        if len(issues) == row_issues:
+            jobs.append(Job(float(values["submit_s"] or 0.0), int(values["gpus"] or 0), float(values["duration_s"] or 0.0), checkpoint, burst))
+    if issues:
+        raise TraceError(issues)
+    jobs.sort(key=lambda j: j.submit_s)
+    return jobs
+
+
+def load_trace(path: str | Path) -> list[Job]:
+    """Read a trace CSV file (see the module docstring).
+
+    Raises:
+        TraceError: unreadable file or any invalid row (file, line and column named).
+    """
+    shown = str(path)
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TraceError([DataIssue(shown, None, None, f"cannot read the trace: {exc}")]) from None
+    return parse_trace(text, shown)
+
+
+def write_trace(jobs: list[Job], path: str | Path) -> None:
+    """Write ``jobs`` as trace CSV (all five columns) to ``path``."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS])
+    for j in jobs:
+        writer.writerow([f"{j.submit_s:g}", j.gpus, f"{j.duration_s:g}", "" if j.checkpoint_s is None else f"{j.checkpoint_s:g}", j.burst])
+    Path(path).write_text(out.getvalue())
+
+
+def generate_trace(
+    *,
+    jobs: int,
+    days: float,
+    seed: int = 0,
+    sizes: tuple[tuple[int, float], ...] = ((1, 0.35), (2, 0.15), (4, 0.2), (8, 0.25), (16, 0.04), (32, 0.01)),
+    median_hours: float = 2.0,
+    checkpointing: float = 0.7,
+    onprem_only: float = 0.1,
+) -> list[Job]:
+    """A reproducible synthetic demand trace.
+
+    Arrivals follow a non-homogeneous Poisson process over ``days`` whose rate is higher in
+    working hours (x3 from 09:00 to 18:00) and lower at weekends (x0.4), scaled so that about
+    ``jobs`` jobs arrive. Sizes are drawn from ``sizes`` (GPUs, weight); durations are
+    log-normal with median ``median_hours`` (sigma 1.2, capped at 7 days); a share
+    ``checkpointing`` of the jobs checkpoint every 30 minutes (those may use spot); a share
+    ``onprem_only`` must stay on-prem.
+
+    Returns:
+        Jobs sorted by submission time.
+    """
+    rng = random.Random(seed)
+    horizon = days * 86400.0
+
+    def weight(t: float) -> float:
+        day = int(t // 86400) % 7
+        hour = (t % 86400) / 3600
+        return (3.0 if 9 <= hour < 18 else 1.0) * (0.4 if day >= 5 else 1.0)
+
+    # Average weight over a week: weekdays (9h x 3 + 15h x 1) / 24 = 1.75, weekends x 0.4.
+    mean_weight = (5 * 1.75 + 2 * 1.75 * 0.4) / 7
+    peak = 3.0
+    base_rate = jobs / (horizon * mean_weight)
+    size_values = [s for s, _ in sizes]
+    size_weights = [w for _, w in sizes]
+    out: list[Job] = []
+    t = 0.0
+    while True:
+        # Thinning (Lewis-Shedler) against the peak rate.
+        t += rng.expovariate(base_rate * peak)
+        if t >= horizon:
+            break
+        if rng.random() * peak > weight(t):
+            continue
+        gpus = rng.choices(size_values, size_weights)[0]
+        duration = min(7 * 86400.0, median_hours * 3600.0 * math.exp(rng.gauss(0.0, 1.2)))
+        duration = max(60.0, round(duration))
+        u = rng.random()
+        if u < onprem_only:
+            checkpoint, burst = None, "none"
+        elif u < onprem_only + checkpointing * (1 - onprem_only):
+            checkpoint, burst = 1800.0, "spot"
+        else:
+            checkpoint, burst = None, "on-demand"
+        out.append(Job(round(t, 1), gpus, duration, checkpoint, burst))
+    return out
