@@ -32,6 +32,10 @@ def _register_subcommands() -> None:
 
     app.add_typer(mig_app, name="mig")
 
+    from hybridgpu.cli_burst import burst_app
+
+    app.add_typer(burst_app, name="burst")
+
     from hybridgpu.cli_check import check
 
     app.command("check")(check)

@@ -469,6 +469,25 @@ def plan_burst(source: BurstPlanFile, inventory: Inventory, cloud: CloudConfig, 
             caps[ctype] = cloud_capacity(ctype, spec, cloud, catalog, source.cloud.hours_per_month, file)  # type: ignore[arg-type]
         except BurstPlanError as exc:
             issues += exc.issues
+    if issues:
+        raise BurstPlanError(issues)
+    return assemble_plan(source, onprem, caps, file=file)
+
+
+def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[str, CloudCapacity], *, file: str = "<burst plan>") -> BurstPlan:
+    """Build every cluster's Kueue objects from derived capacities (the second half of :func:`plan_burst`).
+
+    Args:
+        source: the plan file.
+        onprem: on-prem capacity (:func:`onprem_capacity`).
+        caps: capacity type -> cloud capacity (:func:`cloud_capacity`).
+        file: the plan file as the user knows it.
+
+    Raises:
+        BurstPlanError: a queue bursts to an unconfigured capacity type, a configured type has no
+            queue, or on-prem has no schedulable GPU.
+    """
+    issues: list[DataIssue] = []
     classes = _classes(source)
     for ctype, key in (("spot", "spot"), ("on-demand", "onDemand")):
         spec = source.cloud.spot if ctype == "spot" else source.cloud.on_demand
@@ -550,7 +569,13 @@ def plan_burst(source: BurstPlanFile, inventory: Inventory, cloud: CloudConfig, 
         configs[config_name] = workers
         checks[check] = config_name
         cqs.append(
-            ClusterQueuePlan(f"{prefix}-{cls}", (_single_group("multikueue", nominal, borrowing, lending),), cohort=cohort, admission_check=check, burst_class=cls)
+            ClusterQueuePlan(
+                f"{prefix}-{'onprem-only' if cls == 'none' else cls}",
+                (_single_group("multikueue", nominal, borrowing, lending),),
+                cohort=cohort,
+                admission_check=check,
+                burst_class=cls,
+            )
         )
     by_class = {cq.burst_class: cq.name for cq in cqs}
     lqs = tuple(LocalQueuePlan(q.namespace, q.name, by_class[q.burst]) for q in source.queues)

@@ -1,0 +1,239 @@
+"""``hybridgpu burst``: the derived burst quotas, the burst simulator and trace generation.
+
+* ``hybridgpu burst plan hybrid [--json]``: every quota the stack's burst plan derives, in one
+  table (on-prem from the inventory, EKS from the ceilings, manager = sum of workers).
+* ``hybridgpu burst simulate --trace examples/traces/site-a-month.csv --stack hybrid [--json]``:
+  replay a demand trace under on-prem only, burst to spot and burst to on-demand, side by side.
+* ``hybridgpu burst trace --jobs 900 --days 30 --seed 7 --out FILE``: write a synthetic trace.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from hybridgpu.errors import HybridGpuError
+
+burst_app = typer.Typer(no_args_is_help=True, help="Bursting with Kueue MultiKueue: derived quotas, simulator, traces.")
+
+
+def _console(stderr: bool = False) -> Console:
+    return Console(emoji=False, stderr=stderr, highlight=False)
+
+
+def _fail(message: str) -> None:
+    _console(stderr=True).print(f"[bold red]error:[/] {message}", soft_wrap=True, markup=True)
+    raise typer.Exit(code=2)
+
+
+def _load_plan(stack: str, root: Path | None):
+    from hybridgpu.burst.plan import load_burst_plan
+    from hybridgpu.config.loader import find_project_root, load_stack_config
+
+    root = root or find_project_root()
+    config, _ = load_stack_config(stack, root)
+    if config.burst is None:
+        raise ValueError(f"stack {stack!r} has no `hybridgpu:burst` section; run `hybridgpu burst plan` on a stack that takes part")
+    return load_burst_plan(config.burst.plan, root, current=config)
+
+
+def plan_rows(plan) -> list[dict]:
+    """One row per (cluster, ClusterQueue, flavor, resource): the quota table of ``burst plan``."""
+    from hybridgpu.burst.plan import describe_roles
+
+    rows = []
+    for stack, role in describe_roles(plan):
+        cluster = plan.clusters[stack]
+        for cq in cluster.cluster_queues:
+            for group in cq.groups:
+                for fq in group.flavors:
+                    for res in group.covered:
+                        rows.append(
+                            {
+                                "stack": stack,
+                                "role": role,
+                                "clusterQueue": cq.name,
+                                "flavor": fq.flavor,
+                                "resource": res,
+                                "nominalQuota": fq.nominal.get(res, 0),
+                                "borrowingLimit": fq.borrowing_limit.get(res) if cq.cohort else None,
+                                "lendingLimit": fq.lending_limit.get(res) if cq.cohort else None,
+                                "cohort": cq.cohort,
+                                "admissionCheck": cq.admission_check,
+                            }
+                        )
+    return rows
+
+
+def plan_summary(plan) -> dict:
+    """Everything ``burst plan --json`` prints: capacities, quota rows, totals per cluster and the invariant checks."""
+    clusters = {s: {"role": c.role, "totals": c.quota_totals(), "burstTotals": c.quota_totals(burst_only=True)} for s, c in plan.clusters.items()}
+    worker_sum: dict[str, int] = {}
+    for c in plan.clusters.values():
+        if c.worker_access:
+            for res, n in c.quota_totals().items():
+                worker_sum[res] = worker_sum.get(res, 0) + n
+    manager = next(c for c in plan.clusters.values() if c.multikueue is not None)
+    return {
+        "plan": plan.file,
+        "topology": plan.source.topology,
+        "onprem": {"gpus": dict(plan.onprem.gpus), "mig": {m: dict(r) for m, r in plan.onprem.mig.items()}},
+        "cloud": {
+            c: {"nodePool": cap.node_pool, "gpus": cap.gpus, "from": cap.ceiling_from, "usdPerGpuHour": cap.usd_per_gpu_hour, "priceSource": cap.price_source}
+            for c, cap in plan.cloud.items()
+        },
+        "nodePoolLimits": plan.nodepool_limits(),
+        "clusters": clusters,
+        "workersTotal": worker_sum,
+        "managerMultiKueueTotal": manager.quota_totals(burst_only=True),
+        "rows": plan_rows(plan),
+    }
+
+
+@burst_app.command("plan")
+def plan_command(
+    stack: Annotated[str, typer.Argument(help="A stack that takes part in a burst plan (manager or worker).")],
+    root: Annotated[Path | None, typer.Option(help="Project root (default: found from the working directory).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Print every quota the stack's burst plan derives (ClusterQueues of every cluster, NodePool limits)."""
+    try:
+        plan = _load_plan(stack, root)
+    except (HybridGpuError, ValueError) as exc:
+        _fail(str(exc))
+        return
+    summary = plan_summary(plan)
+    if as_json:
+        _console().print_json(json.dumps(summary))
+        return
+    console = _console()
+    console.rule(f"[bold]burst plan {plan.file}[/] ({plan.source.topology})")
+    caps = Table("source", "resource", "quantity", "derived from")
+    for model, n in plan.onprem.gpus.items():
+        caps.add_row("on-prem inventory", f"nvidia.com/gpu ({model})", str(n), "active gpu-worker hosts")
+    for model, per in plan.onprem.mig.items():
+        for res, n in per.items():
+            caps.add_row("on-prem inventory", f"{res} ({model})", str(n), "MIG layouts of active hosts")
+    for ctype, cap in plan.cloud.items():
+        caps.add_row(
+            f"EKS {ctype}",
+            "nvidia.com/gpu",
+            str(cap.gpus),
+            f"{cap.ceiling_from}; NodePool {cap.node_pool} limit; {cap.usd_per_gpu_hour:.2f} USD/GPU-hour",
+        )
+    console.print(caps)
+    table = Table("stack", "role", "ClusterQueue", "flavor", "resource", "nominal", "borrow", "lend", "cohort", "admission check")
+    for row in summary["rows"]:
+        table.add_row(
+            row["stack"],
+            row["role"],
+            row["clusterQueue"],
+            row["flavor"],
+            row["resource"],
+            str(row["nominalQuota"]),
+            "" if row["borrowingLimit"] is None else str(row["borrowingLimit"]),
+            "" if row["lendingLimit"] is None else str(row["lendingLimit"]),
+            row["cohort"] or "",
+            row["admissionCheck"] or "",
+        )
+    console.print(table)
+    ok = summary["managerMultiKueueTotal"] == (summary["workersTotal"] if plan.source.topology == "spillover" else summary["clusters"][plan.source.cloud.stack]["totals"])
+    console.print(f"manager MultiKueue quota {summary['managerMultiKueueTotal']} {'=' if ok else '!='} workers {summary['workersTotal']}")
+
+
+def _format_hours(seconds: float) -> str:
+    return f"{seconds / 3600:.2f} h"
+
+
+@burst_app.command("simulate")
+def simulate_command(
+    trace: Annotated[Path, typer.Option("--trace", help="Demand trace CSV (submit_s,gpus,duration_s[,checkpoint_s][,burst]).")],
+    stack: Annotated[str | None, typer.Option(help="Take capacities, prices and latencies from this stack's burst plan.")] = None,
+    root: Annotated[Path | None, typer.Option(help="Project root (default: found from the working directory).")] = None,
+    onprem_gpus: Annotated[int | None, typer.Option(min=0, help="On-prem GPUs (overrides the plan).")] = None,
+    spot_gpus: Annotated[int | None, typer.Option(min=0, help="Spot ceiling in GPUs (overrides the plan).")] = None,
+    on_demand_gpus: Annotated[int | None, typer.Option(min=0, help="On-demand ceiling in GPUs (overrides the plan).")] = None,
+    spot_price: Annotated[float | None, typer.Option(min=0, help="Spot USD per GPU-hour (overrides the plan).")] = None,
+    on_demand_price: Annotated[float | None, typer.Option(min=0, help="On-demand USD per GPU-hour (overrides the plan).")] = None,
+    launch_seconds: Annotated[float | None, typer.Option(min=0, help="Karpenter launch latency in seconds (overrides the plan).")] = None,
+    dispatch_delay: Annotated[float | None, typer.Option(min=0, help="Seconds before a waiting job may go to the cloud (default: 300, Kueue's Incremental round).")] = None,
+    interruptions: Annotated[float | None, typer.Option(min=0, help="Spot interruptions per instance-hour (overrides the plan).")] = None,
+    gpus_per_instance: Annotated[int | None, typer.Option(min=1, help="GPUs per cloud instance (overrides the plan).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the spot interruption stream.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Replay a demand trace: on-prem only, burst to spot, burst to on-demand, side by side."""
+    from hybridgpu.burst.simulate import SimulationParams, compare, params_from_plan
+    from hybridgpu.burst.trace import load_trace
+
+    try:
+        jobs = load_trace(trace)
+        if stack is not None:
+            params = params_from_plan(_load_plan(stack, root), seed=seed)
+        else:
+            if onprem_gpus is None:
+                raise ValueError("give --stack (a stack with a burst plan) or at least --onprem-gpus")
+            params = SimulationParams(onprem_gpus=onprem_gpus, seed=seed)
+    except (HybridGpuError, ValueError) as exc:
+        _fail(str(exc))
+        return
+    overrides = {
+        "onprem_gpus": onprem_gpus,
+        "spot_gpus": spot_gpus,
+        "on_demand_gpus": on_demand_gpus,
+        "spot_usd_per_gpu_hour": spot_price,
+        "on_demand_usd_per_gpu_hour": on_demand_price,
+        "launch_s": launch_seconds,
+        "dispatch_delay_s": dispatch_delay,
+        "interruptions_per_instance_hour": interruptions,
+        "gpus_per_instance": gpus_per_instance,
+    }
+    params = SimulationParams(**{**asdict(params), **{k: v for k, v in overrides.items() if v is not None}})
+    results = compare(jobs, params)
+    if as_json:
+        payload = {"trace": str(trace), "params": asdict(params), "results": [{**asdict(r), "totalCostUsd": r.total_cost_usd} for r in results]}
+        _console().print_json(json.dumps(payload))
+        return
+    console = _console()
+    console.rule(f"[bold]{trace}[/]: {len(jobs)} jobs; on-prem {params.onprem_gpus} GPUs, spot <= {params.spot_gpus}, on-demand <= {params.on_demand_gpus}")
+    table = Table("", *(r.strategy for r in results))
+    rows = [
+        ("queue wait p50", [_format_hours(r.wait_p50_s) for r in results]),
+        ("queue wait p90", [_format_hours(r.wait_p90_s) for r in results]),
+        ("queue wait p99", [_format_hours(r.wait_p99_s) for r in results]),
+        ("queue wait mean", [_format_hours(r.wait_mean_s) for r in results]),
+        ("on-prem utilization", [f"{r.onprem_utilization:.1%}" for r in results]),
+        ("jobs that burst", [str(r.burst_jobs) for r in results]),
+        ("never admitted", [str(r.never_admitted) for r in results]),
+        ("spot GPU-hours", [f"{r.gpu_hours['spot']:,.0f}" for r in results]),
+        ("on-demand GPU-hours", [f"{r.gpu_hours['on-demand']:,.0f}" for r in results]),
+        ("spot interruptions", [str(r.interruptions) for r in results]),
+        ("GPU-hours lost to interruptions", [f"{r.lost_gpu_hours:,.1f}" for r in results]),
+        ("cloud cost (USD)", [f"{r.total_cost_usd:,.0f}" for r in results]),
+        ("makespan", [_format_hours(r.makespan_s) for r in results]),
+    ]
+    for label, values in rows:
+        table.add_row(label, *values)
+    console.print(table)
+
+
+@burst_app.command("trace")
+def trace_command(
+    out: Annotated[Path, typer.Option(help="CSV file to write.")],
+    jobs: Annotated[int, typer.Option(min=1, help="About how many jobs.")] = 900,
+    days: Annotated[float, typer.Option(min=0.01, help="Length of the trace in days.")] = 30.0,
+    seed: Annotated[int, typer.Option(help="Random seed (same seed, same trace).")] = 0,
+    median_hours: Annotated[float, typer.Option(min=0.01, help="Median job duration in hours.")] = 2.0,
+) -> None:
+    """Write a reproducible synthetic demand trace (see hybridgpu.burst.trace.generate_trace)."""
+    from hybridgpu.burst.trace import generate_trace, write_trace
+
+    generated = generate_trace(jobs=jobs, days=days, seed=seed, median_hours=median_hours)
+    write_trace(generated, out)
+    _console().print(f"{len(generated)} jobs written to {out}")
