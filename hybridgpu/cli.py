@@ -32,6 +32,10 @@ def _register_subcommands() -> None:
 
     app.add_typer(mig_app, name="mig")
 
+    from hybridgpu.cli_cost import cost_app
+
+    app.add_typer(cost_app, name="cost")
+
     from hybridgpu.cli_burst import burst_app
 
     app.add_typer(burst_app, name="burst")

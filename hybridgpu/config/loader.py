@@ -47,6 +47,7 @@ KEY_TO_FIELD = {
     f"{PROJECT}:onprem": "onprem",
     f"{PROJECT}:nvidia": "nvidia",
     f"{PROJECT}:burst": "burst",
+    f"{PROJECT}:economics": "economics",
 }
 FIELD_TO_KEY = {alias: key for key, alias in KEY_TO_FIELD.items()}
 
@@ -54,7 +55,7 @@ FIELD_TO_KEY = {alias: key for key, alias in KEY_TO_FIELD.items()}
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 #: Keys of Pulumi.yaml's typed project config (also declared there).
-STRUCTURED_KEYS = {f"{PROJECT}:tags", f"{PROJECT}:cloud", f"{PROJECT}:requiredTagKeys", f"{PROJECT}:nvidia", f"{PROJECT}:onprem", f"{PROJECT}:burst"}
+STRUCTURED_KEYS = {f"{PROJECT}:tags", f"{PROJECT}:cloud", f"{PROJECT}:requiredTagKeys", f"{PROJECT}:nvidia", f"{PROJECT}:onprem", f"{PROJECT}:burst", f"{PROJECT}:economics"}
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ Pulumi config key          model field
 ``hybridgpu:cloud``        :attr:`StackConfig.cloud` (:class:`CloudConfig`)
 ``hybridgpu:nvidia``       :attr:`StackConfig.nvidia` (:class:`~hybridgpu.config.nvidia.NvidiaConfig`)
 ``hybridgpu:burst``        :attr:`StackConfig.burst` (:class:`~hybridgpu.burst.models.BurstSection`)
+``hybridgpu:economics``    :attr:`StackConfig.economics` (:class:`~hybridgpu.config.economics.EconomicsConfig`)
 =========================  ==========================================
 
 Later sections (``hybridgpu:onprem``, ``hybridgpu:burst``, ``hybridgpu:cost``) get their
@@ -37,6 +38,7 @@ from pydantic import Field, StringConstraints, field_validator
 
 from hybridgpu.config.base import Dns1123Name, Duration, Model
 from hybridgpu.config.nvidia import NvidiaConfig
+from hybridgpu.config.economics import EconomicsConfig
 from hybridgpu.burst.models import BurstSection
 
 #: Karpenter chart and controller version deployed by default.
@@ -503,6 +505,10 @@ class StackConfig(Model):
     burst: BurstSection | None = Field(
         default=None,
         description="Part in bursting with Kueue MultiKueue: the burst plan file this stack takes part in (`hybridgpu:burst`). Default: none.",
+    )
+    economics: EconomicsConfig | None = Field(
+        default=None,
+        description="GPU economics: price overrides and report settings for `hybridgpu cost report` (`hybridgpu:economics`). Default: none (packaged prices).",
     )
 
     @field_validator("region")

@@ -1,0 +1,320 @@
+"""``hybridgpu cost``: GPU economics in the terminal.
+
+* ``hybridgpu cost report STACK [--utilization 0.3,0.5,0.8] [--plot DIR] [--json]``: what the
+  stack's capacity costs per month at those utilizations, cost per productive GPU-hour, the
+  break-even utilization against each cloud option, the burst spend the NodePool limits allow,
+  checkpoint egress and right-sizing hints; ``--plot`` writes the two PNGs.
+* ``hybridgpu cost plan (--demand CSV | --generate) [--stack STACK | --instance-type T --onprem-gpu M] [--max-wait H] [--json]``:
+  the cheapest on-prem / committed / spot / On-Demand mix for an hourly demand (HiGHS), against
+  the simple alternatives.
+* ``hybridgpu cost demand OUT.csv [--hours ... --seed N]``: write a generated demand profile.
+* ``hybridgpu cost vram PARAMS_B [--mode training --precision bf16 --optimizer adam]``: VRAM
+  estimate and the smallest GPU / MIG profile that holds it.
+
+Exit code 2 on bad input (the message names the file, field and fix). Nothing here imports Pulumi.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from hybridgpu.errors import HybridGpuError
+
+cost_app = typer.Typer(no_args_is_help=True, help="GPU economics: cost report, capacity plan, demand profiles, VRAM estimate.")
+
+
+def _console(stderr: bool = False) -> Console:
+    return Console(emoji=False, stderr=stderr, highlight=False)
+
+
+def _fail(message: str) -> None:
+    _console(stderr=True).print(f"[bold red]error:[/] {message}", soft_wrap=True, markup=True)
+    raise typer.Exit(code=2)
+
+
+def parse_utilizations(text: str) -> list[float]:
+    """Parse ``0.3,0.5,0.8`` (fractions) or ``30%,50%`` into sorted distinct fractions in (0, 1].
+
+    Raises:
+        ValueError: an item that is not a number or is outside (0, 1].
+    """
+    out = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        pct = item.endswith("%")
+        try:
+            value = float(item[:-1]) / 100 if pct else float(item)
+        except ValueError:
+            raise ValueError(f"--utilization: {item!r} is not a number (use fractions like 0.5 or percentages like 50%)") from None
+        if not 0 < value <= 1:
+            raise ValueError(f"--utilization: {item!r} is outside (0, 1] (use fractions like 0.5 or percentages like 50%)")
+        out.append(value)
+    if not out:
+        raise ValueError("--utilization: give at least one value, e.g. 0.3,0.5,0.8")
+    return sorted(set(out))
+
+
+def _usd(x: float) -> str:
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:,.2f}"
+
+
+@cost_app.command()
+def report(
+    stack: Annotated[str, typer.Argument(help="Stack name (stacks/Pulumi.<stack>.yaml).")],
+    utilization: Annotated[str | None, typer.Option(help="Utilizations to price, e.g. 0.3,0.5,0.8 (default: hybridgpu:economics.utilizations).")] = None,
+    plot: Annotated[Path | None, typer.Option(help="Directory to write <stack>-cost-vs-utilization.png and <stack>-cumulative.png to.")] = None,
+    root: Annotated[Path | None, typer.Option(help="Project root (default: nearest Pulumi.yaml).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """What the stack's GPU capacity costs, its break-even utilization and burst spend (offline)."""
+    from hybridgpu.economics.report import report_from_stack
+
+    try:
+        us = parse_utilizations(utilization) if utilization else None
+        rep = report_from_stack(stack, root, us)
+        written = write_plots(rep, plot) if plot is not None else []
+    except (HybridGpuError, ValueError, KeyError) as exc:
+        _fail(str(exc))
+        return
+    if as_json:
+        data = rep.to_dict()
+        data["plots"] = [str(p) for p in written]
+        _console().print_json(json.dumps(data, default=str))
+        return
+    print_report(rep)
+    for path in written:
+        _console().print(f"wrote {path}")
+
+
+def write_plots(rep: Any, directory: Path) -> list[Path]:
+    """Write the report's two PNGs to ``directory``; returns their paths (none without on-prem data).
+
+    Raises:
+        ValueError: the report has no on-prem cost model or cloud rates to plot (the message says why).
+    """
+    from hybridgpu.economics.plots import plot_cost_vs_utilization, plot_cumulative, save_figure
+
+    if rep.onprem_model is None or not rep.cloud_rates:
+        raise ValueError(f"stack {rep.stack}: nothing to plot ({'; '.join(rep.notes) or 'no on-prem cost model'})")
+    title = f"{rep.stack}: {rep.onprem_gpu_model} on-prem vs {rep.break_even_instance_type}"
+    a = save_figure(plot_cost_vs_utilization(rep.onprem_model, rep.cloud_rates, title), directory / f"{rep.stack}-cost-vs-utilization.png")
+    b = save_figure(
+        plot_cumulative(rep.cumulative, f"{rep.stack}: 3-year cumulative cost, {rep.onprem_gpus} x {rep.onprem_gpu_model} at {rep.cumulative_utilization:.0%} utilization"),
+        directory / f"{rep.stack}-cumulative.png",
+    )
+    return [a, b]
+
+
+def print_report(rep: Any) -> None:
+    """Print the report as tables."""
+    console = _console()
+    keys = [f"{u:g}" for u in rep.utilizations]
+    if rep.capacity:
+        t = Table(title=f"{rep.stack}: GPU capacity")
+        for col in ("capacity", "kind", "GPUs", "GPU", "priced as", "USD/GPU-h"):
+            t.add_column(col, justify="right" if col in ("GPUs", "USD/GPU-h") else "left")
+        for line in rep.capacity:
+            priced = line.option + (f" ({line.instance_type})" if line.instance_type else "")
+            t.add_row(line.name, line.kind, str(line.gpus), line.gpu_model, priced, f"{line.usd_per_gpu_hour:.2f}")
+        console.print(t)
+        t = Table(title="USD per month (USD per productive GPU-hour) at utilization u")
+        t.add_column("capacity")
+        for k in keys:
+            t.add_column(f"u={k}", justify="right")
+        for line in rep.capacity:
+            t.add_row(line.name, *(f"{_usd(line.monthly_usd[k])} ({line.usd_per_productive_gpu_hour[k]:.2f})" for k in keys))
+        t.add_row("total", *(_usd(rep.monthly_total_usd[k]) for k in keys))
+        console.print(t)
+    if rep.break_even:
+        t = Table(title=f"break-even utilization: {rep.onprem_gpus} x {rep.onprem_gpu_model} owned vs {rep.break_even_instance_type}")
+        for col in ("cloud option", "USD/productive GPU-h", "on-prem cheaper above"):
+            t.add_column(col)
+        for b in rep.break_even:
+            u = "never" if b.utilization is None or b.utilization > 1 else f"{b.utilization:.1%}"
+            t.add_row(b.option, f"{b.usd_per_productive_gpu_hour:.2f}", u)
+        console.print(t)
+        t = Table(title=f"on-prem {rep.onprem_gpu_model} per productive GPU-hour (USD)")
+        parts = ["hardware", "ops", "power", "network", "facility", "total"]
+        t.add_column("utilization")
+        for p in parts:
+            t.add_column(p, justify="right")
+        for k in keys:
+            t.add_row(k, *(f"{rep.onprem_breakdown[k][p]:.3f}" for p in parts))
+        console.print(t)
+    if rep.burst:
+        t = Table(title="burst spend the NodePool limits allow")
+        for col in ("NodePool", "capacity type", "GPU limit", "USD/hour at the limit", "USD/month at the limit"):
+            t.add_column(col)
+        for b in rep.burst:
+            t.add_row(b.name, b.kind, str(b.gpu_limit), _usd(b.usd_per_hour), _usd(b.usd_per_month))
+        console.print(t)
+    if rep.egress_usd_per_month:
+        console.print(f"checkpoint egress: {_usd(rep.egress_usd_per_month)} USD/month")
+    for h in rep.hints:
+        console.print(f"right-sizing {h.workload}: {h.message}")
+    for note in rep.notes:
+        console.print(f"[yellow]note:[/] {note}")
+    if rep.sources:
+        console.print("prices: " + "; ".join(f"{s['what']} ({s['date']}{'' if s['verified'] else ', unverified'})" for s in rep.sources))
+
+
+@cost_app.command()
+def plan(
+    demand: Annotated[Path | None, typer.Option(help="Demand CSV (hour,gpus,checkpointable|checkpointable_fraction).")] = None,
+    generate: Annotated[bool, typer.Option(help="Use a generated profile instead of --demand (see `cost demand`).")] = False,
+    hours: Annotated[int, typer.Option(help="Generated profile: hours.")] = 8760,
+    base_gpus: Annotated[float, typer.Option(help="Generated profile: mean GPUs.")] = 48.0,
+    seed: Annotated[int, typer.Option(help="Generated profile: random seed.")] = 0,
+    stack: Annotated[str | None, typer.Option(help="Take prices (with its hybridgpu:economics overrides), instance type and on-prem GPU from this stack.")] = None,
+    instance_type: Annotated[str | None, typer.Option(help="EC2 instance type for cloud capacity (default: the stack's, else p5.48xlarge).")] = None,
+    onprem_gpu: Annotated[str | None, typer.Option(help="GPU model for on-prem capacity (default: the stack's, else the instance type's GPU).")] = None,
+    no_onprem: Annotated[bool, typer.Option(help="Leave owning GPUs out of the plan.")] = False,
+    max_wait: Annotated[int, typer.Option(help="Hours checkpointing work may queue (0 = none).")] = 0,
+    spot_max: Annotated[float | None, typer.Option(help="Most spot GPUs in any hour.")] = None,
+    on_demand_max: Annotated[float | None, typer.Option(help="Most On-Demand GPUs in any hour.")] = None,
+    onprem_max: Annotated[float | None, typer.Option(help="Most on-prem GPUs to own.")] = None,
+    continuous: Annotated[bool, typer.Option(help="Allow fractional servers/instances (LP) instead of whole ones (MILP).")] = False,
+    root: Annotated[Path | None, typer.Option(help="Project root (default: nearest Pulumi.yaml).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+) -> None:
+    """The cheapest mix of on-prem, committed, spot and On-Demand GPUs for an hourly demand, against simple alternatives."""
+    from hybridgpu.economics.demand import generate_demand, load_demand_csv
+    from hybridgpu.economics.planner import PlanConstraints, solve_plan
+    from hybridgpu.economics.prices import load_economics_data
+    from hybridgpu.economics.report import plan_prices
+
+    try:
+        if (demand is None) == (not generate):
+            raise ValueError("give either --demand CSV or --generate")
+        profile = load_demand_csv(demand) if demand is not None else generate_demand(hours=hours, base_gpus=base_gpus, seed=seed)
+        data = load_economics_data()
+        cfg = None
+        if stack is not None:
+            from hybridgpu.economics.report import report_from_stack
+
+            rep = report_from_stack(stack, root)
+            from hybridgpu.config.loader import find_project_root, load_stack_config
+
+            config, values = load_stack_config(stack, (root or find_project_root()).resolve())
+            cfg = config.economics
+            if cfg is not None:
+                data = data.with_overrides(on_demand_usd_per_hour=dict(cfg.on_demand_usd_per_hour),
+                                           cloud={f: o.model_dump(by_alias=True, exclude_none=True) for f, o in cfg.cloud.items()}, label=values.file)
+            instance_type = instance_type or rep.break_even_instance_type
+            onprem_gpu = onprem_gpu or rep.onprem_gpu_model
+        instance_type = instance_type or "p5.48xlarge"
+        gpu = None if no_onprem else (onprem_gpu or data.catalog.instance_type(instance_type).gpu_model)
+        kwargs = {}
+        if cfg is not None:
+            kwargs = {"checkpoint_interval_hours": cfg.checkpoint_interval_hours, "lost_fraction_of_interval": cfg.lost_fraction_of_interval, "restart_hours": cfg.restart_hours}
+        prices, _, _ = plan_prices(data, instance_type, gpu, **kwargs)
+        constraints = PlanConstraints(max_wait_hours=max_wait, spot_max_gpus=spot_max, on_demand_max_gpus=on_demand_max, onprem_max_gpus=onprem_max, integer=not continuous)
+        result = solve_plan(profile, prices, constraints)
+    except (HybridGpuError, ValueError, KeyError) as exc:
+        _fail(str(exc))
+        return
+    d = result.dispatch
+    summary = {
+        "demand": {"source": profile.source, "hours": profile.hours, "gpuHours": profile.gpu_hours, "peak": profile.peak, "floor": profile.floor},
+        "prices": {"instanceType": instance_type, "onPremGpu": gpu, "onDemandUsdPerGpuHour": prices.on_demand_usd_per_gpu_hour,
+                   "spotUsdPerProductiveGpuHour": prices.spot_usd_per_productive_gpu_hour, "commitments": dict(prices.commitments),
+                   "onPremFixedUsdPerGpuHour": prices.onprem_fixed_usd_per_gpu_hour, "onPremUsdPerUsedGpuHour": prices.onprem_usd_per_used_gpu_hour},
+        "plan": {"onPremGpus": d.onprem_gpus, "commitmentGpus": d.commitment_gpus, "spotGpuHours": float(d.spot.sum()),
+                 "onDemandGpuHours": float(d.on_demand.sum()), "peakSpotGpus": float(d.spot.max()), "peakOnDemandGpus": float(d.on_demand.max()),
+                 "cost": result.cost, "maxWaitHours": max_wait},
+        "alternatives": [{"name": a.name, "description": a.description, "totalUsd": a.total} for a in result.alternatives],
+        "savings": result.savings(),
+        "solveSeconds": result.solve_seconds,
+    }
+    if as_json:
+        _console().print_json(json.dumps(summary))
+        return
+    console = _console()
+    console.print(f"demand: {profile.source} - {profile.hours} h, {profile.gpu_hours:,.0f} GPU-hours, peak {profile.peak:g}, floor {profile.floor:g} GPUs")
+    commits = ", ".join(f"{v:g} GPUs {k}" for k, v in d.commitment_gpus.items() if v) or "none"
+    console.print(f"plan: {d.onprem_gpus:g} on-prem GPUs ({gpu or 'no on-prem option'}), commitments: {commits}, "
+                  f"spot {d.spot.sum():,.0f} GPU-hours (peak {d.spot.max():g}), On-Demand {d.on_demand.sum():,.0f} GPU-hours (peak {d.on_demand.max():g})")
+    t = Table(title=f"cost over {profile.hours} h (USD), {instance_type}")
+    for col in ("choice", "how", "total USD", "plan saves"):
+        t.add_column(col)
+    t.add_row("optimal plan (HiGHS)", f"max wait {max_wait} h", _usd(result.cost["total"]), "")
+    savings = result.savings()
+    for a in result.alternatives:
+        s = savings[a.name]
+        t.add_row(a.name, a.description, "infeasible" if a.total is None else _usd(a.total), "" if s is None else f"{s:.1%}")
+    console.print(t)
+    console.print(f"solved in {result.solve_seconds:.2f} s ({result.variables} variables, {result.rows} rows{', identical hours merged' if result.aggregated else ''})")
+
+
+@cost_app.command("demand")
+def demand_cmd(
+    out: Annotated[Path, typer.Argument(help="CSV file to write.")],
+    hours: Annotated[int, typer.Option(help="Hours.")] = 8760,
+    base_gpus: Annotated[float, typer.Option(help="Mean GPUs.")] = 48.0,
+    diurnal: Annotated[float, typer.Option(help="Daily swing (relative).")] = 0.25,
+    weekly: Annotated[float, typer.Option(help="Weekly swing (relative).")] = 0.15,
+    seasonal: Annotated[float, typer.Option(help="Yearly swing (relative).")] = 0.2,
+    noise: Annotated[float, typer.Option(help="Hourly noise (relative standard deviation).")] = 0.1,
+    checkpointable: Annotated[float, typer.Option(help="Share of work that checkpoints (0..1).")] = 0.7,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+) -> None:
+    """Write a generated hourly demand profile (diurnal, weekly, seasonal + noise; seeded) as CSV."""
+    from hybridgpu.economics.demand import generate_demand, write_demand_csv
+
+    try:
+        profile = generate_demand(hours, base_gpus, diurnal, weekly, seasonal, noise, checkpointable, seed)
+        write_demand_csv(profile, out, comment=f"hybridgpu cost demand: {profile.source}")
+    except (ValueError, OSError) as exc:
+        _fail(str(exc))
+        return
+    _console().print(f"wrote {out}: {profile.hours} h, peak {profile.peak:g}, floor {profile.floor:g}, {profile.gpu_hours:,.0f} GPU-hours")
+
+
+@cost_app.command()
+def vram(
+    params_billions: Annotated[float, typer.Argument(help="Model parameters in billions, e.g. 7.")],
+    mode: Annotated[str, typer.Option(help="inference or training.")] = "inference",
+    precision: Annotated[str, typer.Option(help="fp32, fp16, bf16, fp8, int8 or int4.")] = "bf16",
+    optimizer: Annotated[str, typer.Option(help="Training optimizer: adam, adamw, sgd-momentum, sgd, none.")] = "adam",
+    no_master_weights: Annotated[bool, typer.Option(help="Training: no fp32 master weights.")] = False,
+    activation_gb: Annotated[float | None, typer.Option(help="Training activations (GB; default: as large as the weights).")] = None,
+    gpu_model: Annotated[str | None, typer.Option(help="Also say how many of this GPU it needs (sharded) and its smallest MIG profile.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Estimate VRAM and name the smallest GPU and MIG profile that hold it."""
+    from hybridgpu.catalog import load_catalog
+    from hybridgpu.economics.vram import estimate_vram, fitting_gpus, fitting_mig_profiles, min_gpus
+
+    try:
+        kw = {"master_weights": not no_master_weights, "activation_gb": activation_gb}
+        est = estimate_vram(params_billions, mode, precision, optimizer, **kw)  # type: ignore[arg-type]
+        catalog = load_catalog()
+        gpus = fitting_gpus(est, catalog)
+        migs = fitting_mig_profiles(est, gpu_model)
+        needed = None
+        if gpu_model is not None:
+            mem = catalog.gpu_model(gpu_model).memory_gib
+            needed = min_gpus(lambda n: estimate_vram(params_billions, mode, precision, optimizer, shards=n, **kw), mem)  # type: ignore[arg-type]
+    except (HybridGpuError, ValueError, KeyError) as exc:
+        _fail(str(exc))
+        return
+    out = {"parts": est.parts, "totalGB": est.total_gb, "totalGiB": est.total_gib,
+           "smallestGpu": gpus[0].label if gpus else None, "smallestMig": migs[0].label if migs else None,
+           "gpus": [f.label for f in gpus], "migProfiles": [f.label for f in migs[:8]], "gpusNeeded": needed}
+    if as_json:
+        _console().print_json(json.dumps(out))
+        return
+    console = _console()
+    console.print(f"{params_billions:g}B {mode} {precision}: " + ", ".join(f"{k} {v:.1f} GB" for k, v in est.parts.items())
+                  + f" = {est.total_gb:.1f} GB ({est.total_gib:.1f} GiB)")
+    console.print(f"smallest whole GPU: {out['smallestGpu'] or 'none - shard it'}; smallest MIG profile: {out['smallestMig'] or 'none'}")
+    if needed is not None:
+        console.print(f"on {gpu_model}: {needed} GPU{'s' if needed > 1 else ''} (sharded with FSDP/ZeRO-3 when more than one)")
