@@ -13,6 +13,8 @@ The pack (``policies/__main__.py``) calls :func:`build_policies` and hands the r
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import Any
 
 from pulumi_policy import (
@@ -51,11 +53,21 @@ def _resource(args: Any) -> PolicyResource:
     )
 
 
+@functools.lru_cache(maxsize=256)
+def _settings(spec: PolicySpec, raw: str) -> Any:
+    """Parsed settings, cached per policy and config text (the pack sees one config per run)."""
+    return spec.parse_settings(json.loads(raw))
+
+
+def _config_key(args: Any) -> str:
+    return json.dumps(dict(args.get_config()), sort_keys=True, default=str)
+
+
 def _resource_validate(spec: PolicySpec):
     def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
         resource = _resource(args)
         try:
-            settings = spec.parse_settings(args.get_config())
+            settings = _settings(spec, _config_key(args))
         except PolicyConfigError as exc:
             report_violation(f"{resource.label}: {exc}. Fix: correct the policy pack config.")
             return
@@ -72,7 +84,7 @@ def _resource_validate(spec: PolicySpec):
 def _stack_validate(spec: PolicySpec):
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
         try:
-            settings = spec.parse_settings(args.get_config())
+            settings = _settings(spec, _config_key(args))
         except PolicyConfigError as exc:
             report_violation(f"{exc}. Fix: correct the policy pack config.")
             return

@@ -61,6 +61,8 @@ PerStackList = Annotated[list[str] | dict[str, list[str]], AfterValidator(check_
 PerStackOptList = Annotated[list[str] | dict[str, list[str]] | None, AfterValidator(check_per_stack)]
 
 Findings = Iterator[str]
+#: libyaml's safe loader when PyYAML was built with it (5-10x faster on ConfigMap payloads).
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 StackFindings = Iterator[tuple[PolicyResource | None, str]]
 
 
@@ -477,7 +479,7 @@ def mig_profiles(res: PolicyResource, cfg: MigSettings) -> Findings:
         if not isinstance(text, str) or "mig-configs" not in text:
             return
         try:
-            doc = yaml.safe_load(text)
+            doc = yaml.load(text, Loader=_YAML_LOADER)
         except yaml.YAMLError as exc:
             yield f"{res.label} data[config.yaml] is not valid YAML ({exc.__class__.__name__}). Fix: render it with hybridgpu."
             return
@@ -762,7 +764,7 @@ def kubeconfig_problems(text: str) -> list[str]:
     external commands.
     """
     try:
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=_YAML_LOADER)
     except yaml.YAMLError:
         return ["it is not valid YAML"]
     if not isinstance(doc, Mapping):
