@@ -150,7 +150,7 @@ def write_trace(jobs: list[Job], path: str | Path) -> None:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS])
     for j in jobs:
-        writer.writerow([f"{j.submit_s:g}", j.gpus, f"{j.duration_s:g}", "" if j.checkpoint_s is None else f"{j.checkpoint_s:g}", j.burst])
+        writer.writerow([f"{j.submit_s:.12g}", j.gpus, f"{j.duration_s:.12g}", "" if j.checkpoint_s is None else f"{j.checkpoint_s:.12g}", j.burst])
     Path(path).write_text(out.getvalue())
 
 

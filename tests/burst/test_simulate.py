@@ -1,0 +1,136 @@
+"""The burst simulator on small traces whose answers are worked out by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hybridgpu.burst.plan import load_burst_plan
+from hybridgpu.burst.simulate import STRATEGIES, SimulationParams, compare, params_from_plan, percentile, simulate
+from hybridgpu.burst.trace import Job, generate_trace, load_trace
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class FixedInterruptions:
+    """A stand-in for random.Random: the given times to the next interruption, then never."""
+
+    def __init__(self, *times: float):
+        self.times = list(times)
+        self.rates: list[float] = []
+
+    def expovariate(self, rate: float) -> float:
+        self.rates.append(rate)
+        return self.times.pop(0) if self.times else 1e12
+
+
+def test_small_sample_trace_by_hand():
+    """examples/traces/small.csv on 4 on-prem GPUs, dispatch delay 300 s, launch 120 s.
+
+    A (4 GPUs, 1 h, no checkpoint) and B (2 GPUs, 1 h, checkpoints) arrive at 0, C (2 GPUs,
+    30 min, on-prem only) at 600 s.
+
+    * on-prem only: A runs 0-3600; B and C both start at 3600 (2 + 2 GPUs), B ends at 7200.
+      Waits 0, 3600, 3000 -> p50 3000, p90 3600, mean 2200. Busy 4x3600 + 2x3600 + 2x1800 =
+      25,200 GPU-s over 4 GPUs x 7200 s = 0.875.
+    * spot: B may burst at 300 s, is admitted to spot, works from 420 s, ends 4020 s; billed
+      2 GPUs x 3720 s = 2.0667 GPU-hours at 1 USD. C still waits for A (3600 -> 5400).
+      Waits 0, 420, 3000 -> p50 420, p90 3000, mean 1140; on-prem 18,000 GPU-s / (4 x 5400).
+    * on-demand: the same on on-demand at 2 USD: 4.1333 USD.
+    """
+    jobs = load_trace(ROOT / "examples" / "traces" / "small.csv")
+    params = SimulationParams(
+        onprem_gpus=4, spot_gpus=8, on_demand_gpus=8, spot_usd_per_gpu_hour=1.0, on_demand_usd_per_gpu_hour=2.0, dispatch_delay_s=300, launch_s=120
+    )
+    only, spot, od = compare(jobs, params)
+    assert (only.wait_p50_s, only.wait_p90_s, only.wait_mean_s) == (3000, 3600, 2200)
+    assert only.onprem_utilization == pytest.approx(0.875)
+    assert only.makespan_s == 7200 and only.burst_jobs == 0 and only.total_cost_usd == 0
+    assert (spot.wait_p50_s, spot.wait_p90_s, spot.wait_mean_s) == (420, 3000, 1140)
+    assert spot.gpu_hours == pytest.approx({"spot": 2 * 3720 / 3600, "on-demand": 0.0})
+    assert spot.total_cost_usd == pytest.approx(2 * 3720 / 3600)
+    assert spot.onprem_utilization == pytest.approx(18000 / (4 * 5400))
+    assert od.gpu_hours == pytest.approx({"spot": 0.0, "on-demand": 2 * 3720 / 3600})
+    assert od.total_cost_usd == pytest.approx(2 * 2 * 3720 / 3600)
+    assert [r.burst_jobs for r in (only, spot, od)] == [0, 1, 1]
+
+
+def test_spot_interruption_loses_work_since_the_last_checkpoint():
+    """One 8-GPU job, 3 h of work, checkpoint every hour; no on-prem GPU; spot ceiling 8.
+
+    Admitted at 300 s (dispatch delay), works from 900 s (launch 600 s). Interrupted 5400 s in:
+    1 h saved, 30 min x 8 GPUs = 4 GPU-hours lost, 2 h left. Requeued at 6300 s, may burst
+    again at 6600 s, works from 7200 s, ends 14,400 s. Billed (6300 - 300) + (14,400 - 6600) =
+    13,800 s x 8 GPUs = 30.667 GPU-hours. Wait = 900 s (first work). Interruption rate: one
+    p5-sized instance x 0.5 per hour.
+    """
+    jobs = [Job(0.0, 8, 3 * 3600.0, 3600.0, "spot")]
+    params = SimulationParams(onprem_gpus=0, spot_gpus=8, spot_usd_per_gpu_hour=3.0, dispatch_delay_s=300, launch_s=600, interruptions_per_instance_hour=0.5)
+    rng = FixedInterruptions(5400.0)
+    result = simulate(jobs, params, "spot", rng=rng)
+    assert result.interruptions == 1
+    assert result.lost_gpu_hours == pytest.approx(4.0)
+    assert result.gpu_hours["spot"] == pytest.approx(13800 * 8 / 3600)
+    assert result.total_cost_usd == pytest.approx(13800 * 8 / 3600 * 3.0)
+    assert result.wait_p50_s == 900 and result.makespan_s == 14400
+    assert rng.rates == [pytest.approx(0.5 / 3600)] * 2
+    # A 16-GPU job spans two 8-GPU instances: twice the rate.
+    rng2 = FixedInterruptions()
+    simulate([Job(0.0, 16, 60.0, 30.0, "spot")], SimulationParams(onprem_gpus=0, spot_gpus=16, interruptions_per_instance_hour=0.5), "spot", rng=rng2)
+    assert rng2.rates == [pytest.approx(1.0 / 3600)]
+
+
+def test_interrupted_job_without_checkpoint_restarts_from_zero_on_on_demand_only():
+    """Jobs that never checkpoint go to on-demand under the spot strategy, so nothing is lost."""
+    jobs = [Job(0.0, 8, 3600.0, None, "on-demand")]
+    params = SimulationParams(onprem_gpus=0, spot_gpus=8, on_demand_gpus=8, interruptions_per_instance_hour=100.0)
+    result = simulate(jobs, params, "spot", rng=FixedInterruptions(1.0))
+    # Admitted at 300 s (dispatch delay), no launch time: billed 8 GPUs x 3600 s.
+    assert result.interruptions == 0 and result.gpu_hours["on-demand"] == pytest.approx(8.0) and result.wait_p50_s == 300
+
+
+def test_best_effort_fifo_lets_small_jobs_pass_a_large_one():
+    """4 GPUs on-prem. A (2 GPUs, 1 h) at 0; B (4 GPUs) at 10 cannot start; C (2 GPUs) at 20 starts at once."""
+    jobs = [Job(0.0, 2, 3600.0, None, "none"), Job(10.0, 4, 600.0, None, "none"), Job(20.0, 2, 600.0, None, "none")]
+    result = simulate(jobs, SimulationParams(onprem_gpus=4), "onprem-only")
+    # C: wait 0. B: starts when A and C are both done, at 3600. Waits 0, 3590, 0.
+    assert result.wait_p50_s == 0 and result.wait_p90_s == 3590 and result.makespan_s == 4200
+
+
+def test_jobs_that_fit_nowhere_are_never_admitted():
+    jobs = [Job(0.0, 16, 60.0, 30.0, "spot"), Job(0.0, 16, 60.0, None, "none"), Job(0.0, 2, 60.0, None, "on-demand")]
+    params = SimulationParams(onprem_gpus=8, spot_gpus=16, on_demand_gpus=0)
+    assert [r.never_admitted for r in compare(jobs, params)] == [2, 1, 1]
+    # on-demand strategy pools the ceilings: 16 GPUs of on-demand for the spot-class job.
+
+
+def test_percentile_nearest_rank():
+    assert percentile([], 50) == 0.0
+    assert percentile([1, 2, 3, 4], 50) == 2 and percentile([1, 2, 3, 4], 90) == 4 and percentile([5], 99) == 5
+
+
+def test_unknown_strategy():
+    with pytest.raises(ValueError, match="unknown strategy"):
+        simulate([], SimulationParams(onprem_gpus=1), "cheapest")
+
+
+def test_seeded_runs_are_reproducible_and_sane():
+    jobs = generate_trace(jobs=2000, days=30, seed=11, median_hours=1.0)
+    params = SimulationParams(onprem_gpus=24, spot_gpus=32, on_demand_gpus=16, spot_usd_per_gpu_hour=3.0, on_demand_usd_per_gpu_hour=7.0, launch_s=300, interruptions_per_instance_hour=0.05, seed=5)
+    first = compare(jobs, params)
+    assert first == compare(jobs, params)
+    only, spot, od = first
+    assert only.total_cost_usd == 0 and spot.interruptions > 0 and od.interruptions == 0
+    assert spot.wait_p90_s <= only.wait_p90_s and od.wait_p90_s <= only.wait_p90_s
+    # Cloud GPU-hours are at least the work that ran there: the billed launch time comes on top.
+    assert all(0 <= r.onprem_utilization <= 1 for r in first)
+
+
+def test_params_from_the_example_plan():
+    plan = load_burst_plan("stacks/burst/site-a.yaml", ROOT)
+    params = params_from_plan(plan, seed=9)
+    assert (params.onprem_gpus, params.spot_gpus, params.on_demand_gpus) == (24, 64, 16)
+    assert params.dispatch_delay_s == 300 and params.launch_s == 300 and params.gpus_per_instance == 8
+    assert params.on_demand_usd_per_gpu_hour == pytest.approx(6.88) and params.spot_usd_per_gpu_hour == 3.44
+    assert params.seed == 9 and STRATEGIES == ("onprem-only", "spot", "on-demand")
