@@ -120,6 +120,11 @@ _LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
 # Kubernetes node name (RFC 1123 subdomain), used for pool names.
 _NODE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
+#: Most GPUs one demand or pool may span (a limit of this tool, not of any hardware): above the
+#: GPU count of any single cluster today, low enough that a typo (a few extra zeros) fails at
+#: once instead of building a per-GPU plan for millions of GPUs (found by the fuzzing of
+#: ``hybridgpu mig plan``, tests/security; a plan at the limit takes about 5 s and 110 MB).
+MAX_PLAN_GPUS = 100_000
 _EPS = 1e-9
 _SCALE = 1 << 50  # dual vector is rounded down to multiples of 2**-50 for the exact bound
 
@@ -211,7 +216,7 @@ class GpuPool:
             node count for a cloud pool.
 
     Raises:
-        MigPlanError: on a bad name, count or nodes value.
+        MigPlanError: on a bad name, count or nodes value, or more than :data:`MAX_PLAN_GPUS` GPUs.
     """
 
     name: str
@@ -230,6 +235,11 @@ class GpuPool:
             )
         if not _whole_number(self.nodes) or self.nodes < 1:
             raise MigPlanError(f"GPU pool {self.name}: nodes must be a whole number >= 1, got {self.nodes!r}")
+        if self.count * self.nodes > MAX_PLAN_GPUS:
+            raise MigPlanError(
+                f"GPU pool {self.name}: {self.count} x {self.nodes} = {self.count * self.nodes} GPUs is more than "
+                f"the {MAX_PLAN_GPUS} a plan may span; split the planning by site or pool"
+            )
 
     @property
     def gpus(self) -> int:
@@ -263,7 +273,8 @@ class MigDemand:
     Raises:
         UnknownDemandModelError: the model has no MIG data (lists the models that have).
         UnknownDemandProfileError: a profile is not one of the model's (names the model).
-        MigPlanError: a count is not a whole number >= 0, or ``instances`` is not a mapping.
+        MigPlanError: a count is not a whole number >= 0, ``instances`` is not a mapping, or the
+            demand needs more than :data:`MAX_PLAN_GPUS` GPUs.
     """
 
     model: str
@@ -285,6 +296,13 @@ class MigDemand:
                 )
         if not _whole_number(self.whole_gpus):
             raise MigPlanError(f"MIG demand: whole_gpus must be a whole number >= 0, got {self.whole_gpus!r}")
+        slots = sum(count * gpu.profile(name).memory_slots for name, count in self.instances.items())
+        least = self.whole_gpus + -(-slots // gpu.memory_slots)
+        if least > MAX_PLAN_GPUS:
+            raise MigPlanError(
+                f"MIG demand on {gpu.name} needs at least {least} GPUs, more than the {MAX_PLAN_GPUS} a plan may span; "
+                "check the counts for extra zeros, or split the demand"
+            )
         ordered = MigLayout((n, self.instances.get(n, 0)) for n in gpu.profile_names)
         object.__setattr__(self, "instances", ordered)
 
