@@ -211,7 +211,8 @@ def test_kubeconfig_uses_exec_not_a_token():
 def test_pure_core_imports_no_pulumi():
     code = (
         "import sys; import hybridgpu.config, hybridgpu.catalog, hybridgpu.render.karpenter, "
-        "hybridgpu.render.iam, hybridgpu.render.network, hybridgpu.render.kubeconfig; "
+        "hybridgpu.render.iam, hybridgpu.render.network, hybridgpu.render.kubeconfig, hybridgpu.economics.report, "
+        "hybridgpu.economics.planner, hybridgpu.economics.plots; "
         "bad=[m for m in sys.modules if m.split('.')[0] in ('pulumi','pulumi_aws','pulumi_kubernetes')]; "
         "print(bad); sys.exit(1 if bad else 0)"
     )
