@@ -31,7 +31,7 @@ def test_gpu_operator_release_wired_to_our_configmaps(previews):
     entries = parted["mig-configs"]["h100-inference"]
     assert [e["devices"] for e in entries] == [[0, 1, 2, 3], [4, 5, 6, 7]]
     assert entries[0]["mig-devices"] == {"1g.10gb": 7}
-    ns = _one(result, "kubernetes:core/v1:Namespace").inputs
+    ns = _one(result, "kubernetes:core/v1:Namespace", "nvidia").inputs
     assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
 
 

@@ -140,11 +140,12 @@ CONFIG_MAP = {
         "any": "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"
     },
 }
-KUEUE_CLUSTER_QUEUE = {
-    "apiVersion": "kueue.x-k8s.io/v1beta1",
-    "kind": "ClusterQueue",
+# A CRD group with no offline schema here (Kueue kinds are validated: see hybridgpu.burst.schema).
+JOBSET = {
+    "apiVersion": "jobset.x-k8s.io/v1alpha2",
+    "kind": "JobSet",
     "metadata": {"name": "gpu"},
-    "spec": {"namespaceSelector": {}},
+    "spec": {"replicatedJobs": []},
 }
 NVIDIA_CLUSTER_POLICY = {
     "apiVersion": "nvidia.com/v1",
@@ -829,17 +830,17 @@ def test_core_version_choice() -> None:
 
 
 def test_validate_all_dispatches_by_group_and_skips_other_crds() -> None:
-    manifests = [NAMESPACE, GPU_NODEPOOL, KUEUE_CLUSTER_QUEUE, SERVICE_ACCOUNT, GPU_NODECLASS, NVIDIA_CLUSTER_POLICY]
+    manifests = [NAMESPACE, GPU_NODEPOOL, JOBSET, SERVICE_ACCOUNT, GPU_NODECLASS, NVIDIA_CLUSTER_POLICY]
     findings = validate_all(manifests)
     assert [(f.index, f.kind, f.ok, f.skipped) for f in findings] == [
         (0, "Namespace", True, False),
         (1, "NodePool", True, False),
-        (2, "ClusterQueue", False, True),
+        (2, "JobSet", False, True),
         (3, "ServiceAccount", True, False),
         (4, "EC2NodeClass", True, False),
         (5, "ClusterPolicy", False, True),
     ]
-    assert "kueue.x-k8s.io" in findings[2].errors[0] and findings[2].errors[0].startswith("skipped:")
+    assert "jobset.x-k8s.io" in findings[2].errors[0] and findings[2].errors[0].startswith("skipped:")
     assert "nvidia.com" in findings[5].errors[0]
     assert not any(f.failed for f in findings)
     assert format_findings(findings).splitlines()[-1] == "4 ok, 0 failed, 2 skipped"
@@ -847,14 +848,14 @@ def test_validate_all_dispatches_by_group_and_skips_other_crds() -> None:
 
 def test_validate_all_validates_prometheus_operator_objects() -> None:
     broken = edited(GPU_IDLE_RULE, "spec.groups.0.rules.0.severity", "critical")
-    findings = validate_all([NAMESPACE, GPU_IDLE_RULE, GPU_NODEPOOL, DCGM_SERVICE_MONITOR, broken, KUEUE_CLUSTER_QUEUE])
+    findings = validate_all([NAMESPACE, GPU_IDLE_RULE, GPU_NODEPOOL, DCGM_SERVICE_MONITOR, broken, JOBSET])
     assert [(f.index, f.kind, f.ok, f.skipped, f.failed) for f in findings] == [
         (0, "Namespace", True, False, False),
         (1, "PrometheusRule", True, False, False),
         (2, "NodePool", True, False, False),
         (3, "ServiceMonitor", True, False, False),
         (4, "PrometheusRule", False, False, True),
-        (5, "ClusterQueue", False, True, False),
+        (5, "JobSet", False, True, False),
     ]
     assert findings[4].errors == [
         'spec.groups[0].rules[0].severity: unknown field "severity" '
@@ -885,9 +886,22 @@ def test_validate_all_rejects_malformed_manifests(manifest: Any, expected: str) 
     assert finding.failed and expected in finding.errors[0]
 
 
+def test_validate_all_checks_kueue_v1beta2_offline() -> None:
+    queue = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "gpu"},
+        "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["nvidia.com/gpu"], "flavors": [{"name": "f", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8}]}]}]},
+    }
+    old = {**queue, "apiVersion": "kueue.x-k8s.io/v1beta1"}
+    findings = validate_all([queue, old])
+    assert [(f.ok, f.skipped) for f in findings] == [(True, False), (False, False)]
+    assert "expected kueue.x-k8s.io/v1beta2" in findings[1].errors[0]
+
+
 def test_crd_only_lists_need_no_node(monkeypatch) -> None:
     monkeypatch.setattr(schemas.shutil, "which", lambda _name: None)
-    assert [f.skipped for f in validate_all([KUEUE_CLUSTER_QUEUE, NAMESPACE])] == [True, False]
+    assert [f.skipped for f in validate_all([JOBSET, NAMESPACE])] == [True, False]
 
 
 def test_finding_is_frozen_and_printable() -> None:
@@ -904,7 +918,7 @@ def test_cli_reads_yaml_and_sets_exit_status(tmp_path, capsys) -> None:
     import yaml
 
     good = tmp_path / "good.yaml"
-    good.write_text(yaml.safe_dump_all([NAMESPACE, GPU_NODEPOOL, GPU_NODECLASS, KUEUE_CLUSTER_QUEUE]))
+    good.write_text(yaml.safe_dump_all([NAMESPACE, GPU_NODEPOOL, GPU_NODECLASS, JOBSET]))
     assert schemas.main([str(good)]) == 0
     assert schemas.main([str(good), "--fail-on-skipped"]) == 1
     bad = tmp_path / "bad.json"
