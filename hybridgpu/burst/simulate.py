@@ -13,8 +13,11 @@ Discrete-event simulation (``heapq``) of what Kueue MultiKueue and Karpenter do 
   launching a node) and is billed from admission to its end.
 * **Spot interruptions**: while a job runs on spot, interruptions arrive as a Poisson process
   with ``interruptions_per_instance_hour`` x instances the job spans (ceil(GPUs /
-  ``gpus_per_instance``)); an interruption loses the work since the last checkpoint, and the
-  job re-enters the queue (on-prem first again).
+  ``gpus_per_instance``)); an interruption loses the work since the last checkpoint. The job's
+  Kueue workload stays admitted on the EKS worker (its pods are recreated, e.g. a Job with a
+  ``podFailurePolicy`` that ignores ``DisruptionTarget``), so it keeps its quota, waits
+  ``launch_s`` for Karpenter's replacement node and resumes from the checkpoint; billing runs
+  on from the first admission to the end.
 
 Strategies (:data:`STRATEGIES`): ``onprem-only`` (nothing bursts), ``spot`` (jobs that
 checkpoint burst to spot, the others to on-demand), ``on-demand`` (every burstable job bursts to
@@ -193,15 +196,17 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
             heapq.heappush(events, (eligible, seq, _ELIGIBLE, i, 0))
             seq += 1
 
-    def start_cloud(i: int, p: str, now: float) -> None:
+    def start_cloud(i: int, p: str, now: float, admitted: float | None = None) -> None:
         nonlocal seq
-        free_cloud[p] -= jobs[i].gpus
+        if admitted is None:  # a new admission (not a relaunch after an interruption)
+            free_cloud[p] -= jobs[i].gpus
+            admitted = now
         burst_flag[i] = True
         work_start = now + launch
         if first_start[i] is None:
             first_start[i] = work_start
         generation[i] += 1
-        running_cloud[i] = (p, now, work_start)
+        running_cloud[i] = (p, admitted, work_start)
         end = work_start + remaining[i]
         if p == "spot" and rate_s > 0:
             instances = math.ceil(jobs[i].gpus / params.gpus_per_instance)
@@ -261,9 +266,9 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
                 if gen != generation[i]:
                     continue
                 p, admitted, work_start = running_cloud.pop(i)
-                free_cloud[p] += jobs[i].gpus
-                gpu_seconds[p] += jobs[i].gpus * (now - admitted)
                 if kind == _FINISH_CLOUD:
+                    free_cloud[p] += jobs[i].gpus
+                    gpu_seconds[p] += jobs[i].gpus * (now - admitted)
                     remaining[i] = 0.0
                     last_end = max(last_end, now)
                 else:
@@ -273,7 +278,7 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
                     saved = math.floor(worked / ckpt) * ckpt if math.isfinite(ckpt) else 0.0
                     lost += jobs[i].gpus * (worked - saved)
                     remaining[i] -= saved
-                    enqueue(i, now)
+                    start_cloud(i, p, now, admitted)
             # _ELIGIBLE only triggers the scheduling pass below.
         schedule(now)
 

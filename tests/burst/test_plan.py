@@ -219,3 +219,14 @@ def test_burst_core_imports_no_pulumi():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_committed_plan_reference_matches_generated_and_every_field_is_documented():
+    from hybridgpu.burst.docs import REGENERATE, burst_plan_reference_markdown
+    from hybridgpu.docs_gen import field_doc_problems
+
+    committed = (ROOT / "docs" / "burst-plan-reference.md").read_text()
+    assert committed == burst_plan_reference_markdown(), f"docs/burst-plan-reference.md is stale; run `{REGENERATE}`"
+    assert field_doc_problems(BurstPlanFile) == []
+    for key in ("`cloud.spot.monthlyBudgetUsd`", "`queues[].burst`", "`simulation.karpenterLaunchSeconds`"):
+        assert key in committed

@@ -59,11 +59,11 @@ def test_small_sample_trace_by_hand():
 def test_spot_interruption_loses_work_since_the_last_checkpoint():
     """One 8-GPU job, 3 h of work, checkpoint every hour; no on-prem GPU; spot ceiling 8.
 
-    Admitted at 300 s (dispatch delay), works from 900 s (launch 600 s). Interrupted 5400 s in:
-    1 h saved, 30 min x 8 GPUs = 4 GPU-hours lost, 2 h left. Requeued at 6300 s, may burst
-    again at 6600 s, works from 7200 s, ends 14,400 s. Billed (6300 - 300) + (14,400 - 6600) =
-    13,800 s x 8 GPUs = 30.667 GPU-hours. Wait = 900 s (first work). Interruption rate: one
-    p5-sized instance x 0.5 per hour.
+    Admitted at 300 s (dispatch delay), works from 900 s (launch 600 s). Interrupted 5400 s in
+    (at 6300 s): 1 h saved, 30 min x 8 GPUs = 4 GPU-hours lost, 2 h left. The workload stays
+    admitted on EKS: the replacement node is ready at 6900 s, the job ends at 14,100 s. Billed
+    from admission to the end: 13,800 s x 8 GPUs = 30.667 GPU-hours. Wait = 900 s (first work).
+    Interruption rate: one 8-GPU instance x 0.5 per hour, sampled at each (re)launch.
     """
     jobs = [Job(0.0, 8, 3 * 3600.0, 3600.0, "spot")]
     params = SimulationParams(onprem_gpus=0, spot_gpus=8, spot_usd_per_gpu_hour=3.0, dispatch_delay_s=300, launch_s=600, interruptions_per_instance_hour=0.5)
@@ -73,7 +73,7 @@ def test_spot_interruption_loses_work_since_the_last_checkpoint():
     assert result.lost_gpu_hours == pytest.approx(4.0)
     assert result.gpu_hours["spot"] == pytest.approx(13800 * 8 / 3600)
     assert result.total_cost_usd == pytest.approx(13800 * 8 / 3600 * 3.0)
-    assert result.wait_p50_s == 900 and result.makespan_s == 14400
+    assert result.wait_p50_s == 900 and result.makespan_s == 14100
     assert rng.rates == [pytest.approx(0.5 / 3600)] * 2
     # A 16-GPU job spans two 8-GPU instances: twice the rate.
     rng2 = FixedInterruptions()
@@ -134,3 +134,19 @@ def test_params_from_the_example_plan():
     assert params.dispatch_delay_s == 300 and params.launch_s == 300 and params.gpus_per_instance == 8
     assert params.on_demand_usd_per_gpu_hour == pytest.approx(6.88) and params.spot_usd_per_gpu_hour == 3.44
     assert params.seed == 9 and STRATEGIES == ("onprem-only", "spot", "on-demand")
+
+
+def test_an_interrupted_job_keeps_its_cloud_quota_while_karpenter_relaunches():
+    """Spot ceiling 8, no on-prem: B (8 GPUs) cannot take A's quota while A's node is replaced.
+
+    A: admitted 0 (no delay), works 60-3660 but is interrupted at 1060 (1000 s in, checkpoint
+    every 500 s: nothing lost), relaunched, works 1120-3720. B waits for A: admitted at 3720,
+    works from 3780. Waits 60 and 3780.
+    """
+    jobs = [Job(0.0, 8, 3600.0, 500.0, "spot"), Job(0.0, 8, 600.0, 500.0, "spot")]
+    params = SimulationParams(onprem_gpus=0, spot_gpus=8, dispatch_delay_s=0, launch_s=60, interruptions_per_instance_hour=1.0)
+    result = simulate(jobs, params, "spot", rng=FixedInterruptions(1000.0))
+    assert result.interruptions == 1 and result.lost_gpu_hours == 0
+    assert (result.wait_p50_s, result.wait_p90_s) == (60, 3780)
+    assert result.makespan_s == 3780 + 600
+    assert result.gpu_hours["spot"] == pytest.approx(8 * (3720 + (4380 - 3720)) / 3600)
