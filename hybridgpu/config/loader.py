@@ -91,9 +91,11 @@ def find_project_root(start: Path | None = None) -> Path:
 @functools.lru_cache(maxsize=32)
 def _project_file_cached(path: Path, mtime_ns: int) -> dict[str, Any]:
     try:
-        data = yaml.load(path.read_text(), Loader=_SAFE_LOADER)  # noqa: S506 - a SafeLoader
-    except (OSError, yaml.YAMLError) as exc:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)  # noqa: S506 - a SafeLoader
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise StackFileError(f"{path}: cannot read the project file: {exc}") from exc
+    except RecursionError:
+        raise StackFileError(f"{path}: cannot read the project file: nested too deeply") from None
     if not isinstance(data, dict):
         raise StackFileError(f"{path}: the project file must be a YAML mapping")
     return data
@@ -157,6 +159,38 @@ def _strip_secrets(value: Any) -> tuple[Any, bool]:
     return value, False
 
 
+#: Most YAML values (mappings, lists, keys and scalars, aliases counted each time they are used)
+#: a stack file may expand to. Real stack files have a few hundred; the limit stops an alias
+#: bomb ("billion laughs") before validation or JSON encoding walks it (found by the fuzzing
+#: in tests/security).
+MAX_STACK_FILE_NODES = 100_000
+#: Deepest nesting of mappings/lists a stack file may have (real ones: under 10). Deeper input
+#: would exhaust Python's recursion limit in the checks (found by the fuzzing in tests/security).
+MAX_STACK_FILE_DEPTH = 64
+
+
+def _size_problem(value: Any) -> str | None:
+    """Why ``value`` is too large or too deep for a stack file (see the limits above), or None."""
+    pending = [(value, 0)]
+    seen = 0
+    while pending:
+        item, depth = pending.pop()
+        seen += 1
+        if seen > MAX_STACK_FILE_NODES:
+            return (
+                f"expands to more than {MAX_STACK_FILE_NODES} YAML values (through aliases or sheer size); "
+                "a stack file this large is a mistake or an alias bomb: write the values out"
+            )
+        if depth > MAX_STACK_FILE_DEPTH:
+            return f"nests mappings/lists more than {MAX_STACK_FILE_DEPTH} levels deep; flatten the value"
+        if isinstance(item, dict):
+            pending.extend((child, depth + 1) for child in item.keys())
+            pending.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            pending.extend((child, depth + 1) for child in item)
+    return None
+
+
 def read_stack_file(path: Path, *, root: Path | None = None) -> StackValues:
     """Parse ``Pulumi.<stack>.yaml`` into namespaced values, merged over project defaults.
 
@@ -168,7 +202,9 @@ def read_stack_file(path: Path, *, root: Path | None = None) -> StackValues:
         The stack's values; secret values replaced by :data:`SECRET_PLACEHOLDER`.
 
     Raises:
-        StackFileError: the file is missing, is not YAML, or has no ``config`` mapping.
+        StackFileError: the file is missing, is not UTF-8 YAML, is nested deeper than
+            :data:`MAX_STACK_FILE_DEPTH` or expands to more than :data:`MAX_STACK_FILE_NODES`
+            values, or has no ``config`` mapping.
         StackConfigError: a key is not namespaced (``ns:key``).
     """
     root = root or find_project_root(path.parent)
@@ -181,11 +217,18 @@ def read_stack_file(path: Path, *, root: Path | None = None) -> StackValues:
         raise StackFileError(f"{shown}: stack files are named Pulumi.<stack>.yaml")
     stack = name[len("Pulumi.") : -len(".yaml")]
     try:
-        data = yaml.load(path.read_text(), Loader=_SAFE_LOADER)  # noqa: S506 - a SafeLoader
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)  # noqa: S506 - a SafeLoader
     except FileNotFoundError as exc:
         raise StackFileError(f"{shown}: no such stack file") from exc
+    except UnicodeDecodeError as exc:
+        raise StackFileError(f"{shown}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the stack file as UTF-8") from None
     except (OSError, yaml.YAMLError) as exc:
         raise StackFileError(f"{shown}: not readable as YAML: {exc}") from exc
+    except RecursionError:
+        raise StackFileError(f"{shown}: not readable as YAML: nested too deeply") from None
+    problem = _size_problem(data)
+    if problem:
+        raise StackFileError(f"{shown}: {problem}")
     if data is None:
         data = {}
     if not isinstance(data, dict):
