@@ -5,6 +5,8 @@ preview (``hybridgpu preview``, which supplies the same config through Pulumi's 
 mocks the providers). Configuration errors stop the program with a message that names the
 stack file, the key path and the fix, before any resource is registered.
 
+Burst outputs (stacks with ``hybridgpu:burst``): ``burst_role``, and on workers
+``burst_worker_kubeconfig`` (secret, exec-free; the manager reads it through a StackReference).
 On-prem outputs: ``onprem_kubeconfig`` (secret), ``onprem_hosts``, ``onprem_skipped_hosts``,
 ``onprem_gpus``. Cloud outputs (flat, prefixed names): ``cluster_name``, ``cluster_endpoint``, ``kubeconfig``
 (secret), ``vpc_id``, ``private_subnet_ids``, ``karpenter_queue_url``,
