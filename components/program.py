@@ -174,7 +174,7 @@ def build_burst(config: StackConfig, *, eks: Any = None, onprem: Any = None, dep
     kubeconfigs = None
     if cluster.multikueue is not None:
         kubeconfigs = {
-            w.name: pulumi.StackReference(w.stack_reference).get_output(WORKER_KUBECONFIG_OUTPUT) for w in cluster.multikueue.workers
+            w.name: pulumi.StackReference(w.stack_reference).require_output(WORKER_KUBECONFIG_OUTPUT) for w in cluster.multikueue.workers
         }
     deps = list(depends_on or []) + ([onprem.cni] if target is onprem else [])
     kueue = KueueCluster(
