@@ -113,7 +113,7 @@ def _load_packaged() -> Catalog:
 def _read_path(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
-    except OSError as exc:
+    except (OSError, UnicodeDecodeError) as exc:  # a non-UTF-8 file too (found by fuzzing, tests/security)
         raise CatalogError([CatalogIssue(str(path), None, None, f"cannot read the file: {exc}")]) from exc
 
 

@@ -367,7 +367,7 @@ def _build(texts: dict[str, tuple[str, str]], catalog: Catalog) -> EconomicsData
 def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
-    except OSError as exc:
+    except (OSError, UnicodeDecodeError) as exc:  # a non-UTF-8 file too (found by fuzzing, tests/security)
         raise EconomicsDataError([DataIssue(str(path), None, None, f"cannot read the file: {exc}")]) from exc
 
 

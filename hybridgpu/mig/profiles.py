@@ -427,7 +427,7 @@ def load_mig_models(path: Path | None = None) -> tuple[MigGpu, ...]:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
-    except OSError as exc:
+    except (OSError, UnicodeDecodeError) as exc:  # a non-UTF-8 file too (found by fuzzing, tests/security)
         raise MigDataError([CatalogIssue(str(path), None, None, f"cannot read the file: {exc}")]) from exc
     return _build(text, str(path))
 
