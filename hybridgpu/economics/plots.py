@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
 from hybridgpu.economics.costmodel import CloudRate, OnPremCostModel, break_even_utilization
 
@@ -82,9 +83,17 @@ def plot_cumulative(curves: dict[str, list[float]], title: str) -> Figure:
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
     ax.legend(loc="upper left", fontsize=8)
-    ax.ticklabel_format(axis="y", style="plain")
+    ax.yaxis.set_major_formatter(FuncFormatter(_usd_tick))
     fig.tight_layout()
     return fig
+
+
+def _usd_tick(value: float, _pos: int) -> str:
+    if abs(value) >= 1e6:
+        return f"{value / 1e6:g}M"
+    if abs(value) >= 1e3:
+        return f"{value / 1e3:g}k"
+    return f"{value:g}"
 
 
 def save_figure(fig: Figure, path: Path) -> Path:

@@ -1,0 +1,98 @@
+"""Benchmark of the GPU economics capacity planner (HiGHS).
+
+Prints figures; asserts nothing. Run from the project root::
+
+    .venv/bin/python benchmarks/economics_bench.py [--repeat R] [--profile examples/demand/sample.csv]
+
+Sections:
+
+1. Plan solve time for a year of hourly demand (8,760 points, the committed sample profile
+   ``examples/demand/sample.csv``), wall time of ``solve_plan`` (model building, HiGHS,
+   reading the solution, pricing the alternatives; ``time.perf_counter``), median and min of R
+   runs after one untimed warm-up, for:
+   a. the default model (no queueing, whole servers/instances): identical hours merged (exact);
+   b. the same model with one block per hour (``aggregate=False``), for scale;
+   c. queueing allowed (max wait 4 h and 24 h): one block per hour, linked by the backlog.
+2. Savings of the optimal plan against each simple alternative on the sample profile (default
+   model), with the plan itself.
+
+Prices: the packaged data (p5.48xlarge On-Demand from the GPU catalog, p5 purchase options,
+H100-80GB on-prem costs), the same as ``hybridgpu cost plan --demand examples/demand/sample.csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hybridgpu.economics.demand import load_demand_csv  # noqa: E402
+from hybridgpu.economics.planner import PlanConstraints, solve_plan  # noqa: E402
+from hybridgpu.economics.prices import load_economics_data  # noqa: E402
+from hybridgpu.economics.report import plan_prices  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def timed(fn, repeat: int) -> tuple[float, float, object]:
+    fn()  # warm-up
+    times, result = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), min(times), result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--profile", type=Path, default=ROOT / "examples" / "demand" / "sample.csv")
+    args = parser.parse_args()
+    import highspy
+
+    demand = load_demand_csv(args.profile)
+    prices, _, _ = plan_prices(load_economics_data(), "p5.48xlarge", "H100-80GB")
+    print(f"python {platform.python_version()}, highspy {highspy.Highs().version()}, {platform.machine()}")
+    print(f"profile {args.profile.relative_to(ROOT) if args.profile.is_relative_to(ROOT) else args.profile}: {demand.hours} h, "
+          f"{demand.gpu_hours:,.0f} GPU-hours, peak {demand.peak:g}, floor {demand.floor:g} GPUs")
+    print()
+    print("1. plan solve time (s), median / min of", args.repeat, "runs")
+    cases = [
+        ("a. no queueing, identical hours merged (default)", PlanConstraints(), True),
+        ("b. no queueing, one block per hour", PlanConstraints(), False),
+        ("c. max wait 4 h, one block per hour", PlanConstraints(max_wait_hours=4), True),
+        ("c. max wait 24 h, one block per hour", PlanConstraints(max_wait_hours=24), True),
+    ]
+    plans = {}
+    for label, constraints, aggregate in cases:
+        repeat = args.repeat if constraints.max_wait_hours == 0 else max(1, args.repeat // 2)
+        med, best, plan = timed(lambda c=constraints, a=aggregate: solve_plan(demand, prices, c, aggregate=a), repeat)
+        plans[label] = plan
+        print(f"   {label:<50} {med:7.3f} / {best:7.3f}   ({plan.variables:,} variables, {plan.rows:,} rows, "
+              f"total {plan.cost['total']:,.0f} USD)")
+    print()
+    plan = plans[cases[0][0]]
+    d = plan.dispatch
+    commits = ", ".join(f"{v:g} GPUs {k}" for k, v in d.commitment_gpus.items() if v) or "no commitments"
+    print(f"2. savings on the sample profile (default model): plan = {d.onprem_gpus:g} on-prem H100 GPUs, {commits}, "
+          f"spot {d.spot.sum():,.0f} GPU-h, On-Demand {d.on_demand.sum():,.0f} GPU-h")
+    print(f"   {'choice':<26} {'total USD':>14} {'plan saves':>11}")
+    print(f"   {'optimal plan':<26} {plan.cost['total']:>14,.0f}")
+    savings = plan.savings()
+    for alt in plan.alternatives:
+        total = "infeasible" if alt.total is None else f"{alt.total:,.0f}"
+        s = savings[alt.name]
+        print(f"   {alt.name:<26} {total:>14} {'' if s is None else f'{s:.1%}':>11}   ({alt.description})")
+    for label in (cases[2][0], cases[3][0]):
+        p = plans[label]
+        print(f"   with {label.split(',')[0][3:]}: {p.cost['total']:,.0f} USD ({1 - p.cost['total'] / plan.cost['total']:.1%} below no queueing)")
+
+
+if __name__ == "__main__":
+    main()
