@@ -687,8 +687,7 @@ def burst_issues(config: StackConfig, file: str, root: Path | None = None, catal
     the cluster its role needs, and (cloud worker) that every burst NodePool's ``gpuLimit``
     equals the ceiling the plan derives.
     """
-    from hybridgpu.errors import ConfigIssue
-    from hybridgpu.errors import HybridGpuError
+    from hybridgpu.errors import ConfigIssue, HybridGpuError
 
     assert config.burst is not None
     root = root or Path.cwd()
