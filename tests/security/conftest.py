@@ -62,3 +62,19 @@ def preview_out(tmp_path_factory, all_stacks) -> PreviewRun:
         printed.append(result.output)
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == sorted(all_stacks)
     return PreviewRun(out=out, output="\n".join(printed))
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print how many fuzz inputs ran per target and how they ended (the figures `make fuzz` reports)."""
+    try:
+        from fuzz_harness import CASES, FULL_RUN, OUTCOMES, RANDOM_RUN
+    except ImportError:
+        return
+    if not CASES:
+        return
+    mode = "full run (HYBRIDGPU_FUZZ=full)" if FULL_RUN else "random run" if RANDOM_RUN else "CI sample (derandomized)"
+    terminalreporter.write_sep("-", f"fuzz inputs run, {mode}")
+    for name, count in sorted(CASES.items()):
+        ends = ", ".join(f"{outcome} {n}" for (target, outcome), n in sorted(OUTCOMES.items()) if target == name)
+        terminalreporter.write_line(f"{name:>24}: {count:>6}  ({ends})")
+    terminalreporter.write_line(f"{'total':>24}: {sum(CASES.values()):>6}")
