@@ -177,6 +177,7 @@ def plan(
     instance_type: Annotated[str | None, typer.Option(help="EC2 instance type for cloud capacity (default: the stack's, else p5.48xlarge).")] = None,
     onprem_gpu: Annotated[str | None, typer.Option(help="GPU model for on-prem capacity (default: the stack's, else the instance type's GPU).")] = None,
     no_onprem: Annotated[bool, typer.Option(help="Leave owning GPUs out of the plan.")] = False,
+    stack_limits: Annotated[bool, typer.Option(help="With --stack: cap spot and On-Demand GPUs at the sums of the stack's spot / on-demand NodePool limits.")] = False,
     max_wait: Annotated[int, typer.Option(help="Hours checkpointing work may queue (0 = none).")] = 0,
     spot_max: Annotated[float | None, typer.Option(help="Most spot GPUs in any hour.")] = None,
     on_demand_max: Annotated[float | None, typer.Option(help="Most On-Demand GPUs in any hour.")] = None,
@@ -197,19 +198,21 @@ def plan(
         profile = load_demand_csv(demand) if demand is not None else generate_demand(hours=hours, base_gpus=base_gpus, seed=seed)
         data = load_economics_data()
         cfg = None
+        if stack_limits and stack is None:
+            raise ValueError("--stack-limits needs --stack")
         if stack is not None:
+            from hybridgpu.config.loader import find_project_root, load_stack_config
             from hybridgpu.economics.report import report_from_stack
 
             rep = report_from_stack(stack, root)
-            from hybridgpu.config.loader import find_project_root, load_stack_config
-
-            config, values = load_stack_config(stack, (root or find_project_root()).resolve())
+            config, _ = load_stack_config(stack, (root or find_project_root()).resolve())
             cfg = config.economics
-            if cfg is not None:
-                data = data.with_overrides(on_demand_usd_per_hour=dict(cfg.on_demand_usd_per_hour),
-                                           cloud={f: o.model_dump(by_alias=True, exclude_none=True) for f, o in cfg.cloud.items()}, label=values.file)
+            data = rep.priced_with  # the stack's prices, overrides applied
             instance_type = instance_type or rep.break_even_instance_type
             onprem_gpu = onprem_gpu or rep.onprem_gpu_model
+            if stack_limits:
+                spot_max = spot_max if spot_max is not None else float(rep.pool_limits.get("spot", 0))
+                on_demand_max = on_demand_max if on_demand_max is not None else float(rep.pool_limits.get("on-demand", 0))
         instance_type = instance_type or "p5.48xlarge"
         gpu = None if no_onprem else (onprem_gpu or data.catalog.instance_type(instance_type).gpu_model)
         kwargs = {}

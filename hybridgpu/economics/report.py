@@ -143,8 +143,13 @@ class StackCostReport:
         cumulative: option -> cumulative USD by month 0..36 (reference fleet at the middle utilization).
         cumulative_utilization: the utilization of ``cumulative``.
         hints: right-sizing hints.
+        pool_limits: capacity kind (``reserved``, ``spot``, ``on-demand``) -> sum of the priced
+            NodePools' GPU limits.
         notes: what could not be priced and why.
         sources: price data used: what, source, date, verified.
+
+    After :func:`build_report`, the attribute ``priced_with`` (not a field, not in
+    :meth:`to_dict`) holds the :class:`EconomicsData` with the stack's overrides applied.
     """
 
     stack: str
@@ -163,6 +168,7 @@ class StackCostReport:
     cumulative: dict[str, list[float]] = field(default_factory=dict)
     cumulative_utilization: float | None = None
     hints: list[Hint] = field(default_factory=list)
+    pool_limits: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     sources: list[dict[str, Any]] = field(default_factory=list)
 
@@ -260,6 +266,7 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
         onprem_over[ref_model] = _onprem_overrides(cfg, ref_gpus)
     data = base.with_overrides(on_demand_usd_per_hour=dict(cfg.on_demand_usd_per_hour), cloud=cloud_over, onprem=onprem_over, label=label)
     catalog = data.catalog
+    report.priced_with = data  # type: ignore[attr-defined]  # not a dataclass field: kept out of to_dict()
 
     def rates_for(it: InstanceType) -> dict[str, CloudRate]:
         per_gpu = it.on_demand_usd_per_hour / it.gpu_count  # type: ignore[operator]
@@ -304,6 +311,8 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
                 monthly[_key(u)] = limit * u * HOURS_PER_MONTH * rate.usd_per_productive_gpu_hour
                 per_prod[_key(u)] = rate.usd_per_productive_gpu_hour
         report.capacity.append(CapacityLine(pool.name, kind, limit, cheapest.gpu_model, cheapest.name, option, rate.usd_per_gpu_hour, pays, monthly, per_prod))
+        report.pool_limits.setdefault(kind, 0)
+        report.pool_limits[kind] += limit
         if not pays:
             worst = 0.0
             for it in priced:
@@ -356,6 +365,7 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
                     report.cumulative[r.option] = cumulative_cloud_usd(r, fleet, mid)
             else:
                 report.notes.append(f"no EC2 instance type with {ref_model} has an On-Demand price: no break-even")
+    report.notes = list(dict.fromkeys(report.notes))
     report.monthly_total_usd = {_key(u): sum(line.monthly_usd[_key(u)] for line in report.capacity) for u in us}
 
     # ---- egress

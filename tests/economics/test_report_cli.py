@@ -199,3 +199,23 @@ def test_copy_of_sample_profile_is_generator_output(root, tmp_path):
     out = tmp_path / "s.csv"
     assert runner.invoke(app, ["cost", "demand", str(out), "--seed", "7"]).exit_code == 0
     assert out.read_text() == (root / "examples/demand/sample.csv").read_text()
+
+
+def test_cli_plan_with_stack_limits_and_onprem_override(root, project):
+    result = runner.invoke(app, ["cost", "plan", "--demand", str(root / "examples/demand/sample.csv"), "--stack", "prod", "--root", str(root),
+                                 "--stack-limits", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    alts = {a["name"]: a["totalUsd"] for a in data["alternatives"]}
+    assert alts["all On-Demand"] is None  # the sample's 95-GPU peak is above prod's 24 On-Demand GPUs
+    assert data["plan"]["peakOnDemandGpus"] <= 24 and data["plan"]["peakSpotGpus"] <= 64
+    (project / "stacks" / "Pulumi.t.yaml").write_text(
+        "config:\n  hybridgpu:tags: {team: a, project: b, cost-center: c}\n"
+        "  hybridgpu:economics:\n    onPrem: {gpuModel: H100-80GB, serverUsdPerGpu: 1000000}\n")
+    result = runner.invoke(app, ["cost", "plan", "--generate", "--hours", "200", "--stack", "t", "--root", str(project), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["plan"]["onPremGpus"] == 0  # a million-dollar GPU is never bought
+    assert data["prices"]["onPremFixedUsdPerGpuHour"] > 1_000_000 / 3 / 8760
+    result = runner.invoke(app, ["cost", "plan", "--generate", "--stack-limits"])
+    assert result.exit_code == 2 and "--stack-limits needs --stack" in result.output
