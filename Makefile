@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup shellcheck preview test fuzz bench clean
+.PHONY: setup shellcheck preview test fuzz check bench clean
 
 setup: $(VENV)/.installed tools/schemas/node_modules/.installed shellcheck .venv-tools/.installed
 
@@ -43,6 +43,10 @@ test: setup
 # `make test` runs a small sample of the same tests.
 fuzz: setup
 	HYBRIDGPU_FUZZ=full $(BIN)/python -m pytest -q tests/security/test_sec_fuzz.py
+
+# The policy pack on every stack, offline (docs/policies.md); exit 1 on a mandatory violation.
+check: setup
+	$(BIN)/hybridgpu check --policy-pack-config policies/config.example.json
 
 bench: setup
 	$(BIN)/python benchmarks/preview_bench.py
