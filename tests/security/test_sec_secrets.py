@@ -11,6 +11,7 @@ the program, every input that carries one of those values must be a Pulumi secre
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +137,31 @@ def test_digests_are_not_keys():
     """Image digests and the CA hash format are not reported by the 64-hex pattern (no false alarm)."""
     digest = "sha256:" + "0f" * 32
     assert scan_text(f"image: nvcr.io/nvidia/gpu-operator@{digest}\nhash: {digest}\n", "t") == []
+
+
+_SENSITIVE_KEY = re.compile(r"^(kubeconfig|privatekey|password|token|secretaccesskey|certificatekey)$", re.IGNORECASE)
+
+
+def _string_inputs(value: Any, prefix: str = ""):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            path = f"{prefix}.{key}" if prefix else key
+            if isinstance(item, str):
+                yield path, key, item
+            yield from _string_inputs(item, path)
+
+
+def test_credential_inputs_are_pulumi_secrets(all_previews):
+    """By name: every string input called kubeconfig/privateKey/password/token..., and every Kubernetes
+    Secret's data/stringData, is a Pulumi secret on the wire, in every stack."""
+    checked = 0
+    for stack, result in all_previews.items():
+        for record in result.records:
+            paths = [path for path, key, value in _string_inputs(record.inputs) if value and _SENSITIVE_KEY.match(key)]
+            if record.type == "kubernetes:core/v1:Secret":
+                paths += [key for key in ("data", "stringData") if record.inputs.get(key)]
+            for path in paths:
+                checked += 1
+                covered = any(path == s or path.startswith(s + ".") for s in record.secret_paths)
+                assert covered, f"{stack}: {record.type} {record.name}: input {path} is not a Pulumi secret"
+    assert checked > 0

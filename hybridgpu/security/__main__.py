@@ -1,0 +1,76 @@
+"""``python -m hybridgpu.security``: print the figures of docs/security.md.
+
+Previews every example stack offline (into a scratch out/), then counts: IAM policy documents
+linted with parliament and the findings left (each with its justification), manifests checked
+with checkov and the skips used, shell scripts shellchecked, files scanned for secrets and the
+hits. Needs the test tools (``make setup``). The fuzzing figures come from ``make fuzz``.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+
+def main() -> int:
+    """Print the figures; exit 1 when a check has an open problem (unjustified finding, unskipped failure, hit)."""
+    from hybridgpu.config.loader import find_project_root, list_stacks
+    from hybridgpu.offline.preview import run_preview, write_manifests
+    from hybridgpu.render import iam
+    from hybridgpu.security.checkov_scan import apply_skips, load_skips, run_checkov, write_example_manifests
+    from hybridgpu.security.iam_lint import lint_policies, policies_of_records, unjustified
+    from hybridgpu.security.scripts import scripts_of_records, shellcheck
+    from hybridgpu.security.secrets_scan import scan_files
+
+    root = find_project_root()
+    stacks = list_stacks(root)
+    problems = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out"
+        results = {}
+        for stack in stacks:
+            results[stack] = run_preview(stack, root)
+            write_manifests(results[stack], out)
+        print(f"stacks: {len(stacks)} ({', '.join(stacks)})")
+
+        policies = [p for s, r in results.items() for p in policies_of_records(s, r.records)]
+        report = lint_policies(policies)
+        missing, stale = unjustified(report, iam.PARLIAMENT_JUSTIFICATIONS)
+        problems += len(missing) + len(stale)
+        distinct = sorted({(f.sid, f.issue) for f in report.findings})
+        print(
+            f"IAM (parliament): {report.policies} policy documents, {report.statements} statements; "
+            f"{len(report.findings)} findings left ({len(distinct)} distinct statement/issue pairs, "
+            f"{len(distinct) - len({(m.sid, m.issue) for m in missing})} justified), "
+            f"{len(report.not_applicable)} not applicable (Resource in trust policies)"
+        )
+        for sid, issue in distinct:
+            print(f"  {sid}: {issue}")
+
+        scan = Path(tmp) / "checkov"
+        for stack in stacks:
+            (scan / stack).mkdir(parents=True)
+            (out / stack / "manifests").rename(scan / stack / "manifests")
+        examples = write_example_manifests(scan / "examples")
+        checkov = run_checkov(scan)
+        open_failures, skipped, stale_skips = apply_skips(checkov.failed, load_skips())
+        problems += len(open_failures) + len(stale_skips)
+        print(
+            f"Kubernetes (checkov): {checkov.resources} objects ({checkov.resources - examples} rendered, {examples} from the docs), "
+            f"{len(checkov.passed)} checks passed, {len(checkov.failed)} failed, of which {len(skipped)} covered by "
+            f"{len(load_skips())} documented skips; {len(open_failures)} open"
+        )
+        scripts = [s for st, r in results.items() for s in scripts_of_records(st, r.records)]
+        unique = {s.text for s in scripts}
+        dirty = sum(1 for text in unique if shellcheck(text))
+        problems += dirty
+        print(f"Scripts (shellcheck, every severity): {len(scripts)} scripts ({len(unique)} distinct), {dirty} with findings")
+        files, hits = scan_files([Path(tmp), root / "tests" / "golden"])
+        problems += len(hits)
+        print(f"Secrets: {files} files scanned (out/ of every stack, golden files), {len(hits)} hits")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
