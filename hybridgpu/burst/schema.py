@@ -24,9 +24,12 @@ kubernetes-sigs/kueue tag v0.19.2 (commit 8eab6877, 2026-08-20, read 2026-11-22)
 * ``multikueueclusters``: ``spec.clusterSource`` with exactly one of ``kubeConfig`` (``location``
   1..256, ``locationType`` Secret/Path) and ``clusterProfileRef`` (CEL).
 
-Unknown fields are errors (the API server prunes or rejects them). Validating webhooks beyond
-these rules (e.g. Kueue's check that covered resources match each flavor's resource names in
-order, which :class:`ResourceGroup` also enforces) run only on a real cluster.
+Unknown fields are errors (the API server prunes or rejects them). Of Kueue's ClusterQueue
+validating webhook (``pkg/webhooks/clusterqueue_webhook.go`` at v0.19.2) these rules are
+encoded too: every flavor's resources match ``coveredResources`` by name and order; a resource
+and a flavor appear in one resource group only; quotas and limits are not negative;
+``lendingLimit`` needs a cohort and is at most ``nominalQuota``. Other webhook rules run only on
+a real cluster.
 """
 
 from __future__ import annotations
@@ -50,7 +53,17 @@ def _quantity(value: Any) -> Any:
         raise ValueError(f"a quantity is an integer or a string like `8` or `500m`, got {value!r}")
     if isinstance(value, str) and not _QUANTITY.match(value):
         raise ValueError(f"{value!r} is not a Kubernetes quantity")
+    if (isinstance(value, int) and value < 0) or (isinstance(value, str) and value.startswith("-")):
+        raise ValueError(f"must not be negative (got {value!r})")
     return value
+
+
+def _plain_number(value: Any) -> float | None:
+    """The value of an integer or plain decimal quantity, None for suffixed ones (not compared)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 class _Strict(BaseModel):
@@ -134,6 +147,9 @@ class ResourceQuota(_Strict):
     def _nominal_required(self) -> ResourceQuota:
         if self.nominal_quota is None:
             raise ValueError("nominalQuota is required")
+        lend, nominal = _plain_number(self.lending_limit), _plain_number(self.nominal_quota)
+        if lend is not None and nominal is not None and lend > nominal:
+            raise ValueError("lendingLimit must be less than or equal to the nominalQuota")
         return self
 
 
@@ -216,9 +232,14 @@ class ClusterQueueSpec(_Strict):
                 for flavor in group.flavors:
                     if any(r.borrowing_limit is not None for r in flavor.resources):
                         raise ValueError("borrowingLimit must be nil when cohort is empty")
+                    if any(r.lending_limit is not None for r in flavor.resources):
+                        raise ValueError("lendingLimit must be nil when cohort is empty")
         covered = [r for g in self.resource_groups or [] for r in g.covered_resources]
         if len(covered) != len(set(covered)):
             raise ValueError("a resource may be covered by one resource group only")
+        flavors = [f.name for g in self.resource_groups or [] for f in g.flavors]
+        if len(flavors) != len(set(flavors)):
+            raise ValueError("a flavor may appear once per ClusterQueue")
         return self
 
 
