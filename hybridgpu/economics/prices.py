@@ -280,13 +280,24 @@ class EconomicsData:
             label: what the overrides are called in error messages (e.g. the stack file).
 
         Raises:
-            EconomicsDataError: an override makes an entry invalid (names label, entry, field).
+            EconomicsDataError: an override makes an entry invalid or names a family / GPU model
+                the catalog does not know (names label, entry, field).
             UnknownInstanceTypeError: an On-Demand override names an unknown instance type.
         """
         catalog = self.catalog.with_price_overrides(on_demand_usd_per_hour or {})
         note = f"overridden by {label}"
         new_cloud = dict(self.cloud)
         issues: list[DataIssue] = []
+        families = catalog.families()
+        models = {g.name for g in catalog.gpu_models}
+        for family in cloud or {}:
+            if family not in families:
+                issues.append(DataIssue(label, family, "family", f"is not a family of the GPU catalog (known: {', '.join(sorted(families))})"))
+        for model in onprem or {}:
+            if model not in models:
+                issues.append(DataIssue(label, model, "gpuModel", f"is not a GPU catalog key (known: {', '.join(sorted(models))})"))
+        if issues:
+            raise EconomicsDataError(issues)
         for family, fields in (cloud or {}).items():
             base = self.cloud[family].model_dump(by_alias=True, exclude_none=True) if family in self.cloud else {
                 "family": family, "source": [note], "sourceDate": "2026-11-22", "verified": False, "unverifiedFields": ["commitments"]}

@@ -162,3 +162,6 @@ def test_overrides_replace_prices_and_report_bad_values_by_label():
     assert (issue.file, issue.entry, issue.field) == ("stacks/Pulumi.x.yaml", "H100-80GB", "pue")
     with pytest.raises(EconomicsDataError, match="serverUsdPerGpu"):
         data.with_overrides(onprem={"L4": {"pue": 1.2}}, label="x")  # no packaged L4 entry: required fields missing
+    with pytest.raises(EconomicsDataError) as err:
+        data.with_overrides(cloud={"p9": {"spotPriceFraction": 0.5}}, onprem={"H100": {"pue": 1.2}}, label="stacks/Pulumi.x.yaml")
+    assert [(i.entry, i.field) for i in err.value.issues] == [("p9", "family"), ("H100", "gpuModel")]
