@@ -28,6 +28,9 @@ def check(
     pack: Annotated[Path | None, typer.Option(help="Policy pack directory (default: <root>/policies).")] = None,
     root: Annotated[Path | None, typer.Option(help="Project root (default: nearest Pulumi.yaml).")] = None,
     output: Annotated[str, typer.Option("--format", help="table, json or github (workflow annotations).")] = "table",
+    first_preview: Annotated[
+        bool, typer.Option("--first-preview", help="Check what a first `pulumi preview` sends: every computed value unknown.")
+    ] = False,
 ) -> None:
     """Check stacks against the policy pack offline (no cloud credentials, no Pulumi CLI)."""
     from hybridgpu.config.loader import find_project_root, list_stacks
@@ -43,7 +46,9 @@ def check(
         names = stacks or list_stacks(project)
         if not names:
             raise HybridGpuError(f"no stack files in {project}/stacks")
-        reports = check_stacks(names, project, pack_dir=pack.resolve() if pack else None, config_file=policy_config)
+        reports = check_stacks(
+            names, project, pack_dir=pack.resolve() if pack else None, config_file=policy_config, first_preview=first_preview
+        )
     except HybridGpuError as exc:
         Console(stderr=True, emoji=False).print(f"[bold red]error:[/] {exc}", markup=True, highlight=False, soft_wrap=True)
         raise typer.Exit(code=2) from None

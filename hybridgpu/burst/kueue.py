@@ -260,27 +260,45 @@ def worker_kubeconfig(*, name: str, server: str, ca_data: str, token: str) -> st
 
 
 def kubeconfig_problems(text: str) -> list[str]:
-    """Why Kueue v0.19.2 would refuse ``text`` as a MultiKueue kubeconfig (empty list: accepted).
+    """Why Kueue v0.19.2 would refuse ``text`` as a MultiKueue kubeconfig, or why it is unsafe (empty list: accepted).
 
     Mirrors ``validateKubeconfig``/``validateRestConfig`` of
     ``pkg/controller/admissionchecks/multikueue/multikueuecluster.go``: parseable, every cluster
     with an ``https://`` server, ``certificate-authority-data`` (no file path) and no
     ``insecure-skip-tls-verify``; no user with ``tokenFile``, ``exec``, ``auth-provider``,
-    ``username``/``password``.
+    ``username``/``password`` or certificate/key file paths, and each user with an inline
+    credential (``token``, or ``client-certificate-data`` with ``client-key-data``). Used by the
+    burst renderer (which refuses to build such a kubeconfig) and by the policy pack's
+    ``multikueue-kubeconfig`` check, so any text is accepted: malformed entries are problems,
+    never exceptions. The messages never quote credential values.
     """
     try:
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
-        return [f"not YAML: {exc}"]
+        return [f"not YAML ({exc.__class__.__name__})"]
     if not isinstance(doc, dict):
         return ["not a kubeconfig mapping"]
-    problems = []
-    clusters = doc.get("clusters") or []
-    if not clusters:
+    problems: list[str] = []
+
+    def entries(key: str, inner: str) -> list[tuple[str, dict[str, Any]]]:
+        found = []
+        raw = doc.get(key) or []
+        if not isinstance(raw, list):
+            problems.append(f"{key} is not a list")
+            return found
+        for entry in raw:
+            body = entry.get(inner) if isinstance(entry, dict) else None
+            name = str(entry.get("name", "?")) if isinstance(entry, dict) else "?"
+            if not isinstance(body, dict):
+                problems.append(f"{key} entry {name}: no {inner} mapping")
+                continue
+            found.append((name, body))
+        return found
+
+    clusters = entries("clusters", "cluster")
+    if not clusters and not problems:
         problems.append("no cluster")
-    for entry in clusters:
-        cluster = (entry or {}).get("cluster") or {}
-        name = (entry or {}).get("name", "?")
+    for name, cluster in clusters:
         if cluster.get("insecure-skip-tls-verify"):
             problems.append(f"cluster {name}: insecure-skip-tls-verify")
         if cluster.get("certificate-authority"):
@@ -289,14 +307,12 @@ def kubeconfig_problems(text: str) -> list[str]:
             problems.append(f"cluster {name}: no certificate-authority-data")
         if not str(cluster.get("server", "")).startswith("https://"):
             problems.append(f"cluster {name}: server must be an https:// URL")
-    for entry in doc.get("users") or []:
-        user = (entry or {}).get("user") or {}
-        name = (entry or {}).get("name", "?")
-        for key in ("exec", "auth-provider", "tokenFile", "username", "password"):
+    for name, user in entries("users", "user"):
+        for key in ("exec", "auth-provider", "tokenFile", "username", "password", "client-certificate", "client-key"):
             if user.get(key):
                 problems.append(f"user {name}: {key} is not allowed")
-        if not user.get("token"):
-            problems.append(f"user {name}: no token")
+        if not user.get("token") and not (user.get("client-certificate-data") and user.get("client-key-data")):
+            problems.append(f"user {name}: no token (or client-certificate-data and client-key-data)")
     return problems
 
 

@@ -396,7 +396,30 @@ def _reset_runtime() -> None:
     pulumi_settings.SETTINGS.outputs.clear()
 
 
-def run_preview(stack: str, root: Path | None = None, program: Callable[[], None] | None = None) -> PreviewResult:
+class FirstPreviewMocks(pulumi.runtime.Mocks):
+    """Mocks for a *first* ``pulumi preview``: no resource exists yet, so every computed output
+    (ids, ARNs, endpoints, generated secrets) is unknown and only the inputs are known.
+
+    Wraps other mocks: invokes and stack references (whose stacks do exist) are answered by
+    them; every other resource returns no id and its inputs as its state, which under
+    ``preview=True`` leaves the rest of its outputs unknown, as the engine would.
+    """
+
+    def __init__(self, inner: pulumi.runtime.Mocks):
+        self.inner = inner
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):  # noqa: D102 - see class doc
+        if args.typ == "pulumi:pulumi:StackReference":
+            return self.inner.new_resource(args)
+        return None, dict(args.inputs)
+
+    def call(self, args: pulumi.runtime.MockCallArgs):  # noqa: D102 - delegates
+        return self.inner.call(args)
+
+
+def run_preview(
+    stack: str, root: Path | None = None, program: Callable[[], None] | None = None, *, first_preview: bool = False
+) -> PreviewResult:
     """Run the Pulumi program of ``stack`` under mocks.
 
     Args:
@@ -404,6 +427,8 @@ def run_preview(stack: str, root: Path | None = None, program: Callable[[], None
         root: project root (default: found from the working directory).
         program: the program to run (default: ``components.program.main``; the policy check
             passes the project's own ``__main__.py``).
+        first_preview: simulate the first ``pulumi preview`` of the stack (:class:`FirstPreviewMocks`,
+            dry run): computed values reach the recorded inputs as Pulumi's unknown markers.
 
     Returns:
         The recorded resources and stack outputs.
@@ -417,9 +442,11 @@ def run_preview(stack: str, root: Path | None = None, program: Callable[[], None
     config, values = load_stack_config(stack, root)
     region = config.region or "us-east-1"
     _reset_runtime()
-    mocks = HybridMocks(region=region)
+    mocks: pulumi.runtime.Mocks = HybridMocks(region=region)
+    if first_preview:
+        mocks = FirstPreviewMocks(mocks)
     monitor = RecordingMonitor(mocks)
-    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=first_preview, monitor=monitor)
     set_all_config(pulumi_config_strings(values.values), sorted(values.secret_keys))
 
     if program is None:

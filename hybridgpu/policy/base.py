@@ -169,16 +169,34 @@ def as_list(value: Any) -> list[Any]:
     return []
 
 
-def walk_strings(obj: Any) -> Iterator[str]:
-    """Every string anywhere inside ``obj`` (dict values and list items, recursively)."""
+#: Exceptions meaning "this value is unknown during preview". Empty in plain use; the pack
+#: (:mod:`hybridgpu.policy.pack`) registers ``pulumi_policy``'s ``UnknownValueError`` so that
+#: best-effort scans can step over unknown values instead of failing closed.
+UNKNOWN_ERRORS: list[type[BaseException]] = []
+
+
+def walk_known_strings(obj: Any) -> Iterator[str]:
+    """Every string anywhere inside ``obj`` (dict values, list items), skipping values unknown during preview.
+
+    For best-effort scans only (e.g. command text, whose secret parts are computed): a policy
+    that must see a value reads it directly and so fails closed when it is unknown.
+    """
+    errors = tuple(UNKNOWN_ERRORS)
     if isinstance(obj, str):
         yield obj
-    elif isinstance(obj, Mapping):
-        for value in obj.values():
-            yield from walk_strings(value)
+        return
+    if isinstance(obj, Mapping):
+        items: Iterable[Any] = list(obj)
     elif isinstance(obj, Sequence) and not isinstance(obj, bytes):
-        for value in obj:
-            yield from walk_strings(value)
+        items = range(len(obj))
+    else:
+        return
+    for key in items:
+        try:
+            value = obj[key]
+        except errors:  # type: ignore[misc]
+            continue
+        yield from walk_known_strings(value)
 
 
 def names(items: Iterable[str]) -> str:

@@ -172,6 +172,7 @@ def check_stacks(
     *,
     pack_dir: Path | None = None,
     config_file: Path | None = None,
+    first_preview: bool = False,
 ) -> list[StackReport]:
     """Check stacks offline against the policy pack.
 
@@ -180,6 +181,8 @@ def check_stacks(
         root: the Pulumi project directory (its ``__main__.py`` is the program that runs).
         pack_dir: the policy pack (default ``<root>/policies``).
         config_file: a ``--policy-pack-config`` JSON file (default: the policies' defaults).
+        first_preview: check what the first ``pulumi preview`` of a not yet deployed stack sends
+            (every computed value unknown), where fail-closed policies would block.
 
     Returns:
         One :class:`StackReport` per stack, in order.
@@ -195,7 +198,7 @@ def check_stacks(
     config = load_policy_config(config_file)
     for name in stacks:
         load_stack_config(name, root)
-    previews = [run_preview(name, root, program=_entrypoint(root)) for name in stacks]
+    previews = [run_preview(name, root, program=_entrypoint(root), first_preview=first_preview) for name in stacks]
     reports: list[StackReport] = []
     with Analyzer(pack_dir or root / "policies", project=PROJECT, stack=stacks[0] if stacks else "check") as analyzer:
         analyzer.configure(config)

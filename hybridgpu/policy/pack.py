@@ -28,8 +28,12 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UnknownValueError
 
+from hybridgpu.policy import base
 from hybridgpu.policy.base import PolicyResource
 from hybridgpu.policy.registry import POLICIES, PolicyConfigError, PolicySpec
+
+if UnknownValueError not in base.UNKNOWN_ERRORS:
+    base.UNKNOWN_ERRORS.append(UnknownValueError)
 
 _LEVELS = {"mandatory": EnforcementLevel.MANDATORY, "advisory": EnforcementLevel.ADVISORY}
 

@@ -31,6 +31,7 @@ from typing import Annotated, Any
 import yaml
 from pydantic import AfterValidator, Field
 
+from hybridgpu.burst.kueue import kubeconfig_problems
 from hybridgpu.catalog import load_catalog
 from hybridgpu.catalog.models import Catalog, InstanceType
 from hybridgpu.policy.base import (
@@ -47,7 +48,7 @@ from hybridgpu.policy.base import (
     for_stack,
     names,
     parse_quantity,
-    walk_strings,
+    walk_known_strings,
 )
 from hybridgpu.policy.workloads import GPU_RESOURCE, MIG_RESOURCE_PREFIX, pod_templates
 
@@ -714,13 +715,16 @@ def kubeadm_ca_verification(res: PolicyResource, cfg: PolicySettings) -> Finding
     ``--discovery-token-unsafe-skip-ca-verification``): a joining node would trust any API server.
 
     Reads the non-secret kubeadm config each on-prem host records (``kubeadmConfig`` of
-    ``hybridgpu:onprem:Host``), and every string of remote/local commands and ConfigMaps. The
-    message never quotes the text (it may hold secrets).
+    ``hybridgpu:onprem:Host``; fails closed when unknown), and the known strings of
+    remote/local commands and ConfigMaps (best effort: unknown parts, such as stdin computed
+    from the join token, are skipped). The message never quotes the text (it may hold secrets).
     """
     if res.type == ONPREM_HOST:
         texts = [res.props.get("kubeadmConfig") or ""]
     elif res.type.startswith("command:") or res.type == CONFIGMAP:
-        texts = list(walk_strings(res.props))
+        # Best effort: command stdin usually holds computed secrets (the join token), unknown
+        # during a first preview; the Host record above is the check that must see its value.
+        texts = list(walk_known_strings(res.props))
     else:
         return
     if any(_SKIP_CA.search(t) for t in texts if isinstance(t, str)):
@@ -738,8 +742,6 @@ class MultiKueueSettings(PolicySettings):
 
 
 _MKC_TYPES = ("kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueCluster", "kubernetes:kueue.x-k8s.io/v1beta1:MultiKueueCluster")
-_FORBIDDEN_USER = ("exec", "auth-provider", "tokenFile", "client-certificate", "client-key", "username", "password")
-_FORBIDDEN_CLUSTER = ("certificate-authority", "insecure-skip-tls-verify")
 
 
 def _kubeconfig_text(secret: PolicyResource) -> str | None:
@@ -753,41 +755,6 @@ def _kubeconfig_text(secret: PolicyResource) -> str | None:
         except (ValueError, UnicodeDecodeError):
             return None
     return None
-
-
-def kubeconfig_problems(text: str) -> list[str]:
-    """Why a MultiKueue worker kubeconfig would be rejected or unsafe (exec plugins, auth
-    providers, token files, file paths, no CA data, TLS verification off); [] when fine.
-
-    Source: Kueue MultiKueue docs and ``pkg/controller/admissionchecks/multikueue``
-    (kubernetes-sigs/kueue v0.19, 2026): the manager refuses kubeconfigs that need files or
-    external commands.
-    """
-    try:
-        doc = yaml.load(text, Loader=_YAML_LOADER)
-    except yaml.YAMLError:
-        return ["it is not valid YAML"]
-    if not isinstance(doc, Mapping):
-        return ["it is not a kubeconfig mapping"]
-    problems: list[str] = []
-    for u in as_list(doc.get("users")):
-        user = dig(u, "user") or {}
-        bad = [k for k in _FORBIDDEN_USER if isinstance(user, Mapping) and k in user]
-        if bad:
-            problems.append(f"user {dig(u, 'name')!r} uses {names(bad)}")
-        if isinstance(user, Mapping) and not user.get("token") and not user.get("client-key-data"):
-            problems.append(f"user {dig(u, 'name')!r} carries no inline token or client-key-data")
-    clusters = as_list(doc.get("clusters"))
-    if not clusters:
-        problems.append("it lists no cluster")
-    for c in clusters:
-        cluster = dig(c, "cluster") or {}
-        bad = [k for k in _FORBIDDEN_CLUSTER if isinstance(cluster, Mapping) and cluster.get(k)]
-        if bad:
-            problems.append(f"cluster {dig(c, 'name')!r} uses {names(bad)}")
-        if isinstance(cluster, Mapping) and not cluster.get("certificate-authority-data"):
-            problems.append(f"cluster {dig(c, 'name')!r} has no inline certificate-authority-data")
-    return problems
 
 
 def multikueue_kubeconfig(resources: Sequence[PolicyResource], cfg: MultiKueueSettings) -> StackFindings:

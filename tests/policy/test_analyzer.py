@@ -135,3 +135,17 @@ def test_secret_marked_inputs_are_read(analyzer):
     )
     cmd = AnalyzerResource(type="command:remote:Command", name="secret-join", urn="urn:pulumi:dev::hybridgpu::command:remote:Command::secret-join", properties=props)
     assert [d.policy for d in analyzer.analyze(cmd)] == ["kubeadm-ca-verification"]
+
+
+def test_command_text_scan_steps_over_unknown_stdin_but_host_config_fails_closed(analyzer):
+    """A first preview of an on-prem stack has the join commands' stdin unknown (it holds the
+    token): the best-effort command scan must not block on that, while the Host record's
+    kubeadm config, which the policy must see, fails closed when unknown."""
+    configure(analyzer)
+    cmd = res("command:remote:Command", "join", {"create": "sudo bash -s", "stdin": UNKNOWN_STRING_VALUE})
+    assert not [d for d in analyzer.analyze(to_analyzer(cmd)) if d.policy == "kubeadm-ca-verification"]
+    flagged = res("command:remote:Command", "join-2", {"create": "kubeadm join --discovery-token-unsafe-skip-ca-verification", "stdin": UNKNOWN_STRING_VALUE})
+    assert [d.level for d in analyzer.analyze(to_analyzer(flagged)) if d.policy == "kubeadm-ca-verification"] == ["mandatory"]
+    host = res("hybridgpu:onprem:Host", "h", {"hostname": "h", "owner": "ml", "kubeadmConfig": UNKNOWN_STRING_VALUE})
+    diags = [d for d in analyzer.analyze(to_analyzer(host)) if d.policy == "kubeadm-ca-verification"]
+    assert [d.level for d in diags] == ["mandatory"] and "cannot be verified" in diags[0].message

@@ -133,3 +133,19 @@ def test_policy_config_levels():
 
 def test_example_policy_config_is_valid():
     load_policy_config(ROOT / "policies" / "config.example.json")
+
+
+def test_example_stacks_pass_a_first_preview_where_computed_values_are_unknown():
+    """What a first `pulumi preview` sends: ids, ARNs, endpoints and generated secrets unknown.
+    Fail-closed policies must not block the example stacks there (they read literals only)."""
+    from google.protobuf import json_format
+    from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
+
+    from hybridgpu.offline.preview import run_preview
+
+    preview = run_preview("onprem", ROOT, first_preview=True)
+    with_unknowns = [r for r in preview.records if r.wire is not None and UNKNOWN_STRING_VALUE in json.dumps(json_format.MessageToDict(r.wire))]
+    assert len(with_unknowns) >= 10  # the join commands' stdin (token), the provider's kubeconfig...
+    reports = check_stacks(list_stacks(ROOT), ROOT, config_file=ROOT / "policies" / "config.example.json", first_preview=True)
+    for report in reports:
+        assert report.violations == (), [(v.policy, v.name, v.message) for v in report.violations]

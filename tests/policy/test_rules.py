@@ -7,7 +7,7 @@ import pytest
 
 from hybridgpu.policy.base import Exemption, PolicyResource, for_stack, parse_quantity, stack_of_urn
 from hybridgpu.policy.registry import BY_NAME, POLICIES, PolicyConfigError
-from hybridgpu.policy.rules import kubeconfig_problems
+from hybridgpu.burst.kueue import kubeconfig_problems
 from hybridgpu.policy.workloads import pod_templates
 from tests.policy.cases import CASES, Case, job, kubeconfig, nodepool, res
 
@@ -143,7 +143,10 @@ def test_kubeconfig_problems_cover_the_multikueue_rules():
     assert any("exec" in p for p in kubeconfig_problems(kubeconfig({"exec": {"command": "aws"}})))
     assert any("tokenFile" in p for p in kubeconfig_problems(kubeconfig({"tokenFile": "/var/run/token"})))
     assert any("certificate-authority" in p for p in kubeconfig_problems(kubeconfig({"token": "t"}, {"certificate-authority": "/ca.crt"})))
-    assert kubeconfig_problems("::: not yaml") or kubeconfig_problems("[]")
+    assert any("client-key" in p for p in kubeconfig_problems(kubeconfig({"token": "t", "client-key": "/key.pem"})))
+    assert kubeconfig_problems(kubeconfig({"client-certificate-data": "Q0VSVA==", "client-key-data": "S0VZ"})) == []
+    for junk in ("::: not yaml", "[]", "clusters: 3", "clusters: [1, {name: a}]\nusers: [x]"):
+        assert kubeconfig_problems(junk)  # problems, never an exception
 
 
 def test_messages_never_quote_kubeconfig_or_command_text():
