@@ -115,8 +115,12 @@ def onprem_issues(config: StackConfig, file: str, catalog: Catalog, *, root: Pat
     try:
         inventory = load_onprem_inventory(config, root)
     except InventoryError as exc:
+        base = root or Path.cwd()
         return [
-            ConfigIssue(issue.file, ".".join(p for p in (issue.host, issue.field) if p) or "hybridgpu:onprem.inventory", issue.message, issue.fix)
+            # A path that does not exist is the stack file's mistake: name the stack file (found by fuzzing).
+            ConfigIssue(file, "hybridgpu:onprem.inventory", f"{issue.file}: {issue.message}", issue.fix)
+            if not (base / issue.file).exists()
+            else ConfigIssue(issue.file, ".".join(p for p in (issue.host, issue.field) if p) or "hybridgpu:onprem.inventory", issue.message, issue.fix)
             for issue in exc.issues
         ]
     issues: list[ConfigIssue] = []

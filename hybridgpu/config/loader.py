@@ -242,6 +242,9 @@ def read_stack_file(path: Path, *, root: Path | None = None) -> StackValues:
     issues = []
     for key, raw in config.items():
         key = str(key)
+        if not key.strip():  # an empty key would leave the issue without a key path (found by fuzzing)
+            issues.append(ConfigIssue(shown, repr(key), "empty config key", "remove it, or name it `namespace:key`"))
+            continue
         if ":" not in key:
             issues.append(
                 ConfigIssue(shown, key, "config keys in a stack file are namespaced", f"write it as `{PROJECT}:{key}`")
