@@ -165,3 +165,17 @@ def test_credential_inputs_are_pulumi_secrets(all_previews):
                 covered = any(path == s or path.startswith(s + ".") for s in record.secret_paths)
                 assert covered, f"{stack}: {record.type} {record.name}: input {path} is not a Pulumi secret"
     assert checked > 0
+
+
+def test_secret_manifests_in_out_carry_no_data(preview_out):
+    """A Kubernetes Secret written to out/ has no data/stringData (base64 would hide it from the pattern scan)."""
+    import yaml
+
+    secrets = 0
+    for path in sorted(preview_out.out.glob("*/manifests/*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if isinstance(doc, dict) and doc.get("kind") == "Secret":
+                secrets += 1
+                assert not doc.get("data") and not doc.get("stringData"), f"{path}: Secret with data in out/"
+    if not secrets:
+        pytest.skip("no stack renders a Secret")
