@@ -49,8 +49,10 @@ def plot_cost_vs_utilization(model: OnPremCostModel, rates: list[CloudRate], tit
         u = break_even_utilization(model.fixed_usd_per_gpu_year, rate.usd_per_productive_gpu_hour, model.usd_per_used_gpu_hour)
         if u is not None and 0 < u <= 1:
             ax.plot([u * 100], [rate.usd_per_productive_gpu_hour], marker="o", color=color)
+            # Label just above its own line, right of the dot: there the on-prem curve is below
+            # the line, and dearer options (higher lines) break even further left.
             ax.annotate(f"break-even {rate.option}: {u:.1%}", xy=(u * 100, rate.usd_per_productive_gpu_hour),
-                        xytext=(6, 6 if i % 2 == 0 else -13), textcoords="offset points", fontsize=8, color=color)
+                        xytext=(5, 1.5), textcoords="offset points", fontsize=7.5, color=color, ha="left", va="bottom")
     top = max([*(r.usd_per_productive_gpu_hour for r in rates), model.usd_per_productive_gpu_hour(0.5)]) * 1.6
     ax.set_ylim(0, top)
     ax.set_xlim(_GRID[0] * 100, 100)
