@@ -178,3 +178,18 @@ def test_bad_constraints_are_refused():
         PlanConstraints(max_wait_hours=-1)
     with pytest.raises(PlanError, match="spot_max_gpus"):
         PlanConstraints(spot_max_gpus=float("nan"))
+
+
+def test_subnormal_price_does_not_stall_the_solver():
+    # Found by the property test: a 5e-324 USD busy-power price made HiGHS hit its time limit on
+    # a 41-hour model; coefficients below 1e-9 USD are now dropped before solving.
+    g = np.array([26, 0, 27, 21, 28, 26, 36, 26, 15, 23, 0, 26, 0, 0, 6, 19, 33, 27, 35, 15, 9, 17, 34, 11, 16, 29, 16, 6, 16, 38, 35,
+                  32, 39, 35, 28, 31, 8, 19, 37, 23, 10], dtype=float)
+    c = np.array([24, 0, 13, 0, 22, 11, 16, 21, 8, 12, 0, 25, 0, 0, 0, 2, 31, 13, 28, 6, 8, 0, 7, 0, 0, 3, 0, 0, 3, 5, 11, 13, 27, 23, 1,
+                  0, 4, 18, 0, 20, 9], dtype=float)
+    prices = CapacityPrices(5.596739003299503, None, (("reserved-1y", 1.7052212582514983), ("reserved-3y", 4.496509252574077)),
+                            4.541085005006774, 5e-324, onprem_unit_gpus=1, commitment_unit_gpus=1)
+    constraints = PlanConstraints(max_wait_hours=2, spot_max_gpus=28.0)
+    plan = solve_plan(DemandProfile(g, c), prices, constraints, time_limit_seconds=20)
+    assert check_dispatch(DemandProfile(g, c), prices, constraints, plan.dispatch) == []
+    assert plan.dispatch.commitment_gpus == {"reserved-1y": 23.0, "reserved-3y": 0.0}
