@@ -67,7 +67,7 @@ def preview_out(tmp_path_factory, all_stacks) -> PreviewRun:
 def pytest_terminal_summary(terminalreporter):
     """Print how many fuzz inputs ran per target and how they ended (the figures `make fuzz` reports)."""
     try:
-        from fuzz_harness import CASES, FULL_RUN, OUTCOMES, RANDOM_RUN
+        from fuzz_harness import CASES, FULL_RUN, OUTCOMES, RANDOM_RUN, malformed
     except ImportError:
         return
     if not CASES:
@@ -77,4 +77,4 @@ def pytest_terminal_summary(terminalreporter):
     for name, count in sorted(CASES.items()):
         ends = ", ".join(f"{outcome} {n}" for (target, outcome), n in sorted(OUTCOMES.items()) if target == name)
         terminalreporter.write_line(f"{name:>24}: {count:>6}  ({ends})")
-    terminalreporter.write_line(f"{'total':>24}: {sum(CASES.values()):>6}")
+    terminalreporter.write_line(f"{'total':>24}: {sum(CASES.values()):>6}  (malformed {sum(malformed(name) for name in CASES)})")

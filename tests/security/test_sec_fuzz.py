@@ -4,7 +4,8 @@ Each target in :data:`TARGETS` gets malformed inputs from the harness (tests/sec
 fuzz_harness.py: mutated copies of the real example files) and must answer with our own
 validation error naming the file (no traceback) and write nothing. The CI suite runs a small,
 derandomized sample per target; ``make fuzz`` (``HYBRIDGPU_FUZZ=full``) runs at least 10,000
-inputs in total and prints the count per target. Inputs that found a bug are kept as
+malformed inputs in total (15% more inputs, since a few mutants stay valid) and prints the
+count per target. Inputs that found a bug are kept as
 ``@example`` regressions (see ``test_regressions``).
 
 Adding a target: one ``FuzzTarget(name, strategy, run)`` entry in :data:`TARGETS`.
@@ -251,7 +252,7 @@ TARGETS: list[FuzzTarget] = [
     FuzzTarget("cli-burst-simulate", mutated_csv(TRACE_SEEDS), run_cli_burst_simulate),
 ]
 
-PER_TARGET = math.ceil(FULL_TOTAL / len(TARGETS)) if FULL_RUN else (CUSTOM_PER_TARGET or 12)
+PER_TARGET = math.ceil(FULL_TOTAL * 1.15 / len(TARGETS)) if FULL_RUN else (CUSTOM_PER_TARGET or 12)
 FUZZ_SETTINGS = settings(
     max_examples=PER_TARGET,
     deadline=None,
@@ -280,8 +281,11 @@ def test_targets_cover_every_loader_and_entry_point():
     names = {t.name for t in TARGETS}
     assert {"stack-config", "inventory", "mig-data", "cli-mig", "cli-validate-preview", "burst-trace", "economics-demand"} <= names
     assert len(names) == len(TARGETS)
-    if FULL_RUN:
-        assert PER_TARGET * len(TARGETS) >= FULL_TOTAL
+    if FULL_RUN and all(CASES[t.name] for t in TARGETS):  # after the fuzz tests (file order)
+        from fuzz_harness import malformed
+
+        total = sum(malformed(t.name) for t in TARGETS)
+        assert total >= FULL_TOTAL, f"only {total} malformed inputs; raise the 15% margin"
 
 
 def test_seeds_are_valid():
