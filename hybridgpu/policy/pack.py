@@ -69,6 +69,8 @@ def _config_key(args: Any) -> str:
 
 def _resource_validate(spec: PolicySpec):
     def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+        if not spec.applies(args.resource_type):
+            return
         resource = _resource(args)
         try:
             settings = _settings(spec, _config_key(args))

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from hybridgpu.policy import rules
-from hybridgpu.policy.base import PolicyResource, PolicySettings
+from hybridgpu.policy.base import CONFIGMAP, EC2NODECLASS, NODEPOOL, ONPREM_HOST, PolicyResource, PolicySettings
 
 #: Name of the pack (PulumiPolicy.yaml and the analyzer's reports).
 PACK_NAME = "hybridgpu"
@@ -33,6 +33,9 @@ class PolicySpec:
         validator: ``(resource, settings) -> messages`` or ``(resources, settings) -> (resource|None, message)``.
         settings: the pydantic settings model (its JSON schema is the policy's config schema).
         enforcement: default level: ``mandatory`` or ``advisory``.
+        types: type-token prefixes of the resources a resource policy reads (empty: every
+            type); the pack skips other resources before parsing settings (a test proves the
+            validator yields nothing for them).
     """
 
     name: str
@@ -43,6 +46,11 @@ class PolicySpec:
     validator: Callable[..., Iterable[Any]]
     settings: type[PolicySettings]
     enforcement: Literal["mandatory", "advisory"] = "mandatory"
+    types: tuple[str, ...] = ()
+
+    def applies(self, resource_type: str) -> bool:
+        """True when the policy reads resources of ``resource_type``."""
+        return not self.types or resource_type.startswith(self.types)
 
     def parse_settings(self, raw: Mapping[str, Any] | None) -> PolicySettings:
         """Validate this policy's config (defaults filled in).
@@ -93,18 +101,21 @@ POLICIES: tuple[PolicySpec, ...] = (
         "Taggable AWS resources carry the required cost tags (provider default tags count).",
         "Spend nobody can attribute is spend nobody owns; AWS Cost Explorer and CUR group by these tags.",
         rules.required_cost_tags, rules.CostTagSettings,
+        types=("aws:",),
     ),
     PolicySpec(
         "ec2nodeclass-cost-tags", "untagged", "resource",
         "Karpenter EC2NodeClasses tag the instances they launch with the required cost tags.",
         "Provider default tags never reach instances launched by Karpenter; only EC2NodeClass spec.tags does.",
         rules.ec2nodeclass_cost_tags, rules.CostTagSettings,
+        types=(EC2NODECLASS,),
     ),
     PolicySpec(
         "gpu-workload-cost-labels", "untagged", "resource",
         "Pods that request GPUs carry the cost-attribution labels (team, project, cost-center).",
         "GPU cost tools (OpenCost, Kubecost) attribute node cost to pods by their labels.",
         rules.gpu_workload_cost_labels, rules.WorkloadLabelSettings,
+        types=("kubernetes:",),
     ),
     PolicySpec(
         "onprem-host-owner", "untagged", "stack",
@@ -117,30 +128,35 @@ POLICIES: tuple[PolicySpec, ...] = (
         "Every Karpenter NodePool sets an nvidia.com/gpu limit within the allowed maximum.",
         "A NodePool without a GPU limit can launch GPU instances until the account's quota stops it.",
         rules.nodepool_gpu_limit, rules.CapacitySettings,
+        types=(NODEPOOL,),
     ),
     PolicySpec(
         "nodepool-instance-bounds", "oversized", "resource",
         "GPU NodePools bound the instance types and sizes they may pick, within the allowed families.",
         "Without a size bound Karpenter may pick p5.48xlarge (8 x H100) for a one-GPU pod.",
         rules.nodepool_instance_bounds, rules.CapacitySettings,
+        types=(NODEPOOL,),
     ),
     PolicySpec(
         "gpu-instance-size", "oversized", "resource",
         "EKS node groups, launch templates and EC2 instances with GPU types stay within allowed families, sizes and counts.",
         "Capacity outside Karpenter bypasses NodePool limits; the same bounds must hold there.",
         rules.gpu_instance_size, rules.CapacitySettings,
+        types=("aws:eks/nodeGroup:NodeGroup", "aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance"),
     ),
     PolicySpec(
         "gpu-workload-requests", "oversized", "resource",
         "Workloads request no more GPUs than allowed and set GPU requests equal to limits.",
         "One oversized job can hold a whole NodePool's GPUs; extended resources require limits.",
         rules.gpu_workload_requests, rules.WorkloadSettings,
+        types=("kubernetes:",),
     ),
     PolicySpec(
         "mig-profiles", "oversized", "resource",
         "MIG layouts and pods use allowed, shareable MIG profiles (no whole-GPU 7g profiles).",
         "A whole-GPU MIG profile loses memory and compute slices to MIG and shares nothing.",
         rules.mig_profiles, rules.MigSettings,
+        types=("kubernetes:",),
     ),
     PolicySpec(
         "stack-gpu-ceiling", "oversized", "stack",
@@ -159,30 +175,35 @@ POLICIES: tuple[PolicySpec, ...] = (
         "Instances, launch templates and EC2NodeClasses require IMDSv2 tokens.",
         "IMDSv1 hands the node role's credentials to any SSRF or pod that can reach 169.254.169.254.",
         rules.imdsv2_required, PolicySettings,
+        types=("aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance", EC2NODECLASS),
     ),
     PolicySpec(
         "encrypted-volumes", "safety", "resource",
         "EBS volumes (launch templates, EC2NodeClasses, instances, volumes, node groups) are encrypted.",
         "Checkpoints and datasets on GPU nodes are often the most valuable data in the account.",
         rules.encrypted_volumes, PolicySettings,
+        types=("aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance", EC2NODECLASS, "aws:ebs/volume:Volume", "aws:eks/nodeGroup:NodeGroup"),
     ),
     PolicySpec(
         "eks-endpoint-private", "safety", "resource",
         "EKS API endpoints are not open to 0.0.0.0/0.",
         "A public API endpoint exposes the cluster to credential stuffing and API-server CVEs.",
         rules.eks_endpoint_private, PolicySettings,
+        types=("aws:eks/cluster:Cluster",),
     ),
     PolicySpec(
         "ami-alias-pinned", "safety", "resource",
         "Production EC2NodeClasses pin an AMI version instead of @latest.",
         "@latest rolls every GPU node to a new AMI (driver, kernel) through drift without review.",
         rules.ami_alias_pinned, rules.AmiSettings,
+        types=(EC2NODECLASS,),
     ),
     PolicySpec(
         "kubeadm-ca-verification", "safety", "resource",
         "kubeadm joins verify the cluster CA (no unsafeSkipCAVerification).",
         "Without CA pinning a joining node trusts any API server that answers, and hands it its credentials.",
         rules.kubeadm_ca_verification, PolicySettings,
+        types=(ONPREM_HOST, "command:", CONFIGMAP),
     ),
     PolicySpec(
         "multikueue-kubeconfig", "safety", "stack",

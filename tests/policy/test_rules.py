@@ -174,3 +174,18 @@ def test_config_schemas_have_no_refs_and_describe_every_setting():
         assert "exemptResources" in schema
         for name, prop in schema.items():
             assert prop.get("description"), (spec.name, name)
+
+
+def test_type_filters_never_hide_a_finding():
+    """The pack skips resources outside a policy's ``types``; the validators must agree."""
+    from tests.policy.cases import CASES as ALL
+
+    resources = [r for case in ALL for r in case.good + case.bad]
+    for spec in POLICIES:
+        if spec.kind != "resource":
+            continue
+        settings = spec.parse_settings({})
+        for r in resources:
+            if not spec.applies(r.type):
+                assert spec.run_resource(r, settings) == [], (spec.name, r.type)
+        assert any(spec.applies(r.type) for r in resources), spec.name
