@@ -201,6 +201,21 @@ def mutated_yaml(draw: Callable, seeds: tuple[str, ...]) -> bytes:
     return draw(text_mutation(dumped))
 
 
+@st.composite
+def mutated_json(draw: Callable, seeds: tuple[str, ...]) -> bytes:
+    """A mutated copy of one of the JSON ``seeds``: 0-3 structural mutations, then a textual one."""
+    import json
+
+    doc = json.loads(draw(st.sampled_from(seeds)))
+    for _ in range(draw(st.integers(0, 3))):
+        doc = _mutate_tree(draw, doc)
+    try:
+        dumped = json.dumps(doc, indent=2)
+    except (TypeError, ValueError, RecursionError):
+        dumped = json.dumps({"all": "advisory"})
+    return draw(text_mutation(dumped))
+
+
 _CELLS = st.one_of(
     st.sampled_from(["", " ", "-1", "0", "1e999", "nan", "inf", "-inf", "1.5", "x", "9" * 40, "1,2", '"', "None", "spot", "on-demand", "é"]),
     st.integers(min_value=-(10**12), max_value=10**12).map(str),

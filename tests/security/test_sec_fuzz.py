@@ -35,6 +35,7 @@ from fuzz_harness import (
     expect_clean_exit,
     expect_our_error,
     mutated_csv,
+    mutated_json,
     mutated_yaml,
     read_seeds,
     scratch_project,
@@ -154,6 +155,16 @@ def run_demand(data: bytes) -> None:
         expect_our_error(lambda: load_demand_csv(path), str(path), root)
 
 
+def run_policy_config(data: bytes) -> None:
+    """hybridgpu.policy.check.load_policy_config on a malformed policy-pack config (JSON)."""
+    from hybridgpu.policy.check import load_policy_config
+
+    with scratch_project() as tmp:
+        root = Path(tmp)
+        path = _write(root, "policy-config.json", data)
+        expect_our_error(lambda: load_policy_config(path), str(path), root)
+
+
 # --------------------------------------------------------------------------- targets: CLI
 
 
@@ -248,6 +259,7 @@ TARGETS: list[FuzzTarget] = [
     FuzzTarget("economics-data", _dir_strategy(ECONOMICS_FILES), run_economics_data),
     FuzzTarget("burst-trace", mutated_csv(TRACE_SEEDS), run_trace),
     FuzzTarget("economics-demand", mutated_csv(DEMAND_SEEDS), run_demand),
+    FuzzTarget("policy-config", mutated_json(read_seeds([ROOT / "policies" / "config.example.json"])), run_policy_config),
     FuzzTarget("cli-validate-preview", mutated_yaml(STACK_SEEDS), run_cli_validate_preview),
     FuzzTarget("cli-mig", MIG_ARGS, run_cli_mig),
     FuzzTarget("cli-burst-simulate", mutated_csv(TRACE_SEEDS), run_cli_burst_simulate),
