@@ -31,12 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from hybridgpu.burst.plan import load_burst_plan  # noqa: E402
-from hybridgpu.burst.simulate import STRATEGIES, SimulationParams, compare, params_from_plan, simulate  # noqa: E402
+from hybridgpu.burst.simulate import STRATEGIES, SimulationParams, compare, comparison_rows, format_hours, params_from_plan, simulate  # noqa: E402
 from hybridgpu.burst.trace import generate_trace, load_trace, write_trace  # noqa: E402
-
-
-def _fmt_h(seconds: float) -> str:
-    return f"{seconds / 3600:.2f} h"
 
 
 def year(jobs_wanted: int, repeat: int, seed: int) -> None:
@@ -78,7 +74,7 @@ def year(jobs_wanted: int, repeat: int, seed: int) -> None:
         totals.append(times)
         print(
             f"  {strategy:<12} median {statistics.median(times):.2f} s, min {min(times):.2f} s "
-            f"(wait p90 {_fmt_h(result.wait_p90_s)}, on-prem {result.onprem_utilization:.1%}, cloud {result.total_cost_usd:,.0f} USD)"
+            f"(wait p90 {format_hours(result.wait_p90_s)}, on-prem {result.onprem_utilization:.1%}, cloud {result.total_cost_usd:,.0f} USD)"
         )
     sums = [sum(t[i] for t in totals) for i in range(repeat)]
     print(f"  all three    median {statistics.median(sums):.2f} s, min {min(sums):.2f} s (goal: under 10 s)")
@@ -96,20 +92,7 @@ def sample() -> None:
         f"dispatch delay {params.dispatch_delay_s:.0f} s; launch {params.launch_s:.0f} s; "
         f"{params.interruptions_per_instance_hour} interruptions/instance-h"
     )
-    rows = [
-        ("queue wait p50", [_fmt_h(r.wait_p50_s) for r in results]),
-        ("queue wait p90", [_fmt_h(r.wait_p90_s) for r in results]),
-        ("queue wait p99", [_fmt_h(r.wait_p99_s) for r in results]),
-        ("queue wait mean", [_fmt_h(r.wait_mean_s) for r in results]),
-        ("on-prem utilization", [f"{r.onprem_utilization:.1%}" for r in results]),
-        ("jobs that burst", [str(r.burst_jobs) for r in results]),
-        ("never admitted", [str(r.never_admitted) for r in results]),
-        ("spot GPU-hours", [f"{r.gpu_hours['spot']:,.0f}" for r in results]),
-        ("on-demand GPU-hours", [f"{r.gpu_hours['on-demand']:,.0f}" for r in results]),
-        ("spot interruptions", [str(r.interruptions) for r in results]),
-        ("GPU-hours lost", [f"{r.lost_gpu_hours:,.1f}" for r in results]),
-        ("cloud cost (USD)", [f"{r.total_cost_usd:,.0f}" for r in results]),
-    ]
+    rows = comparison_rows(results)
     print("| | " + " | ".join(r.strategy for r in results) + " |")
     print("|---|" + "---|" * len(results))
     for label, values in rows:

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.tree import Tree
 
@@ -48,14 +47,8 @@ def _register_subcommands() -> None:
 _register_subcommands()
 
 
-def _console(stderr: bool = False) -> Console:
-    # Built per call so the terminal width (COLUMNS) is read when printing, not at import.
-    return Console(emoji=False, stderr=stderr)
-
-
-def _fail(exc: Exception) -> None:
-    _console(stderr=True).print(f"[bold red]error:[/] {exc}", markup=True, highlight=False, soft_wrap=True)
-    raise typer.Exit(code=2)
+from hybridgpu.cli_common import console as _console  # noqa: E402
+from hybridgpu.cli_common import fail as _fail  # noqa: E402
 
 
 @app.command()

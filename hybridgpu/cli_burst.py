@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from hybridgpu.errors import HybridGpuError
@@ -23,13 +22,8 @@ from hybridgpu.errors import HybridGpuError
 burst_app = typer.Typer(no_args_is_help=True, help="Bursting with Kueue MultiKueue: derived quotas, simulator, traces.")
 
 
-def _console(stderr: bool = False) -> Console:
-    return Console(emoji=False, stderr=stderr, highlight=False)
-
-
-def _fail(message: str) -> None:
-    _console(stderr=True).print(f"[bold red]error:[/] {message}", soft_wrap=True, markup=True)
-    raise typer.Exit(code=2)
+from hybridgpu.cli_common import console as _console
+from hybridgpu.cli_common import fail as _fail
 
 
 def _load_plan(stack: str, root: Path | None):
@@ -147,10 +141,6 @@ def plan_command(
     console.print(f"manager MultiKueue quota {summary['managerMultiKueueTotal']} {'=' if ok else '!='} workers {summary['workersTotal']}")
 
 
-def _format_hours(seconds: float) -> str:
-    return f"{seconds / 3600:.2f} h"
-
-
 @burst_app.command("simulate")
 def simulate_command(
     trace: Annotated[Path, typer.Option("--trace", help="Demand trace CSV (submit_s,gpus,duration_s[,checkpoint_s][,burst]).")],
@@ -203,21 +193,9 @@ def simulate_command(
     console = _console()
     console.rule(f"[bold]{trace}[/]: {len(jobs)} jobs; on-prem {params.onprem_gpus} GPUs, spot <= {params.spot_gpus}, on-demand <= {params.on_demand_gpus}")
     table = Table("", *(r.strategy for r in results))
-    rows = [
-        ("queue wait p50", [_format_hours(r.wait_p50_s) for r in results]),
-        ("queue wait p90", [_format_hours(r.wait_p90_s) for r in results]),
-        ("queue wait p99", [_format_hours(r.wait_p99_s) for r in results]),
-        ("queue wait mean", [_format_hours(r.wait_mean_s) for r in results]),
-        ("on-prem utilization", [f"{r.onprem_utilization:.1%}" for r in results]),
-        ("jobs that burst", [str(r.burst_jobs) for r in results]),
-        ("never admitted", [str(r.never_admitted) for r in results]),
-        ("spot GPU-hours", [f"{r.gpu_hours['spot']:,.0f}" for r in results]),
-        ("on-demand GPU-hours", [f"{r.gpu_hours['on-demand']:,.0f}" for r in results]),
-        ("spot interruptions", [str(r.interruptions) for r in results]),
-        ("GPU-hours lost to interruptions", [f"{r.lost_gpu_hours:,.1f}" for r in results]),
-        ("cloud cost (USD)", [f"{r.total_cost_usd:,.0f}" for r in results]),
-        ("makespan", [_format_hours(r.makespan_s) for r in results]),
-    ]
+    from hybridgpu.burst.simulate import comparison_rows
+
+    rows = comparison_rows(results)
     for label, values in rows:
         table.add_row(label, *values)
     console.print(table)

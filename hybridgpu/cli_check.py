@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from hybridgpu.cli_common import console as make_console
+from hybridgpu.cli_common import fail
 from hybridgpu.errors import HybridGpuError
 
 
@@ -38,8 +39,7 @@ def check(
 
     fmt: Literal["table", "json", "github"]
     if output not in ("table", "json", "github"):
-        Console(stderr=True).print(f"error: --format {output!r}: use table, json or github", markup=False)
-        raise typer.Exit(code=2)
+        fail(f"--format {output!r}: use table, json or github")
     fmt = output  # type: ignore[assignment]
     try:
         project = (root or find_project_root()).resolve()
@@ -50,9 +50,8 @@ def check(
             names, project, pack_dir=pack.resolve() if pack else None, config_file=policy_config, first_preview=first_preview
         )
     except HybridGpuError as exc:
-        Console(stderr=True, emoji=False).print(f"[bold red]error:[/] {exc}", markup=True, highlight=False, soft_wrap=True)
-        raise typer.Exit(code=2) from None
-    console = Console(emoji=False)
+        fail(exc)
+    console = make_console()
     if fmt == "json":
         console.print_json(to_json(reports))
     elif fmt == "github":

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from hybridgpu.errors import HybridGpuError
@@ -29,13 +28,8 @@ from hybridgpu.errors import HybridGpuError
 cost_app = typer.Typer(no_args_is_help=True, help="GPU economics: cost report, capacity plan, demand profiles, VRAM estimate.")
 
 
-def _console(stderr: bool = False) -> Console:
-    return Console(emoji=False, stderr=stderr, highlight=False)
-
-
-def _fail(message: str) -> None:
-    _console(stderr=True).print(f"[bold red]error:[/] {message}", soft_wrap=True, markup=True)
-    raise typer.Exit(code=2)
+from hybridgpu.cli_common import console as _console
+from hybridgpu.cli_common import fail as _fail
 
 
 def parse_utilizations(text: str) -> list[float]:

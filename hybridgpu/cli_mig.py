@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from hybridgpu.errors import HybridGpuError
@@ -21,13 +20,8 @@ from hybridgpu.errors import HybridGpuError
 mig_app = typer.Typer(no_args_is_help=True, help="MIG layouts: exact placement check, profiles, planning.")
 
 
-def _console(stderr: bool = False) -> Console:
-    return Console(emoji=False, stderr=stderr, highlight=False)
-
-
-def _fail(message: str) -> None:
-    _console(stderr=True).print(f"[bold red]error:[/] {message}", soft_wrap=True)
-    raise typer.Exit(code=2)
+from hybridgpu.cli_common import console as _console
+from hybridgpu.cli_common import fail as _fail
 
 
 def parse_counts(items: list[str]) -> dict[str, int]:

@@ -336,3 +336,33 @@ def params_from_plan(plan, *, seed: int = 0) -> SimulationParams:
         gpus_per_instance=sim.gpus_per_instance,
         seed=seed,
     )
+
+
+def format_hours(seconds: float) -> str:
+    """Seconds as hours with two decimals, e.g. ``0.17 h``."""
+    return f"{seconds / 3600:.2f} h"
+
+
+def comparison_rows(results: Sequence[StrategyResult]) -> list[tuple[str, list[str]]]:
+    """The side-by-side table of :func:`compare`'s results: ``(row label, one value per strategy)``.
+
+    Rows: queue-wait percentiles and mean (hours), on-prem utilization, jobs that burst and that
+    were never admitted, cloud GPU-hours by capacity type, spot interruptions and the GPU-hours
+    they lost, cloud cost (USD) and makespan (hours). Used by ``hybridgpu burst simulate`` and
+    ``benchmarks/burst_bench.py``.
+    """
+    return [
+        ("queue wait p50", [format_hours(r.wait_p50_s) for r in results]),
+        ("queue wait p90", [format_hours(r.wait_p90_s) for r in results]),
+        ("queue wait p99", [format_hours(r.wait_p99_s) for r in results]),
+        ("queue wait mean", [format_hours(r.wait_mean_s) for r in results]),
+        ("on-prem utilization", [f"{r.onprem_utilization:.1%}" for r in results]),
+        ("jobs that burst", [str(r.burst_jobs) for r in results]),
+        ("never admitted", [str(r.never_admitted) for r in results]),
+        ("spot GPU-hours", [f"{r.gpu_hours['spot']:,.0f}" for r in results]),
+        ("on-demand GPU-hours", [f"{r.gpu_hours['on-demand']:,.0f}" for r in results]),
+        ("spot interruptions", [str(r.interruptions) for r in results]),
+        ("GPU-hours lost to interruptions", [f"{r.lost_gpu_hours:,.1f}" for r in results]),
+        ("cloud cost (USD)", [f"{r.total_cost_usd:,.0f}" for r in results]),
+        ("makespan", [format_hours(r.makespan_s) for r in results]),
+    ]
