@@ -72,11 +72,54 @@ def semantic_issues(config: StackConfig, file: str, catalog: Catalog | None = No
         # The cross checks follow the section's references, so they need them to be sound.
         if config.cloud is not None and not nvidia_problems:
             issues += _nvidia_cloud_issues(config.nvidia, config.cloud, file, catalog)
+    if config.economics is not None and not issues:
+        issues += _economics_issues(config, file, root=root)
     if config.burst is not None and not issues:
         from hybridgpu.burst.plan import burst_issues  # lazy: the burst plan reads other stacks' sections
 
         issues += burst_issues(config, file, root=root, catalog=catalog)
     return issues
+
+
+def _economics_issues(config: StackConfig, file: str, *, root: Path | None = None) -> list[ConfigIssue]:
+    """Problems of ``hybridgpu:economics`` that only pricing finds: overrides naming families, GPU
+    models or instance types the catalog does not know, or making a price entry invalid.
+
+    Runs the stack's cost report (:func:`hybridgpu.economics.report.build_report`, under 1 ms)
+    so that ``validate``, ``preview`` and ``pulumi up`` refuse what ``hybridgpu cost`` would.
+    """
+    from hybridgpu.catalog.models import UnknownInstanceTypeError
+    from hybridgpu.economics.prices import EconomicsDataError, UnknownPriceError
+    from hybridgpu.economics.report import build_report
+
+    key = "hybridgpu:economics"
+    fix = "correct the override (`hybridgpu catalog` lists families, GPU models and instance types)"
+    assert config.economics is not None
+    model = config.economics.on_prem.gpu_model
+    if model is not None:
+        try:
+            load_catalog().gpu_model(model)
+        except KeyError as exc:
+            return [ConfigIssue(file, f"{key}.onPrem.gpuModel", f"{exc} is not a GPU catalog key", fix)]
+    inventory = load_onprem_inventory(config, root) if config.onprem is not None else None
+    try:
+        build_report(config, inventory=inventory, file=file)
+    except EconomicsDataError as exc:
+        found = []
+        for i in exc.issues:
+            if i.entry is not None and i.entry in config.economics.cloud:
+                path = f"{key}.cloud.{i.entry}" + (f".{i.field}" if i.field and i.field != "family" else "")
+                message = i.message
+            else:  # the on-prem cost entry of the reference GPU model
+                path = f"{key}.onPrem" + (f".{i.field}" if i.field else "")
+                message = f"on-prem cost entry {i.entry!r}: {i.message}" if i.entry else i.message
+            found.append(ConfigIssue(file, path, message, fix))
+        return found
+    except UnknownInstanceTypeError as exc:
+        return [ConfigIssue(file, f"{key}.onDemandUsdPerHour", str(exc), fix)]
+    except (UnknownPriceError, ValueError) as exc:
+        return [ConfigIssue(file, key, str(exc), "add the missing price or fix the value under `hybridgpu:economics`")]
+    return []
 
 
 def load_onprem_inventory(config: StackConfig, root: Path | None = None) -> Inventory:

@@ -298,3 +298,23 @@ def test_idle_alert_needs_the_gpu_operator(root, project):
     nvidia["migStrategy"] = "none"
     issue = _issue(_error(project, data), "hybridgpu:nvidia.dcgm")
     assert "DCGM exporter" in issue.message
+
+
+@pytest.mark.parametrize(
+    ("economics", "key", "words"),
+    [
+        ({"onDemandUsdPerHour": {"g9.xlarge": 1.0}}, "hybridgpu:economics.onDemandUsdPerHour", "g9.xlarge"),
+        ({"cloud": {"zz9": {"spotPriceFraction": 0.5}}}, "hybridgpu:economics.cloud.zz9", "not a family"),
+        ({"onPrem": {"gpuModel": "Z100"}}, "hybridgpu:economics.onPrem.gpuModel", "not a GPU catalog key"),
+    ],
+)
+def test_economics_overrides_are_checked_by_validate(root, project, economics, key, words):
+    """What `hybridgpu cost` would refuse is refused before any resource: by validate, preview and pulumi up."""
+    from hybridgpu.config.loader import load_stack_config
+
+    src = (root / "stacks" / "Pulumi.dev.yaml").read_text() + f"  hybridgpu:economics: {json.dumps(economics)}\n"
+    (project / "stacks" / "Pulumi.dev.yaml").write_text(src)
+    with pytest.raises(StackConfigError) as err:
+        load_stack_config("dev", project)
+    text = str(err.value)
+    assert key in text and words in text and "stacks/Pulumi.dev.yaml" in text
