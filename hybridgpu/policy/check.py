@@ -14,7 +14,6 @@ on the pull request's stack file).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -256,5 +255,3 @@ def to_github(reports: Sequence[StackReport], stack_file: str = "stacks/Pulumi.{
             lines.append(f"::{kind} file={file},title={title}::{_escape(v.message)}")
     return "\n".join(lines)
 
-
-_URN_TAIL = re.compile(r"::([^:]+)$")

@@ -33,7 +33,7 @@ from pydantic import AfterValidator, Field
 
 from hybridgpu.burst.kueue import kubeconfig_problems
 from hybridgpu.catalog import load_catalog
-from hybridgpu.catalog.models import Catalog, InstanceType
+from hybridgpu.catalog.models import InstanceType
 from hybridgpu.policy.base import (
     CONFIGMAP,
     EC2NODECLASS,
@@ -67,20 +67,15 @@ _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 StackFindings = Iterator[tuple[PolicyResource | None, str]]
 
 
-@functools.lru_cache(maxsize=1)
-def _catalog() -> Catalog:
-    return load_catalog()
-
-
 def _instance(name: str) -> InstanceType | None:
     try:
-        return _catalog().instance_type(name)
+        return load_catalog().instance_type(name)
     except KeyError:
         return None
 
 
 def _gpu_families() -> list[str]:
-    return sorted(_catalog().families())
+    return sorted(load_catalog().families())
 
 
 _GPU_FAMILY = re.compile(r"^(g|p)[0-9]")
@@ -116,8 +111,9 @@ def _tags_of(value: Any) -> dict[str, str]:
 
 
 def _provider_config(props: Mapping[str, Any]) -> dict[str, Any]:
-    """Provider inputs with JSON-encoded values decoded (the SDKs send a provider's non-string
-    settings, such as ``defaultTags``, as JSON strings)."""
+    """Provider inputs with JSON-encoded values decoded: provider SDKs send non-string settings
+    as JSON strings (pulumi_aws 7.x ``provider.py`` wraps ``default_tags`` in
+    ``pulumi.runtime.to_json``; read 2026-11-22)."""
     out: dict[str, Any] = {}
     for key, value in props.items():
         if isinstance(value, str) and value[:1] in "{[":
@@ -394,8 +390,13 @@ class WorkloadSettings(PolicySettings):
 
 
 def gpu_workload_requests(res: PolicyResource, cfg: WorkloadSettings) -> Findings:
-    """Workloads ask for no more GPUs than allowed, and set GPU requests equal to limits (the
-    Kubernetes rule for extended resources: a request without an equal limit is rejected)."""
+    """Workloads ask for no more GPUs than allowed, and set GPU requests equal to limits.
+
+    Kubernetes rule for extended resources such as ``nvidia.com/gpu``: they are given in
+    ``limits``; requests may be omitted (they default to the limit) or must equal it
+    (kubernetes.io, "Schedule GPUs" and "Resource Management for Pods and Containers",
+    extended resources, Kubernetes 1.35).
+    """
     if not res.type.startswith("kubernetes:") or res.type == "kubernetes:helm.sh/v3:Release":
         return
     per_pod = for_stack(cfg.max_gpus_per_pod, res.stack)
@@ -555,7 +556,7 @@ def _pool_types(res: PolicyResource) -> list[str]:
     if types is not None:
         return types
     families = _in_values(_requirement(res, "karpenter.k8s.aws/instance-family")) or []
-    return sorted(t.name for f in families for t in _catalog().family(f)) if families else []
+    return sorted(t.name for f in families for t in load_catalog().family(f)) if families else []
 
 
 def burst_budget(resources: Sequence[PolicyResource], cfg: BudgetSettings) -> StackFindings:
@@ -608,8 +609,10 @@ def burst_budget(resources: Sequence[PolicyResource], cfg: BudgetSettings) -> St
 
 def imdsv2_required(res: PolicyResource, cfg: PolicySettings) -> Findings:
     """Instances require IMDSv2 session tokens (``httpTokens: required``): launch templates and EC2
-    instances must say so (EC2's default is optional); an EC2NodeClass may omit it (Karpenter
-    defaults to required) but must not set anything else."""
+    instances must say so (EC2's default is ``optional``: EC2 API reference,
+    InstanceMetadataOptions, read 2026-11-22); an EC2NodeClass may omit it (Karpenter defaults
+    it to ``required``: EC2NodeClass ``MetadataOptions`` of the Karpenter v1 CRD, as packaged in
+    @kubernetes-models/karpenter 2.0.0) but must not set anything else."""
     if res.type in ("aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance"):
         tokens = dig(res.props, "metadataOptions", "httpTokens")
         if tokens != "required":
@@ -661,8 +664,12 @@ _OPEN = (ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
 
 
 def eks_endpoint_private(res: PolicyResource, cfg: PolicySettings) -> Findings:
-    """An EKS API endpoint is private, or public only to listed CIDRs (EKS's default is public to
-    0.0.0.0/0)."""
+    """An EKS API endpoint is private, or public only to listed CIDRs.
+
+    EKS defaults ``endpointPublicAccess`` to true and ``publicAccessCidrs`` to ``0.0.0.0/0``
+    (Amazon EKS API reference, VpcConfigRequest; EKS User Guide, "Cluster API server endpoint";
+    read 2026-11-22), so an unset field counts as open.
+    """
     if res.type != "aws:eks/cluster:Cluster":
         return
     vpc = res.props.get("vpcConfig") or {}

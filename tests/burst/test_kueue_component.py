@@ -11,6 +11,7 @@ import yaml
 from hybridgpu.burst.kueue import KUEUE_CHART, kubeconfig_problems
 from hybridgpu.errors import StackConfigError
 from hybridgpu.offline.preview import run_preview, write_manifests
+from tests.burst.scratch import example_plan, scratch_project
 
 ROOT = Path(__file__).resolve().parents[2]
 KUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:"
@@ -138,20 +139,10 @@ def test_worker_kubeconfig_is_built_from_the_token_and_the_ca(runs):
 
 
 def _scratch(tmp_path: Path, plan_edit=None, stack_edits=None) -> Path:
-    (tmp_path / "stacks" / "burst").mkdir(parents=True)
-    (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
-    for stack in ("hybrid", "onprem", "prod"):
-        doc = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())
-        if "hybridgpu:onprem" in doc["config"]:
-            doc["config"]["hybridgpu:onprem"]["inventory"] = [str(ROOT / p) for p in doc["config"]["hybridgpu:onprem"]["inventory"]]
-        if stack_edits and stack in stack_edits:
-            stack_edits[stack](doc["config"])
-        (tmp_path / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(doc))
-    data = yaml.safe_load((ROOT / "stacks/burst/site-a.yaml").read_text())
+    data = example_plan()
     if plan_edit:
         plan_edit(data)
-    (tmp_path / "stacks/burst/site-a.yaml").write_text(yaml.safe_dump(data))
-    return tmp_path
+    return scratch_project(tmp_path, data, stack_edits)
 
 
 def test_split_queues_on_prem_manager(tmp_path):

@@ -14,32 +14,14 @@ from hybridgpu.burst.plan import BurstPlanError, GPU_RESOURCE, load_burst_plan, 
 from hybridgpu.catalog import load_catalog
 from hybridgpu.config.loader import load_stack_config
 from hybridgpu.errors import StackConfigError
+from tests.burst.scratch import PLAN, example_plan, scratch_project
 
 ROOT = Path(__file__).resolve().parents[2]
-PLAN = "stacks/burst/site-a.yaml"
 
 
 @pytest.fixture(scope="module")
 def plan():
     return load_burst_plan(PLAN, ROOT)
-
-
-def _plan_data() -> dict:
-    return yaml.safe_load((ROOT / PLAN).read_text())
-
-
-def _scratch(tmp_path: Path, data: dict, extra_stacks: dict[str, dict] | None = None) -> Path:
-    """A scratch project: Pulumi.yaml, the example stacks (inventory paths made absolute) and the given plan."""
-    (tmp_path / "stacks" / "burst").mkdir(parents=True)
-    (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
-    for stack in ("hybrid", "onprem", "prod"):
-        doc = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())
-        if "hybridgpu:onprem" in doc["config"]:
-            doc["config"]["hybridgpu:onprem"]["inventory"] = [str(ROOT / p) for p in doc["config"]["hybridgpu:onprem"]["inventory"]]
-        doc["config"].update((extra_stacks or {}).get(stack, {}))
-        (tmp_path / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(doc))
-    (tmp_path / PLAN).write_text(yaml.safe_dump(data))
-    return tmp_path
 
 
 def test_example_quotas_come_from_the_inventory_and_the_ceilings(plan):
@@ -99,10 +81,10 @@ def test_manager_cohort_lends_only_the_onprem_share(plan):
 
 
 def test_split_queues_make_onprem_the_manager(tmp_path):
-    data = _plan_data()
+    data = example_plan()
     data["topology"] = "split-queues"
     del data["manager"]["stack"]
-    root = _scratch(tmp_path, data)
+    root = scratch_project(tmp_path, data)
     plan = load_burst_plan(PLAN, root)
     assert {s: c.role for s, c in plan.clusters.items()} == {"onprem": "onprem-manager", "prod": "cloud-worker"}
     onprem = plan.clusters["onprem"]
@@ -117,10 +99,10 @@ def test_split_queues_make_onprem_the_manager(tmp_path):
 
 
 def test_budget_ceiling_is_rounded_to_whole_instances(tmp_path):
-    data = _plan_data()
+    data = example_plan()
     # 50,000 USD / (6.88 x 730) = 9.96 GPUs -> 9 -> 8 (one p5.48xlarge), below the 16 ceiling.
     data["cloud"]["onDemand"]["monthlyBudgetUsd"] = 50000
-    root = _scratch(tmp_path, data)
+    root = scratch_project(tmp_path, data)
     plan = load_burst_plan(PLAN, root)
     assert plan.cloud["on-demand"].gpus == 8 and plan.cloud["on-demand"].ceiling_from == "monthlyBudgetUsd"
     # ... and the prod stack, whose h100-on-demand still says 16, is now refused with the fix.
@@ -149,9 +131,9 @@ def test_the_example_stacks_validate(tmp_path):
     ],
 )
 def test_derivation_errors_name_file_field_and_fix(tmp_path, change, field, words):
-    data = _plan_data()
+    data = example_plan()
     change(data)
-    root = _scratch(tmp_path, data)
+    root = scratch_project(tmp_path, data)
     with pytest.raises(BurstPlanError) as err:
         load_burst_plan(PLAN, root)
     issue = next(i for i in err.value.issues if words in i.message)
@@ -170,7 +152,7 @@ def test_derivation_errors_name_file_field_and_fix(tmp_path, change, field, word
     ],
 )
 def test_plan_file_schema_errors(tmp_path, change, where, words):
-    data = _plan_data()
+    data = example_plan()
     change(data)
     path = tmp_path / "plan.yaml"
     path.write_text(yaml.safe_dump(data))
@@ -192,7 +174,7 @@ def test_duplicate_keys_and_missing_files_are_errors(tmp_path):
 
 
 def test_a_stack_outside_the_plan_is_refused(tmp_path):
-    root = _scratch(tmp_path, _plan_data())
+    root = scratch_project(tmp_path, example_plan())
     doc = yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())
     doc["config"]["hybridgpu:burst"] = {"plan": PLAN}
     (root / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump(doc))
@@ -203,7 +185,7 @@ def test_a_stack_outside_the_plan_is_refused(tmp_path):
 
 
 def test_plan_models_are_frozen_and_strict():
-    data = _plan_data()
+    data = example_plan()
     model = BurstPlanFile.model_validate(data)
     with pytest.raises(Exception):
         model.topology = "split-queues"  # type: ignore[misc]
