@@ -195,11 +195,10 @@ def plan(
         if stack_limits and stack is None:
             raise ValueError("--stack-limits needs --stack")
         if stack is not None:
-            from hybridgpu.config.loader import find_project_root, load_stack_config
-            from hybridgpu.economics.report import report_from_stack
+            from hybridgpu.economics.report import build_report, load_stack
 
-            rep = report_from_stack(stack, root)
-            config, _ = load_stack_config(stack, (root or find_project_root()).resolve())
+            config, inventory, file = load_stack(stack, root)  # read once: config, inventory, then the report
+            rep = build_report(config, inventory=inventory, file=file)
             cfg = config.economics
             data = rep.priced_with  # the stack's prices, overrides applied
             instance_type = instance_type or rep.break_even_instance_type

@@ -103,6 +103,11 @@ class CapacityPrices:
         if len(set(names)) != len(names):
             raise PlanError(f"duplicate commitment names {names}")
 
+    @property
+    def cheapest_commitment(self) -> tuple[str, float] | None:
+        """``(name, USD per GPU-hour)`` of the cheapest commitment option (the first on ties), or None without one."""
+        return min(self.commitments, key=lambda kv: kv[1]) if self.commitments else None
+
     @classmethod
     def build(
         cls,
@@ -333,15 +338,16 @@ def alternatives(demand: DemandProfile, prices: CapacityPrices, constraints: Pla
         out.append(Alternative(name, description, dispatch, dispatch_cost(prices, dispatch) if dispatch else {}))
 
     add("all On-Demand", "no owned or committed capacity", 0.0, {})
-    if prices.commitments:
-        name, _ = min(prices.commitments, key=lambda kv: kv[1])
+    cheapest = prices.cheapest_commitment
+    if cheapest is not None:
+        name, _ = cheapest
         peak = _round_up(demand.peak, prices.commitment_unit_gpus, constraints.integer)
         add("all committed at peak", f"{peak:g} GPUs {name}", 0.0, {name: peak})
     if prices.onprem_fixed_usd_per_gpu_hour is not None:
         peak = _round_up(demand.peak, prices.onprem_unit_gpus, constraints.integer)
         add("on-prem sized to peak", f"{peak:g} on-prem GPUs", peak, {})
-    if prices.commitments:
-        name, _ = min(prices.commitments, key=lambda kv: kv[1])
+    if cheapest is not None:
+        name, _ = cheapest
         floor = _round_down(demand.floor, prices.commitment_unit_gpus, constraints.integer)
         add("reserve the floor", f"{floor:g} GPUs {name}, spot and On-Demand above", 0.0, {name: floor})
     return out
@@ -418,7 +424,7 @@ def solve_plan(demand: DemandProfile, prices: CapacityPrices, constraints: PlanC
     # Dominance (exact): committed GPUs of every option are paid every hour, have no running
     # cost and come in the same unit, so only the cheapest option can be in an optimum; the
     # others stay at 0 without being model columns (fewer integer variables for HiGHS).
-    cheapest = min(prices.commitments, key=lambda kv: kv[1]) if prices.commitments else None
+    cheapest = prices.cheapest_commitment
     names = [cheapest[0]] if cheapest else []
     k = len(names)
     unit_p = prices.onprem_unit_gpus if constraints.integer else 1
@@ -511,7 +517,10 @@ def solve_plan(demand: DemandProfile, prices: CapacityPrices, constraints: PlanC
     h.setOptionValue("time_limit", float(time_limit_seconds))
     h.setOptionValue("mip_rel_gap", 1e-9)
     h.setOptionValue("mip_abs_gap", 1e-6)
-    h.setOptionValue("simplex_strategy", 1)  # dual simplex: fastest on the hourly model (benchmarks/economics_bench.py)
+    # Dual simplex: chosen from a one-off manual reading of a HiGHS log (2026-11-22, 2 vCPUs), not
+    # from benchmarks/economics_bench.py (which does not compare strategies); a later manual rerun
+    # found no strategy clearly faster (benchmarks/README.md, economics section).
+    h.setOptionValue("simplex_strategy", 1)
     h.passModel(lp)
     h.run()
     status = h.getModelStatus()

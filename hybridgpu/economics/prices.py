@@ -12,6 +12,8 @@ the catalog (known families and GPU models). Nothing here imports Pulumi.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
+from datetime import date
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -256,11 +258,12 @@ class EconomicsData:
             UnknownPriceError: the catalog lists no On-Demand price for it.
         """
         it = self.catalog.instance_type(instance_type)
-        if it.on_demand_usd_per_hour is None:
+        per_gpu = it.usd_per_gpu_hour
+        if per_gpu is None:
             raise UnknownPriceError(
                 f"the catalog lists no On-Demand price for {instance_type} ({it.price_region}); set one under hybridgpu:economics.onDemandUsdPerHour"
             )
-        return it.on_demand_usd_per_hour / it.gpu_count
+        return per_gpu
 
     def with_overrides(
         self,
@@ -286,21 +289,17 @@ class EconomicsData:
         """
         catalog = self.catalog.with_price_overrides(on_demand_usd_per_hour or {})
         note = f"overridden by {label}"
+        # An override with no packaged entry has no dated price source: its source names the
+        # stack file and its sourceDate is the day the override was applied (today), not a
+        # price date.
+        applied_on = date.today().isoformat()
         new_cloud = dict(self.cloud)
-        issues: list[DataIssue] = []
-        families = catalog.families()
-        models = {g.name for g in catalog.gpu_models}
-        for family in cloud or {}:
-            if family not in families:
-                issues.append(DataIssue(label, family, "family", f"is not a family of the GPU catalog (known: {', '.join(sorted(families))})"))
-        for model in onprem or {}:
-            if model not in models:
-                issues.append(DataIssue(label, model, "gpuModel", f"is not a GPU catalog key (known: {', '.join(sorted(models))})"))
+        issues = _catalog_issues(catalog, cloud or {}, label, onprem or {}, label)
         if issues:
             raise EconomicsDataError(issues)
         for family, fields in (cloud or {}).items():
             base = self.cloud[family].model_dump(by_alias=True, exclude_none=True) if family in self.cloud else {
-                "family": family, "source": [note], "sourceDate": "2026-11-22", "verified": False, "unverifiedFields": ["commitments"]}
+                "family": family, "source": [note], "sourceDate": applied_on, "verified": False, "unverifiedFields": ["commitments"]}
             merged = {**base, **fields, "notes": note}
             entry = _validate_one(merged, CloudPricing, label, family, issues)
             if entry is not None:
@@ -308,7 +307,7 @@ class EconomicsData:
         new_onprem = dict(self.onprem)
         for model, fields in (onprem or {}).items():
             base = self.onprem[model].model_dump(by_alias=True) if model in self.onprem else {
-                "gpuModel": model, "source": [note], "sourceDate": "2026-11-22", "verified": False, "unverifiedFields": ["serverUsdPerGpu"]}
+                "gpuModel": model, "source": [note], "sourceDate": applied_on, "verified": False, "unverifiedFields": ["serverUsdPerGpu"]}
             merged = {**base, **fields, "gpuModel": model, "notes": note}
             entry = _validate_one(merged, OnPremCost, label, model, issues)
             if entry is not None:
@@ -316,6 +315,20 @@ class EconomicsData:
         if issues:
             raise EconomicsDataError(issues)
         return EconomicsData(new_cloud, new_onprem, self.egress, catalog)
+
+
+def _catalog_issues(catalog: Catalog, families: Iterable[str], families_file: str, models: Iterable[str], models_file: str) -> list[DataIssue]:
+    """Issues for families and GPU models the catalog does not know (``file`` names where each came from)."""
+    issues: list[DataIssue] = []
+    known_families = catalog.families()
+    for family in families:
+        if family not in known_families:
+            issues.append(DataIssue(families_file, family, "family", f"is not a family of the GPU catalog (known: {', '.join(sorted(known_families))})"))
+    known_models = {g.name for g in catalog.gpu_models}
+    for model in models:
+        if model not in known_models:
+            issues.append(DataIssue(models_file, model, "gpuModel", f"is not a GPU catalog key (known: {', '.join(sorted(known_models))})"))
+    return issues
 
 
 def _validate_one(entry: Any, model: type[Model], file: str, label: str, issues: list[DataIssue]) -> Any:
@@ -362,14 +375,7 @@ def _build(texts: dict[str, tuple[str, str]], catalog: Catalog) -> EconomicsData
     cloud = _entries(cloud_text, cloud_file, "cloudPricing", CloudPricing, "family", issues)
     onprem = _entries(onprem_text, onprem_file, "onPremCosts", OnPremCost, "gpuModel", issues)
     egress = _entries(egress_text, egress_file, "egressPrices", EgressPrice, "name", issues)
-    families = catalog.families()
-    for family in cloud:
-        if family not in families:
-            issues.append(DataIssue(cloud_file, family, "family", f"is not a family of the GPU catalog (known: {', '.join(sorted(families))})"))
-    models = {g.name for g in catalog.gpu_models}
-    for model in onprem:
-        if model not in models:
-            issues.append(DataIssue(onprem_file, model, "gpuModel", f"is not a GPU catalog key (known: {', '.join(sorted(models))})"))
+    issues += _catalog_issues(catalog, cloud, cloud_file, onprem, onprem_file)
     if issues:
         raise EconomicsDataError(issues)
     return EconomicsData(cloud, onprem, egress, catalog)

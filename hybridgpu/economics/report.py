@@ -11,7 +11,7 @@ docs/economics.md.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from hybridgpu.economics.costmodel import (
 from hybridgpu.economics.prices import EconomicsData, UnknownPriceError, load_economics_data
 from hybridgpu.economics.vram import estimate_vram, fitting_gpus, fitting_mig_profiles, min_gpus
 
-__all__ = ["BreakEven", "BurstLine", "CapacityLine", "Hint", "StackCostReport", "build_report", "report_from_stack"]
+__all__ = ["BreakEven", "BurstLine", "CapacityLine", "Hint", "StackCostReport", "build_report", "load_stack", "report_from_stack"]
 
 
 @dataclass(frozen=True)
@@ -147,9 +147,8 @@ class StackCostReport:
             NodePools' GPU limits.
         notes: what could not be priced and why.
         sources: price data used: what, source, date, verified.
-
-    After :func:`build_report`, the attribute ``priced_with`` (not a field, not in
-    :meth:`to_dict`) holds the :class:`EconomicsData` with the stack's overrides applied.
+        priced_with: the :class:`EconomicsData` with the stack's overrides applied, set by
+            :func:`build_report` (not in :meth:`to_dict`, repr or comparisons).
     """
 
     stack: str
@@ -171,10 +170,12 @@ class StackCostReport:
     pool_limits: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     sources: list[dict[str, Any]] = field(default_factory=list)
+    priced_with: EconomicsData | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (dataclasses as dicts)."""
-        out = asdict(self)
+        """JSON-ready dict (dataclasses as dicts; without ``priced_with``)."""
+        out = asdict(replace(self, priced_with=None))  # the price data is not copied into the dict
+        del out["priced_with"]
         return out
 
 
@@ -193,7 +194,7 @@ def _primary_kind(types: list[CapacityType]) -> str:
 
 
 def _priced(types: list[InstanceType]) -> list[InstanceType]:
-    return [t for t in types if t.on_demand_usd_per_hour is not None]
+    return [t for t in types if t.usd_per_gpu_hour is not None]
 
 
 def _onprem_overrides(cfg: EconomicsConfig, fleet_gpus: int) -> dict[str, Any]:
@@ -266,10 +267,11 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
         onprem_over[ref_model] = _onprem_overrides(cfg, ref_gpus)
     data = base.with_overrides(on_demand_usd_per_hour=dict(cfg.on_demand_usd_per_hour), cloud=cloud_over, onprem=onprem_over, label=label)
     catalog = data.catalog
-    report.priced_with = data  # type: ignore[attr-defined]  # not a dataclass field: kept out of to_dict()
+    report.priced_with = data
 
     def rates_for(it: InstanceType) -> dict[str, CloudRate]:
-        per_gpu = it.on_demand_usd_per_hour / it.gpu_count  # type: ignore[operator]
+        per_gpu = it.usd_per_gpu_hour
+        assert per_gpu is not None  # only priced instance types (see _priced) get here
         try:
             pricing = data.cloud_pricing(it.family)
         except UnknownPriceError as exc:
@@ -289,7 +291,7 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
         if limit == 0:
             report.notes.append(f"NodePool {pool.name}: no gpuLimit, so its spend is unbounded; not priced")
             continue
-        cheapest = min(priced, key=lambda t: (t.on_demand_usd_per_hour / t.gpu_count, t.name))  # type: ignore[operator]
+        cheapest = min(priced, key=lambda t: (t.usd_per_gpu_hour, t.name))
         rates = rates_for(cheapest)
         if kind == "reserved":
             option = cfg.reserved_capacity_option
@@ -350,7 +352,7 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
             candidates = [t for p in pools for t in _priced(resolve_instance_types(p, catalog)) if t.gpu_model == ref_model]
             candidates = candidates or [t for t in _priced(list(catalog.instance_types)) if t.gpu_model == ref_model]
             if candidates:
-                it = min(candidates, key=lambda t: (t.on_demand_usd_per_hour / t.gpu_count, -t.gpu_count, t.name))  # type: ignore[operator]
+                it = min(candidates, key=lambda t: (t.usd_per_gpu_hour, -t.gpu_count, t.name))
                 rates = list(rates_for(it).values())
                 report.cloud_rates = rates
                 report.break_even_instance_type = it.name
@@ -419,13 +421,12 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
     return report
 
 
-def report_from_stack(stack: str, root: Path | None = None, utilizations: list[float] | None = None) -> StackCostReport:
-    """Load ``stacks/Pulumi.<stack>.yaml`` (and its inventory) and build the report.
+def load_stack(stack: str, root: Path | None = None) -> tuple[StackConfig, Any, str]:
+    """Load ``stacks/Pulumi.<stack>.yaml`` and its inventory: ``(config, inventory or None, stack file)``.
 
     Raises:
         StackFileError, StackConfigError: the stack file is missing or invalid.
         InventoryError: the inventory is invalid.
-        EconomicsDataError: a price override is invalid.
     """
     from hybridgpu.config.checks import load_onprem_inventory
     from hybridgpu.config.loader import find_project_root, load_stack_config
@@ -433,7 +434,19 @@ def report_from_stack(stack: str, root: Path | None = None, utilizations: list[f
     project = (root or find_project_root()).resolve()
     config, values = load_stack_config(stack, project)
     inventory = load_onprem_inventory(config, project) if config.onprem is not None else None
-    return build_report(config, inventory=inventory, utilizations=utilizations, file=values.file)
+    return config, inventory, values.file
+
+
+def report_from_stack(stack: str, root: Path | None = None, utilizations: list[float] | None = None) -> StackCostReport:
+    """Load ``stacks/Pulumi.<stack>.yaml`` (and its inventory, see :func:`load_stack`) and build the report.
+
+    Raises:
+        StackFileError, StackConfigError: the stack file is missing or invalid.
+        InventoryError: the inventory is invalid.
+        EconomicsDataError: a price override is invalid.
+    """
+    config, inventory, file = load_stack(stack, root)
+    return build_report(config, inventory=inventory, utilizations=utilizations, file=file)
 
 
 def plan_prices(

@@ -35,7 +35,7 @@ from typing import Literal
 
 from hybridgpu.catalog import Catalog, load_catalog
 
-__all__ = ["BYTES_PER_PARAMETER", "Fit", "VramEstimate", "estimate_vram", "fitting_gpus", "fitting_mig_profiles", "min_gpus"]
+__all__ = ["BYTES_PER_PARAMETER", "CUDA_CONTEXT_RESERVE_GIB", "Fit", "VramEstimate", "estimate_vram", "fitting_gpus", "fitting_mig_profiles", "min_gpus"]
 
 Precision = Literal["fp32", "fp16", "bf16", "fp8", "int8", "int4"]
 Optimizer = Literal["adam", "adamw", "sgd-momentum", "sgd", "none"]
@@ -45,6 +45,12 @@ Optimizer = Literal["adam", "adamw", "sgd-momentum", "sgd", "none"]
 BYTES_PER_PARAMETER: dict[str, float] = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
 #: Optimizer state per parameter (bytes): Adam/AdamW two fp32 moments; SGD momentum one fp32 buffer.
 OPTIMIZER_BYTES: dict[str, float] = {"adam": 8, "adamw": 8, "sgd-momentum": 4, "sgd": 0, "none": 0}
+#: Memory kept free per GPU (or MIG instance) for the CUDA context (GiB), on top of the estimate.
+#: An assumption, not a documented or measured figure: NVIDIA documents no fixed context size
+#: (it depends on the driver, CUDA version, GPU and loaded libraries). PyTorch forum answers
+#: (discuss.pytorch.org/t/high-gpu-memory-overhead/81330, PyTorch 1.4/1.5) report ~700-800 MB
+#: for a PyTorch process, so 0.5 GiB may be low for PyTorch workloads.
+CUDA_CONTEXT_RESERVE_GIB = 0.5
 _GB = 1e9
 _GIB = 2**30
 
@@ -181,13 +187,13 @@ class Fit:
 def _cheapest_per_gpu(catalog: Catalog) -> dict[str, float]:
     out: dict[str, float] = {}
     for it in catalog.instance_types:
-        if it.on_demand_usd_per_hour is not None:
-            per = it.on_demand_usd_per_hour / it.gpu_count
+        per = it.usd_per_gpu_hour
+        if per is not None:
             out[it.gpu_model] = min(out.get(it.gpu_model, per), per)
     return out
 
 
-def fitting_gpus(estimate: VramEstimate, catalog: Catalog | None = None, reserve_gib: float = 0.5) -> list[Fit]:
+def fitting_gpus(estimate: VramEstimate, catalog: Catalog | None = None, reserve_gib: float = CUDA_CONTEXT_RESERVE_GIB) -> list[Fit]:
     """Whole GPUs of the catalog that hold ``estimate`` plus ``reserve_gib`` (CUDA context), smallest memory first, then cheapest.
 
     GPU memory: the catalog's ``memoryMiB`` / 1024 (EC2's figure), else the driver's.
@@ -199,7 +205,7 @@ def fitting_gpus(estimate: VramEstimate, catalog: Catalog | None = None, reserve
     return sorted(fits, key=lambda f: (f.memory_gib, f.usd_per_gpu_hour if f.usd_per_gpu_hour is not None else math.inf, f.gpu_model))
 
 
-def fitting_mig_profiles(estimate: VramEstimate, gpu_model: str | None = None, reserve_gib: float = 0.5) -> list[Fit]:
+def fitting_mig_profiles(estimate: VramEstimate, gpu_model: str | None = None, reserve_gib: float = CUDA_CONTEXT_RESERVE_GIB) -> list[Fit]:
     """MIG profiles (without media extensions) that hold ``estimate`` + ``reserve_gib``, smallest memory first, then fewest compute slices.
 
     Profile memory: the MIG catalog's ``memoryGiB`` (``nvidia-smi mig -lgip``), else the
@@ -221,13 +227,13 @@ def fitting_mig_profiles(estimate: VramEstimate, gpu_model: str | None = None, r
     return [f for _, _, f in sorted(out, key=lambda t: (t[0], t[1], t[2].gpu_model))]
 
 
-def min_gpus(estimate_for: Callable[[int], VramEstimate], memory_gib: float, reserve_gib: float = 0.5, limit: int = 1024) -> int | None:
+def min_gpus(estimate_for: Callable[[int], VramEstimate], memory_gib: float, reserve_gib: float = CUDA_CONTEXT_RESERVE_GIB, limit: int = 1024) -> int | None:
     """Fewest GPUs of ``memory_gib`` each that hold the model when sharded over them.
 
     Args:
         estimate_for: shards -> the per-GPU estimate (e.g. ``lambda n: estimate_vram(..., shards=n)``).
         memory_gib: memory per GPU (GiB).
-        reserve_gib: per-GPU reserve (GiB).
+        reserve_gib: per-GPU reserve (GiB; default :data:`CUDA_CONTEXT_RESERVE_GIB`).
         limit: largest shard count tried.
 
     Returns:

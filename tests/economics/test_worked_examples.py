@@ -67,6 +67,22 @@ def test_seed000_break_even_against_3_year_reserved():
     assert model.usd_per_productive_gpu_hour(full) == pytest.approx(5.25)
 
 
+def test_docs_h100_break_even_with_the_packaged_prices():
+    # docs/economics.md ("Price data"): with the packaged H100 costs (ops included) and the
+    # catalog's p5.48xlarge On-Demand price, owning beats On-Demand above 40.8% utilization and a
+    # 3-year reservation only above 97.3% - computed as the report's break-even does.
+    from hybridgpu.economics.report import plan_prices
+
+    _, rates, model = plan_prices(load_economics_data(), "p5.48xlarge", "H100-80GB")
+    assert model is not None
+    by = {r.option: r for r in rates}
+
+    def u_star(option: str) -> float | None:
+        return break_even_utilization(model.fixed_usd_per_gpu_year, by[option].usd_per_productive_gpu_hour, model.usd_per_used_gpu_hour)
+    assert u_star("on-demand") == pytest.approx(0.408, abs=0.002)
+    assert u_star("reserved-3y") == pytest.approx(0.973, abs=0.002)
+
+
 def test_seed000_p5_reserved_rates_from_the_discounts():
     # Seed 000: p5.48xlarge "On-demand: 12.29/GPU-hour", "1-year reserved (no upfront): 8.05",
     # "3-year reserved (partial upfront): ~5.25". The packaged p5 discounts are derived from these.
