@@ -20,6 +20,7 @@ Sections:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import platform
 import statistics
 import sys
@@ -31,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from hybridgpu.burst.plan import load_burst_plan  # noqa: E402
-from hybridgpu.burst.simulate import STRATEGIES, SimulationParams, compare, comparison_rows, format_hours, params_from_plan, simulate  # noqa: E402
+from hybridgpu.burst.simulate import STRATEGIES, compare, comparison_rows, format_hours, params_from_plan, simulate  # noqa: E402
 from hybridgpu.burst.trace import generate_trace, load_trace, write_trace  # noqa: E402
 
 
@@ -48,19 +49,9 @@ def year(jobs_wanted: int, repeat: int, seed: int) -> None:
     assert loaded == jobs
     demand = sum(j.gpus * j.duration_s for j in jobs) / (365 * 86400)
     onprem = max(1, round(demand))
-    plan = params_from_plan(load_burst_plan("stacks/burst/site-a.yaml", ROOT))
-    params = SimulationParams(
-        onprem_gpus=onprem,
-        spot_gpus=onprem,
-        on_demand_gpus=max(8, onprem // 4),
-        spot_usd_per_gpu_hour=plan.spot_usd_per_gpu_hour,
-        on_demand_usd_per_gpu_hour=plan.on_demand_usd_per_gpu_hour,
-        dispatch_delay_s=plan.dispatch_delay_s,
-        launch_s=plan.launch_s,
-        interruptions_per_instance_hour=plan.interruptions_per_instance_hour,
-        gpus_per_instance=plan.gpus_per_instance,
-        seed=seed,
-    )
+    # Prices, latencies and instance size of the example plan; capacities scaled to the demand.
+    example = params_from_plan(load_burst_plan("stacks/burst/site-a.yaml", ROOT))
+    params = dataclasses.replace(example, onprem_gpus=onprem, spot_gpus=onprem, on_demand_gpus=max(8, onprem // 4), seed=seed)
     print(f"## 1. A year of demand: {len(jobs):,} jobs (generate_trace(jobs={jobs_wanted}, days=365, seed={seed}))")
     print(f"mean GPU demand {demand:.1f} GPUs -> on-prem {params.onprem_gpus}, spot <= {params.spot_gpus}, on-demand <= {params.on_demand_gpus}")
     print(f"trace generation {gen:.2f} s, CSV load {load:.2f} s ({len(jobs) / load:,.0f} rows/s)")

@@ -22,12 +22,21 @@ import base64
 import pulumi
 import pulumi_kubernetes as k8s
 
-from hybridgpu.burst.kueue import KUBECONFIG_KEY, KUEUE_CHART, cluster_manifests, kueue_helm_values, token_secret_name, worker_kubeconfig
+from hybridgpu.burst.kueue import (
+    KUBECONFIG_KEY,
+    KUEUE_CHART,
+    MANAGED_BY,
+    WORKER_KUBECONFIG_OUTPUT,
+    cluster_manifests,
+    kueue_helm_values,
+    token_secret_name,
+    worker_kubeconfig,
+)
 from hybridgpu.burst.models import BurstPlanFile
 from hybridgpu.burst.plan import ClusterPlan
 
-#: Name of the stack output a worker exports and the manager reads through a StackReference.
-WORKER_KUBECONFIG_OUTPUT = "burst_worker_kubeconfig"
+#: ``WORKER_KUBECONFIG_OUTPUT`` is re-exported for the program (workers export it, the manager reads it).
+__all__ = ["KueueCluster", "WORKER_KUBECONFIG_OUTPUT"]
 
 
 class KueueCluster(pulumi.ComponentResource):
@@ -135,7 +144,7 @@ class KueueCluster(pulumi.ComponentResource):
             for worker in cluster.multikueue.workers:
                 k8s.core.v1.Secret(
                     f"{name}-secret-{worker.secret}",
-                    metadata={"name": worker.secret, "namespace": kueue_ns, "labels": {"app.kubernetes.io/managed-by": "hybridgpu"}},
+                    metadata={"name": worker.secret, "namespace": kueue_ns, "labels": dict(MANAGED_BY)},
                     type="Opaque",
                     string_data={KUBECONFIG_KEY: pulumi.Output.secret((worker_kubeconfigs or {})[worker.name])},
                     opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[self.release], additional_secret_outputs=["stringData", "data"]),

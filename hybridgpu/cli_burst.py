@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from hybridgpu.burst.models import INCREMENTAL_DISPATCH_SECONDS
 from hybridgpu.errors import HybridGpuError
 
 burst_app = typer.Typer(no_args_is_help=True, help="Bursting with Kueue MultiKueue: derived quotas, simulator, traces.")
@@ -152,7 +153,7 @@ def simulate_command(
     spot_price: Annotated[float | None, typer.Option(min=0, help="Spot USD per GPU-hour (overrides the plan).")] = None,
     on_demand_price: Annotated[float | None, typer.Option(min=0, help="On-demand USD per GPU-hour (overrides the plan).")] = None,
     launch_seconds: Annotated[float | None, typer.Option(min=0, help="Karpenter launch latency in seconds (overrides the plan).")] = None,
-    dispatch_delay: Annotated[float | None, typer.Option(min=0, help="Seconds before a waiting job may go to the cloud (default: 300, Kueue's Incremental round).")] = None,
+    dispatch_delay: Annotated[float | None, typer.Option(min=0, help=f"Seconds before a waiting job may go to the cloud (default: {INCREMENTAL_DISPATCH_SECONDS}, Kueue's Incremental round).")] = None,
     interruptions: Annotated[float | None, typer.Option(min=0, help="Spot interruptions per instance-hour (overrides the plan).")] = None,
     gpus_per_instance: Annotated[int | None, typer.Option(min=1, help="GPUs per cloud instance (overrides the plan).")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the spot interruption stream.")] = 0,

@@ -32,6 +32,7 @@ import yaml
 
 from hybridgpu.burst.models import BurstPlanFile
 from hybridgpu.burst.plan import ClusterPlan, ClusterQueuePlan, Flavor, LocalQueuePlan, WorkerRef
+from hybridgpu.render.kubeconfig import kubeconfig
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
@@ -42,6 +43,8 @@ KUBECONFIG_KEY = "kubeconfig"
 #: ServiceAccount the manager uses on a worker.
 WORKER_SERVICE_ACCOUNT = "hybridgpu-multikueue"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "hybridgpu"}
+#: Name of the stack output a worker exports and the manager reads through a StackReference.
+WORKER_KUBECONFIG_OUTPUT = "burst_worker_kubeconfig"
 
 
 def _meta(name: str, namespace: str | None = None) -> dict[str, Any]:
@@ -244,14 +247,7 @@ def worker_kubeconfig(*, name: str, server: str, ca_data: str, token: str) -> st
     Raises:
         ValueError: the result would be refused by Kueue (see :func:`kubeconfig_problems`).
     """
-    doc = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": name, "cluster": {"server": server, "certificate-authority-data": ca_data}}],
-        "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
-        "current-context": name,
-        "users": [{"name": name, "user": {"token": token}}],
-    }
+    doc = kubeconfig(name=name, server=server, ca_data=ca_data, user={"token": token})
     text = yaml.safe_dump(doc, sort_keys=False)
     problems = kubeconfig_problems(text)
     if problems:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import ValidationError
 
 from hybridgpu.burst.models import BurstClass, BurstPlanFile, CapacitySpec
+from hybridgpu.config.nvidia import GPU_RESOURCE
 from hybridgpu.datafile import DataFileError, DataIssue, load_unique_yaml
 from hybridgpu.modelbase import model_at
 
@@ -38,19 +39,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from hybridgpu.errors import ConfigIssue
     from hybridgpu.inventory.models import Inventory
 
-#: Kubernetes resource of a whole NVIDIA GPU (device plugin).
-GPU_RESOURCE = "nvidia.com/gpu"
-#: GFD node label with the GPU product (NVIDIA/k8s-device-plugin v0.20.0 ``docs/gpu-feature-discovery``).
+#: GFD node label with the GPU product (NVIDIA/k8s-device-plugin v0.20.0 ``docs/gpu-feature-discovery``
+#: README, "Generated Labels", read 2026-11-22).
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
-#: GFD node label with the MIG strategy of a node (``mixed`` here: whole GPUs and MIG devices side by side).
+#: GFD node label with the MIG strategy of a node (``mixed`` here: whole GPUs and MIG devices side by
+#: side); same source as :data:`GPU_PRODUCT_LABEL` (GFD README "Generated Labels", read 2026-11-22).
 MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
-#: Karpenter well-known labels (Karpenter v1.14 ``website/content/en/v1.14/concepts/scheduling.md``).
+#: Karpenter well-known labels (Karpenter v1.14 ``website/content/en/v1.14/concepts/scheduling.md``,
+#: "Well-Known Labels", read 2026-11-22).
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 GPU_NAME_LABEL = "karpenter.k8s.aws/instance-gpu-name"
-
-#: Kubernetes capacity-type label values per plan key.
-CAPACITY_TYPES = {"spot": "spot", "on-demand": "on-demand"}
 
 Role = Literal["manager", "onprem-worker", "cloud-worker", "onprem-manager"]
 
@@ -297,6 +296,13 @@ def _slug(text: str) -> str:
     return out
 
 
+def _toleration(key: str, value: str | None, effect: str) -> dict[str, str]:
+    """The Kubernetes toleration of a taint: ``Equal`` with a value, ``Exists`` without."""
+    if value is not None:
+        return {"key": key, "operator": "Equal", "value": value, "effect": effect}
+    return {"key": key, "operator": "Exists", "effect": effect}
+
+
 def onprem_capacity(inventory: Inventory, catalog: Catalog) -> OnPremCapacity:
     """Schedulable GPU capacity of the on-prem cluster, from its inventory.
 
@@ -339,8 +345,7 @@ def onprem_capacity(inventory: Inventory, catalog: Catalog) -> OnPremCapacity:
         common = reduce(lambda a, b: a & b, taints.get(model, [set()]))
         out = []
         for key, value, effect in sorted(common, key=lambda t: (t[0], t[1] or "", t[2])):
-            tol = {"key": key, "operator": "Equal", "value": value, "effect": effect} if value is not None else {"key": key, "operator": "Exists", "effect": effect}
-            out.append(tol)
+            out.append(_toleration(key, value, effect))
         return tuple(out)
 
     flavors = {
@@ -406,13 +411,10 @@ def cloud_capacity(
             gpus, ceiling_from = by_budget, "monthlyBudgetUsd"
     assert gpus is not None
     names = sorted({(catalog.gpu_model(t.gpu_model).karpenter_gpu_name or "") for t in types} - {""})
-    labels = {CAPACITY_TYPE_LABEL: CAPACITY_TYPES[capacity_type], NODEPOOL_LABEL: pool.name}
+    labels = {CAPACITY_TYPE_LABEL: capacity_type, NODEPOOL_LABEL: pool.name}
     if len(names) == 1:
         labels[GPU_NAME_LABEL] = names[0]
-    tolerations = tuple(
-        ({"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect.value} if t.value is not None else {"key": t.key, "operator": "Exists", "effect": t.effect.value})
-        for t in pool.taints
-    )
+    tolerations = tuple(_toleration(t.key, t.value, t.effect.value) for t in pool.taints)
     flavor = Flavor(f"eks-{capacity_type}", labels, tolerations)
     return CloudCapacity(capacity_type, pool.name, gpus, float(price), source, ceiling_from, counts, flavor)
 
@@ -462,7 +464,7 @@ def plan_burst(source: BurstPlanFile, inventory: Inventory, cloud: CloudConfig, 
     issues: list[DataIssue] = []
     onprem = onprem_capacity(inventory, catalog)
     caps: dict[str, CloudCapacity] = {}
-    for ctype, key, spec in (("spot", "spot", source.cloud.spot), ("on-demand", "onDemand", source.cloud.on_demand)):
+    for ctype, spec in (("spot", source.cloud.spot), ("on-demand", source.cloud.on_demand)):
         if spec is None:
             continue
         try:
@@ -565,15 +567,14 @@ def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[s
             config_name, workers = f"{prefix}-onprem-only", (onprem_ref.name,)
         else:
             config_name, workers = f"{prefix}-spillover", (onprem_ref.name, eks_ref.name)
-        check = f"{config_name}"
         configs[config_name] = workers
-        checks[check] = config_name
+        checks[config_name] = config_name
         cqs.append(
             ClusterQueuePlan(
                 f"{prefix}-{'onprem-only' if cls == 'none' else cls}",
                 (_single_group("multikueue", nominal, borrowing, lending),),
                 cohort=cohort,
-                admission_check=check,
+                admission_check=config_name,
                 burst_class=cls,
             )
         )
@@ -585,8 +586,7 @@ def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[s
         checks=checks,
         dispatcher="kueue.x-k8s.io/multikueue-dispatcher-incremental",
     )
-    assert source.manager.stack is not None
-    clusters[source.manager.stack] = ClusterPlan(source.manager.stack, "manager", (Flavor("multikueue"),), tuple(cqs), lqs, namespaces, mk)
+    clusters[source.manager_stack] = ClusterPlan(source.manager_stack, "manager", (Flavor("multikueue"),), tuple(cqs), lqs, namespaces, mk)
     return BurstPlan(source, file, onprem, caps, clusters)
 
 
@@ -663,7 +663,7 @@ def load_burst_plan(plan: str, root: Path, current: StackConfig | None = None, c
         InventoryError: the on-prem inventory is invalid.
     """
     from hybridgpu.catalog import load_catalog
-    from hybridgpu.config.checks import _load_inventory_cached, _mtime
+    from hybridgpu.config.checks import load_inventory_of
 
     catalog = catalog or load_catalog()
     source = read_plan_file(root / plan, plan)
@@ -675,8 +675,7 @@ def load_burst_plan(plan: str, root: Path, current: StackConfig | None = None, c
         cloud_cfg = current.cloud
     else:
         cloud_cfg = _stack_section(root, source.cloud.stack, "cloud", plan, "cloud.stack")
-    paths = tuple((root / p).resolve() for p in onprem_cfg.inventory)
-    inventory = _load_inventory_cached(paths, tuple(_mtime(p) for p in paths))
+    inventory = load_inventory_of(onprem_cfg, root)
     return plan_burst(source, inventory, cloud_cfg, catalog, file=plan)
 
 

@@ -38,6 +38,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from hybridgpu.burst.models import INCREMENTAL_DISPATCH_SECONDS
 from hybridgpu.burst.trace import Job
 
 STRATEGIES = ("onprem-only", "spot", "on-demand")
@@ -55,7 +56,7 @@ class SimulationParams:
         on_demand_gpus: on-demand ceiling in GPUs.
         spot_usd_per_gpu_hour: spot price, USD per GPU-hour.
         on_demand_usd_per_gpu_hour: on-demand price, USD per GPU-hour.
-        dispatch_delay_s: seconds a job waits for on-prem before it may go to the cloud (300: Kueue's Incremental dispatcher round).
+        dispatch_delay_s: seconds a job waits for on-prem before it may go to the cloud (:data:`~hybridgpu.burst.models.INCREMENTAL_DISPATCH_SECONDS`: Kueue's Incremental dispatcher round).
         launch_s: seconds from cloud admission to a working node (Karpenter launch and boot).
         interruptions_per_instance_hour: spot interruption rate per instance-hour.
         gpus_per_instance: GPUs per cloud instance.
@@ -67,7 +68,7 @@ class SimulationParams:
     on_demand_gpus: int = 0
     spot_usd_per_gpu_hour: float = 0.0
     on_demand_usd_per_gpu_hour: float = 0.0
-    dispatch_delay_s: float = 300.0
+    dispatch_delay_s: float = float(INCREMENTAL_DISPATCH_SECONDS)
     launch_s: float = 0.0
     interruptions_per_instance_hour: float = 0.0
     gpus_per_instance: int = 8
@@ -316,8 +317,6 @@ def params_from_plan(plan, *, seed: int = 0) -> SimulationParams:
     Raises:
         ValueError: the plan has no ``simulation`` section.
     """
-    from hybridgpu.burst.models import INCREMENTAL_DISPATCH_SECONDS
-
     sim = plan.source.simulation
     if sim is None:
         raise ValueError(f"{plan.file} has no `simulation` section (karpenterLaunchSeconds, spotInterruptionsPerInstanceHour, gpusPerInstance, source)")

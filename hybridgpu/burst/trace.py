@@ -25,12 +25,14 @@ import math
 import random
 from dataclasses import dataclass
 from pathlib import Path
+from typing import get_args
 
+from hybridgpu.burst.models import BurstClass
 from hybridgpu.datafile import DataFileError, DataIssue
 
 REQUIRED_COLUMNS = ("submit_s", "gpus", "duration_s")
 OPTIONAL_COLUMNS = ("checkpoint_s", "burst")
-BURST_CLASSES = ("spot", "on-demand", "none")
+BURST_CLASSES: tuple[str, ...] = get_args(BurstClass)
 
 
 class TraceError(DataFileError):

@@ -20,6 +20,7 @@ from hybridgpu.config.models import (
     CapacityType,
     CloudConfig,
     Environment,
+    OnPremConfig,
     StackConfig,
 )
 from hybridgpu.errors import ConfigIssue
@@ -129,8 +130,18 @@ def load_onprem_inventory(config: StackConfig, root: Path | None = None) -> Inve
         InventoryError: the inventory is invalid (every issue names file, host, field and fix).
     """
     assert config.onprem is not None
-    base = root or Path.cwd()
-    paths = tuple((base / p).resolve() for p in config.onprem.inventory)
+    return load_inventory_of(config.onprem, root or Path.cwd())
+
+
+def load_inventory_of(onprem: OnPremConfig, root: Path) -> Inventory:
+    """Load and validate the inventory an on-prem section names (paths relative to ``root``).
+
+    Parsed once per file version: the config checks, the program and the burst plan share it.
+
+    Raises:
+        InventoryError: the inventory is invalid (every issue names file, host, field and fix).
+    """
+    paths = tuple((root / p).resolve() for p in onprem.inventory)
     return _load_inventory_cached(paths, tuple(_mtime(p) for p in paths))
 
 

@@ -176,18 +176,19 @@ class HybridMocks(pulumi.runtime.Mocks):
         elif typ.startswith("pulumi:providers:"):
             rid = f"{name}-provider"
         elif typ == "kubernetes:core/v1:Secret" and inputs.get("type") == "kubernetes.io/service-account-token":
-            # The token controller fills in a JWT-shaped token and the cluster CA.
+            # The token controller fills in the token (JWT-shaped here) and the namespace (the
+            # worker kubeconfig takes its CA from the cluster, not from the Secret's ca.crt).
             state["data"] = {"token": base64.b64encode(_mock_jwt(h).encode()).decode(), "namespace": base64.b64encode(b"kueue-system").decode()}
         elif typ == "pulumi:pulumi:StackReference":
             # Another stack's outputs: what a burst worker stack exports (secret), deterministic per stack name.
-            from hybridgpu.burst.kueue import worker_kubeconfig
+            from hybridgpu.burst.kueue import WORKER_KUBECONFIG_OUTPUT, worker_kubeconfig
 
             target = str(inputs.get("name", name))
             hs = _short_hash("stack", target)
             ca = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMOCK-WORKER-CA\n-----END CERTIFICATE-----\n").decode()
             kubeconfig = worker_kubeconfig(name=target.replace("/", "-"), server=f"https://{hs}.worker.invalid", ca_data=ca, token=_mock_jwt(hs))
             rid = target
-            state.update(name=target, outputs={"burst_worker_kubeconfig": kubeconfig, "burst_role": "worker"}, secretOutputNames=["burst_worker_kubeconfig"])
+            state.update(name=target, outputs={WORKER_KUBECONFIG_OUTPUT: kubeconfig, "burst_role": "worker"}, secretOutputNames=[WORKER_KUBECONFIG_OUTPUT])
         return rid, state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:

@@ -1,9 +1,12 @@
 """``python -m hybridgpu.security``: print the figures of docs/security.md.
 
 Previews every example stack offline (into a scratch out/), then counts: IAM policy documents
-linted with parliament and the findings left (each with its justification), manifests checked
-with checkov and the skips used, shell scripts shellchecked, files scanned for secrets and the
-hits. Needs the test tools (``make setup``). The fuzzing figures come from ``make fuzz``.
+linted with parliament (the ones the stacks register, and every one ``hybridgpu.render.iam``
+builds in three partitions, as ``tests/security/test_sec_iam.py`` does) and the findings left
+(each with its justification), manifests checked with checkov (passed checks per directory:
+rendered by the stacks, example workloads of the docs) and the skips used, shell scripts
+shellchecked, files scanned for secrets and the hits. Needs the test tools (``make setup``).
+The fuzzing figures come from ``make fuzz``.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ def main() -> int:
     from hybridgpu.offline.preview import run_preview, write_manifests
     from hybridgpu.render import iam
     from hybridgpu.security.checkov_scan import apply_skips, load_skips, run_checkov, write_example_manifests
-    from hybridgpu.security.iam_lint import lint_policies, policies_of_records, unjustified
+    from hybridgpu.security.iam_lint import LintReport, lint_policies, policies_of_records, renderer_policies, unjustified
     from hybridgpu.security.scripts import scripts_of_records, shellcheck
     from hybridgpu.security.secrets_scan import scan_files
 
@@ -34,16 +37,27 @@ def main() -> int:
             write_manifests(results[stack], out)
         print(f"stacks: {len(stacks)} ({', '.join(stacks)})")
 
-        policies = [p for s, r in results.items() for p in policies_of_records(s, r.records)]
-        report = lint_policies(policies)
+        program = lint_policies([p for s, r in results.items() for p in policies_of_records(s, r.records)])
+        renderer = lint_policies(renderer_policies())
+        report = LintReport(
+            policies=program.policies + renderer.policies,
+            statements=program.statements + renderer.statements,
+            findings=program.findings + renderer.findings,
+            not_applicable=program.not_applicable + renderer.not_applicable,
+        )
         missing, stale = unjustified(report, iam.PARLIAMENT_JUSTIFICATIONS)
         problems += len(missing) + len(stale)
         distinct = sorted({(f.sid, f.issue) for f in report.findings})
+        for label, part in (("registered by the stacks", program), ("from hybridgpu.render.iam (3 partitions)", renderer)):
+            print(
+                f"IAM (parliament), {label}: {part.policies} policy documents, {part.statements} statements; "
+                f"{len(part.findings)} findings left, {len(part.not_applicable)} not applicable (Resource in trust policies)"
+            )
         print(
-            f"IAM (parliament): {report.policies} policy documents, {report.statements} statements; "
+            f"IAM (parliament), together: {report.policies} policy documents, {report.statements} statements; "
             f"{len(report.findings)} findings left ({len(distinct)} distinct statement/issue pairs, "
-            f"{len(distinct) - len({(m.sid, m.issue) for m in missing})} justified), "
-            f"{len(report.not_applicable)} not applicable (Resource in trust policies)"
+            f"{len(distinct) - len({(m.sid, m.issue) for m in missing})} justified; {len(missing)} unjustified findings, "
+            f"{len(stale)} unused justifications), {len(report.not_applicable)} not applicable (Resource in trust policies)"
         )
         for sid, issue in distinct:
             print(f"  {sid}: {issue}")
@@ -61,6 +75,11 @@ def main() -> int:
             f"{len(checkov.passed)} checks passed, {len(checkov.failed)} failed, of which {len(skipped)} covered by "
             f"{len(load_skips())} documented skips; {len(open_failures)} open"
         )
+        for label, belongs in (("rendered", lambda r: not r.file.startswith("examples/")), ("examples", lambda r: r.file.startswith("examples/"))):
+            passed = [r for r in checkov.passed if belongs(r)]
+            failed = [r for r in checkov.failed if belongs(r)]
+            kinds = sorted({r.resource.split(".", 1)[0] for r in passed})
+            print(f"  {label}: {len(passed)} checks passed, {len(failed)} failed; passed on kinds {', '.join(kinds) or 'none'}")
         scripts = [s for st, r in results.items() for s in scripts_of_records(st, r.records)]
         unique = {s.text for s in scripts}
         dirty = sum(1 for text in unique if shellcheck(text))

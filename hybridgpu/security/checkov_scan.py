@@ -152,9 +152,15 @@ def load_skips(path: Path = SKIPS_FILE) -> list[Skip]:
     """The skips of ``path`` (a YAML mapping ``skips:`` -> list of ``{check, objects, justification}``).
 
     Raises:
-        ValueError: the file is malformed, an entry lacks a justification or objects.
+        ValueError: the file is malformed (not YAML, a duplicate key), an entry lacks a
+            justification or objects.
     """
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    from hybridgpu.datafile import load_unique_yaml
+
+    try:
+        data = load_unique_yaml(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("skips"), list):
         raise ValueError(f"{path}: expected a mapping with a `skips:` list")
     skips = []

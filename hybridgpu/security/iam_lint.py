@@ -44,11 +44,6 @@ class PolicyDocument:
         statements = self.document.get("Statement", [])
         return statements if isinstance(statements, list) else [statements]
 
-    @property
-    def is_resource_policy(self) -> bool:
-        """True when a statement names a Principal (trust policies, queue policies)."""
-        return any("Principal" in s or "NotPrincipal" in s for s in self.statements)
-
 
 @dataclass(frozen=True)
 class LintFinding:
@@ -127,6 +122,35 @@ def policies_of_records(stack: str, records: Iterable[Any]) -> list[PolicyDocume
     for record in records:
         found += find_policies(record.inputs, f"{stack}: {record.type} {record.name} ")
     return found
+
+
+def renderer_policies() -> list[PolicyDocument]:
+    """Every document :mod:`hybridgpu.render.iam` builds, for each AWS partition (``aws``, ``aws-cn``, ``aws-us-gov``).
+
+    Placeholder account, cluster and region; linted next to the program's documents by the
+    security tests and ``python -m hybridgpu.security``.
+    """
+    from hybridgpu.render import iam
+
+    docs = []
+    for partition, region in (("aws", "us-west-2"), ("aws-cn", "cn-north-1"), ("aws-us-gov", "us-gov-west-1")):
+        account, cluster = "111122223333", "gpu-lint"
+        queue = f"arn:{partition}:sqs:{region}:{account}:{cluster}-interruption"
+        node_role = f"arn:{partition}:iam::{account}:role/{cluster}-karpenter-node"
+        for name, doc in iam.karpenter_controller_policies(
+            partition=partition, region=region, account_id=account, cluster_name=cluster, node_role_arn=node_role, queue_arn=queue
+        ).items():
+            docs.append(PolicyDocument(f"render {partition}: karpenter_controller_policies[{name}]", doc))
+        docs.append(PolicyDocument(f"render {partition}: interruption_queue_policy", iam.interruption_queue_policy(queue)))
+    docs.append(PolicyDocument("render: service_trust_policy", iam.service_trust_policy("ec2.amazonaws.com")))
+    docs.append(PolicyDocument("render: eks_cluster_trust_policy", iam.eks_cluster_trust_policy()))
+    docs.append(
+        PolicyDocument(
+            "render: pod_identity_trust_policy",
+            iam.pod_identity_trust_policy(account_id="111122223333", cluster_name="gpu-lint", namespace="kube-system", service_account="karpenter"),
+        )
+    )
+    return docs
 
 
 def _is_trust_statement(statement: Mapping[str, Any]) -> bool:

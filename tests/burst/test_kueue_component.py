@@ -8,7 +8,7 @@ import pulumi
 import pytest
 import yaml
 
-from hybridgpu.burst.kueue import KUEUE_CHART, kubeconfig_problems
+from hybridgpu.burst.kueue import KUEUE_CHART, endpoint_from_kubeconfig, kubeconfig_problems
 from hybridgpu.errors import StackConfigError
 from hybridgpu.offline.preview import run_preview, write_manifests
 from tests.burst.scratch import example_plan, scratch_project
@@ -76,6 +76,21 @@ def test_manager_stores_exec_free_worker_kubeconfigs_as_secrets(runs):
         assert "exec" not in yaml.safe_load(text)["users"][0]["user"]
     locations = {r.inputs["spec"]["clusterSource"]["kubeConfig"]["location"] for r in runs["hybrid"].of_type(KUEUE + "MultiKueueCluster")}
     assert locations == {s.inputs["metadata"]["name"] for s in secrets}
+
+
+def test_each_multikueue_secret_holds_its_own_workers_kubeconfig(runs):
+    """Each worker's Secret holds the kubeconfig read from THAT worker's stack (mocked endpoint per stack reference)."""
+    from hybridgpu.burst.plan import load_burst_plan
+    from hybridgpu.offline.preview import _short_hash
+
+    workers = load_burst_plan("stacks/burst/site-a.yaml", ROOT).clusters["hybrid"].multikueue.workers
+    assert len({w.stack_reference for w in workers}) == len(workers) == 2
+    secrets = {s.inputs["metadata"]["name"]: s.inputs["stringData"]["kubeconfig"] for s in runs["hybrid"].of_type("kubernetes:core/v1:Secret")}
+    locations = {r.inputs["metadata"]["name"]: r.inputs["spec"]["clusterSource"]["kubeConfig"]["location"] for r in runs["hybrid"].of_type(KUEUE + "MultiKueueCluster")}
+    for worker in workers:
+        assert locations[worker.name] == worker.secret
+        server, _ = endpoint_from_kubeconfig(secrets[worker.secret])
+        assert server == f"https://{_short_hash('stack', worker.stack_reference)}.worker.invalid", worker.name
 
 
 def test_workers_export_their_kubeconfig_as_a_secret(runs):

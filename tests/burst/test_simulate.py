@@ -123,8 +123,28 @@ def test_seeded_runs_are_reproducible_and_sane():
     only, spot, od = first
     assert only.total_cost_usd == 0 and spot.interruptions > 0 and od.interruptions == 0
     assert spot.wait_p90_s <= only.wait_p90_s and od.wait_p90_s <= only.wait_p90_s
-    # Cloud GPU-hours are at least the work that ran there: the billed launch time comes on top.
+    # The bursting strategies bill cloud GPU-hours, on-prem only none (the exact bound: the next test).
+    assert not any(only.gpu_hours.values()) and sum(spot.gpu_hours.values()) > 0 and sum(od.gpu_hours.values()) > 0
     assert all(0 <= r.onprem_utilization <= 1 for r in first)
+
+
+def test_cloud_gpu_hours_cover_the_work_that_ran_there():
+    """Billed cloud GPU-hours are at least the work that ran there, the work redone after interruptions
+    and one launch per burst job (billing runs from admission). Jobs of at most 16 GPUs fit every
+    place, so nothing is left unadmitted and the cloud's work is the trace's minus on-prem's.
+    """
+    jobs = [j for j in generate_trace(jobs=2000, days=30, seed=11, median_hours=1.0) if j.gpus <= 16]
+    params = SimulationParams(onprem_gpus=24, spot_gpus=32, on_demand_gpus=16, spot_usd_per_gpu_hour=3.0, on_demand_usd_per_gpu_hour=7.0, launch_s=300, interruptions_per_instance_hour=0.05, seed=5)
+    total = sum(j.gpus * j.duration_s for j in jobs) / 3600.0
+    for r in compare(jobs, params):
+        assert r.never_admitted == 0, r.strategy
+        cloud_work = total - r.onprem_utilization * params.onprem_gpus * r.makespan_s / 3600.0
+        billed = sum(r.gpu_hours.values())
+        if r.strategy == "onprem-only":
+            assert billed == 0 and cloud_work == pytest.approx(0, abs=1e-6)
+        else:
+            assert r.burst_jobs > 0 and cloud_work > 0
+            assert billed >= cloud_work + r.lost_gpu_hours + r.burst_jobs * params.launch_s / 3600.0 - 1e-6, r.strategy
 
 
 def test_params_from_the_example_plan():

@@ -13,7 +13,6 @@ Adding a target: one ``FuzzTarget(name, strategy, run)`` entry in :data:`TARGETS
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -313,7 +312,7 @@ def test_seeds_are_valid():
         assert parse_trace(text, "seed")
     for text in DEMAND_SEEDS:
         parse_demand_csv(text, "seed")
-    assert json.dumps([len(s) for s in STACK_SEEDS])
+    assert STACK_SEEDS and all(STACK_SEEDS)
 
 
 def _alias_bomb(levels: int = 9) -> bytes:

@@ -14,32 +14,9 @@ import json
 import pytest
 
 from hybridgpu.render import iam
-from hybridgpu.security.iam_lint import PolicyDocument, lint_policies, lint_policy, policies_of_records, unjustified
+from hybridgpu.security.iam_lint import PolicyDocument, lint_policies, lint_policy, policies_of_records, renderer_policies, unjustified
 
 pytest.importorskip("parliament", reason="parliament is a test dependency: pip install -e '.[test]'")
-
-
-def renderer_policies() -> list[PolicyDocument]:
-    """Every document hybridgpu.render.iam builds, for each AWS partition."""
-    docs = []
-    for partition, region in (("aws", "us-west-2"), ("aws-cn", "cn-north-1"), ("aws-us-gov", "us-gov-west-1")):
-        account, cluster = "111122223333", "gpu-lint"
-        queue = f"arn:{partition}:sqs:{region}:{account}:{cluster}-interruption"
-        node_role = f"arn:{partition}:iam::{account}:role/{cluster}-karpenter-node"
-        for name, doc in iam.karpenter_controller_policies(
-            partition=partition, region=region, account_id=account, cluster_name=cluster, node_role_arn=node_role, queue_arn=queue
-        ).items():
-            docs.append(PolicyDocument(f"render {partition}: karpenter_controller_policies[{name}]", doc))
-        docs.append(PolicyDocument(f"render {partition}: interruption_queue_policy", iam.interruption_queue_policy(queue)))
-    docs.append(PolicyDocument("render: service_trust_policy", iam.service_trust_policy("ec2.amazonaws.com")))
-    docs.append(PolicyDocument("render: eks_cluster_trust_policy", iam.eks_cluster_trust_policy()))
-    docs.append(
-        PolicyDocument(
-            "render: pod_identity_trust_policy",
-            iam.pod_identity_trust_policy(account_id="111122223333", cluster_name="gpu-lint", namespace="kube-system", service_account="karpenter"),
-        )
-    )
-    return docs
 
 
 @pytest.fixture(scope="module")

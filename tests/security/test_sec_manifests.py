@@ -114,6 +114,10 @@ def test_skips_file_is_well_formed(tmp_path):
     bad.write_text("skips:\n  - check: CKV_K8S_8\n    objects: ['a::b']\n    justification: ''\n")
     with pytest.raises(ValueError, match="justification"):
         load_skips(bad)
+    duplicate = tmp_path / "duplicate.yaml"
+    duplicate.write_text("skips:\n  - check: CKV_K8S_8\n    check: CKV_K8S_9\n    objects: ['a::b']\n    justification: why\n")
+    with pytest.raises(ValueError, match="duplicate"):
+        load_skips(duplicate)
 
 
 def test_manifests_validate_upstream(preview_out):
