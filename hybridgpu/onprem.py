@@ -191,7 +191,8 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templa
         nvidia_toolkit: install the NVIDIA container toolkit on GPU workers (drivers preinstalled,
             e.g. DGX OS). Default: true.
         use_templates: render each worker shape once and fill in name and address per host
-            (same text as rendering every host; about 10x faster on large sites). Default: true.
+            (same text as rendering every host; 1,000 generated hosts: 0.09 s instead of 0.54 s,
+            measured 2026-11-22 with benchmarks/inventory_bench.generate). Default: true.
 
     Returns:
         The :class:`OnPremPlan` (hosts in order, MIG configs, skipped hosts).

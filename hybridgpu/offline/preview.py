@@ -28,7 +28,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pulumi
-import yaml
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.config import set_all_config
@@ -37,6 +36,7 @@ from pulumi.runtime.sync_await import _sync_await
 
 from hybridgpu.config.loader import PROJECT, find_project_root, load_stack_config, pulumi_config_strings
 from hybridgpu.config.models import StackConfig
+from hybridgpu.render import dump_yaml, dump_yaml_all  # noqa: F401 - re-exported for callers of this module
 
 #: Account id used by the mocks (AWS documentation example account).
 MOCK_ACCOUNT = "111122223333"
@@ -518,11 +518,3 @@ def write_manifests(result: PreviewResult, out_dir: Path) -> Path:
     return target
 
 
-def dump_yaml(doc: Any) -> str:
-    """Block-style YAML with sorted keys (the wire format does not keep key order; sorting keeps golden files stable)."""
-    return yaml.safe_dump(doc, sort_keys=True, default_flow_style=False, width=120)
-
-
-def dump_yaml_all(docs: list[Any]) -> str:
-    """Multi-document YAML of ``docs`` (see :func:`dump_yaml`)."""
-    return yaml.safe_dump_all(docs, sort_keys=True, default_flow_style=False, width=120, explicit_start=True)

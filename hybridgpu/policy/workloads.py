@@ -12,13 +12,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hybridgpu.config.nvidia import GPU_RESOURCE, MIG_RESOURCE_PREFIX
 from hybridgpu.policy.base import as_list, dig, parse_quantity
 
-#: Extended resources that stand for GPUs: whole GPUs (device plugin) and MIG devices under the
-#: ``mixed`` strategy (``nvidia.com/mig-<profile>``). Source: NVIDIA k8s-device-plugin README,
-#: "MIG support" (v0.17, 2025).
-GPU_RESOURCE = "nvidia.com/gpu"
-MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+# Extended resources that stand for GPUs: whole GPUs (``GPU_RESOURCE``, device plugin) and MIG
+# devices under the ``mixed`` strategy (``MIG_RESOURCE_PREFIX`` + profile). Source: NVIDIA
+# k8s-device-plugin README, "MIG support" (v0.17, 2025).
 
 
 def is_gpu_resource(name: str) -> bool:

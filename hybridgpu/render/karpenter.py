@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hybridgpu.catalog import Catalog, InstanceType
+from hybridgpu.config.nvidia import GPU_RESOURCE
 from hybridgpu.config.models import (
     RECOMMENDED_SPOT_INSTANCE_TYPES,
     CapacityType,
@@ -31,7 +32,6 @@ from hybridgpu.config.models import (
 NODEPOOL_API = "karpenter.sh/v1"
 NODECLASS_API = "karpenter.k8s.aws/v1"
 NODEPOOL_LABEL = "hybridgpu.io/nodepool"
-GPU_RESOURCE = "nvidia.com/gpu"
 
 #: Tag that Karpenter's EC2NodeClass selectors use to find subnets and security groups.
 DISCOVERY_TAG = "karpenter.sh/discovery"

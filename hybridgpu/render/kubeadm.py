@@ -94,6 +94,8 @@ from typing import Any, Literal
 
 import yaml
 
+from hybridgpu.mig.planner import MIG_CONFIG_LABEL
+
 KUBEADM_API = "kubeadm.k8s.io/v1beta4"
 KUBELET_API = "kubelet.config.k8s.io/v1beta1"
 KUBEPROXY_API = "kubeproxy.config.k8s.io/v1alpha1"
@@ -260,7 +262,6 @@ ROLE_LABEL = "hybridgpu.io/role"
 GPU_MODEL_LABEL = "hybridgpu.io/gpu-model"
 GPU_COUNT_LABEL = "hybridgpu.io/gpu-count"
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
-MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 
 #: Where :mod:`hybridgpu.render.bootstrap` writes the API server audit policy on control planes.
 AUDIT_POLICY_PATH = "/etc/kubernetes/audit/policy.yaml"

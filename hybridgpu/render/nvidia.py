@@ -53,8 +53,6 @@ from typing import Any
 
 import math
 
-import yaml
-
 from hybridgpu.config.nvidia import (
     ALL_DISABLED,
     DEFAULT_DEVICE_CONFIG,
@@ -64,6 +62,8 @@ from hybridgpu.config.nvidia import (
     mig_resource_name,
 )
 from hybridgpu.mig import mig_gpu
+from hybridgpu.mig.planner import MIG_CONFIG_LABEL
+from hybridgpu.render import dump_yaml
 
 __all__ = [
     "DEVICE_PLUGIN_CONFIGMAP",
@@ -92,8 +92,6 @@ MIG_PARTED_CONFIGMAP = "hybridgpu-mig-parted-config"
 MIG_PARTED_CONFIG_KEY = "config.yaml"
 #: ConfigMap holding the device-plugin configs (``devicePlugin.config.name`` / ``config.name``).
 DEVICE_PLUGIN_CONFIGMAP = "hybridgpu-device-plugin-config"
-#: Node label that selects a mig-parted config (read by mig-manager).
-MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 #: Node label that selects a device-plugin config (read by the device plugin's config-manager).
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 #: API version of Karpenter's NodeOverlay (alpha, feature gate ``nodeOverlay``).
@@ -102,11 +100,6 @@ NODEOVERLAY_API = "karpenter.sh/v1alpha1"
 SHARED_SUFFIX = ".shared"
 
 _MANAGED = {"app.kubernetes.io/managed-by": "hybridgpu"}
-
-
-def _yaml(doc: Any) -> str:
-    """Block YAML with sorted keys (stable ConfigMap contents)."""
-    return yaml.safe_dump(doc, sort_keys=True, default_flow_style=False, width=120)
 
 
 def _configmap(name: str, namespace: str, data: dict[str, str]) -> dict[str, Any]:
@@ -162,7 +155,7 @@ def mig_parted_configmap(nvidia: NvidiaConfig) -> dict[str, Any]:
     Lives in ``nvidia.namespace`` (the GPU Operator's namespace); referenced by
     :func:`gpu_operator_values` with ``migManager.config.create: false``.
     """
-    return _configmap(MIG_PARTED_CONFIGMAP, nvidia.namespace, {MIG_PARTED_CONFIG_KEY: _yaml(mig_parted_config(nvidia))})
+    return _configmap(MIG_PARTED_CONFIGMAP, nvidia.namespace, {MIG_PARTED_CONFIG_KEY: dump_yaml(mig_parted_config(nvidia))})
 
 
 # --------------------------------------------------------------------------- device plugin
@@ -199,9 +192,9 @@ def device_plugin_configmap(nvidia: NvidiaConfig) -> dict[str, Any]:
     picks the key named by the node label ``nvidia.com/device-plugin.config`` and falls back
     to ``default``.
     """
-    data = {DEFAULT_DEVICE_CONFIG: _yaml(device_plugin_config(None, nvidia.mig_strategy))}
+    data = {DEFAULT_DEVICE_CONFIG: dump_yaml(device_plugin_config(None, nvidia.mig_strategy))}
     for ts in nvidia.time_slicing:
-        data[ts.name] = _yaml(device_plugin_config(ts, nvidia.mig_strategy))
+        data[ts.name] = dump_yaml(device_plugin_config(ts, nvidia.mig_strategy))
     return _configmap(DEVICE_PLUGIN_CONFIGMAP, nvidia.namespace, data)
 
 
