@@ -1,5 +1,5 @@
-"""Pulumi entry point (``runtime: python``): see :mod:`components.program`."""
+"""Pulumi entry point (``runtime: python``): see :mod:`hybridgpu.shell.components.program`."""
 
-from components.program import main
+from hybridgpu.shell.components.program import main
 
 main()

@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hybridgpu.burst.plan import load_burst_plan  # noqa: E402
+from hybridgpu.stack.burst import load_burst_plan  # noqa: E402
 from hybridgpu.burst.simulate import STRATEGIES, compare, comparison_rows, format_hours, params_from_plan, simulate  # noqa: E402
 from hybridgpu.burst.trace import generate_trace, load_trace, write_trace  # noqa: E402
 

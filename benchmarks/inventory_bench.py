@@ -23,7 +23,7 @@ runs after one warm-up, ``gc.collect()`` before each):
 * **broken**: validate after breaking 1% of the hosts (duplicate address, unknown GPU model,
   unplaceable MIG layout), which also builds the :class:`InventoryError`.
 
-Then **preview**: the wall time of :func:`hybridgpu.offline.preview.run_preview` on a stack
+Then **preview**: the wall time of :func:`hybridgpu.shell.preview.run_preview` on a stack
 ``bench<P>`` (P = ``--preview-hosts``, 0 skips it) in a temporary project: a copy of
 ``Pulumi.yaml``, ``stacks/Pulumi.bench<P>.yaml`` (cost tags, ``hybridgpu:onprem.inventory``
 pointing at the generated inventory inside the temporary project, ``hybridgpu:nvidia`` with the
@@ -61,7 +61,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import hybridgpu.config.checks as config_checks  # noqa: E402
+import hybridgpu.stack.checks as config_checks  # noqa: E402
 import hybridgpu.onprem as onprem  # noqa: E402
 from hybridgpu.inventory import InventoryError, inventory_from_documents, load_inventory  # noqa: E402
 
@@ -262,7 +262,7 @@ def _accumulate(fn: Callable, totals: dict[str, float], key: str) -> Callable:
 
 
 def time_preview(n: int, repeat: int) -> None:
-    from hybridgpu.offline.preview import run_preview
+    from hybridgpu.shell.preview import run_preview
 
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)

@@ -6,7 +6,7 @@ Prints figures; asserts nothing about time. Run from the project root::
 
 Sections (benchmarks/README.md explains each figure):
 
-1. Offline check per example stack (``hybridgpu.policy.check.check_stacks`` pieces): the preview
+1. Offline check per example stack (``hybridgpu.shell.policy.check.check_stacks`` pieces): the preview
    under mocks, then every resource through ``Analyze`` and the stack through ``AnalyzeStack``
    on an already running pack; plus the pack's start-up (process spawn, imports, gRPC server),
    which ``hybridgpu check`` pays once per run. Median of N runs after one warm-up.
@@ -29,10 +29,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hybridgpu.config.loader import PROJECT, list_stacks  # noqa: E402
-from hybridgpu.offline.preview import run_preview  # noqa: E402
-from hybridgpu.policy.analyzer import Analyzer, AnalyzerResource  # noqa: E402
-from hybridgpu.policy.check import _analyzer_resources, analyze_resources, load_policy_config  # noqa: E402
+from hybridgpu.config.keys import PROJECT  # noqa: E402
+from hybridgpu.stack.files import list_stacks  # noqa: E402
+from hybridgpu.shell.preview import run_preview  # noqa: E402
+from hybridgpu.shell.policy.analyzer import Analyzer, AnalyzerResource  # noqa: E402
+from hybridgpu.shell.policy.check import _analyzer_resources, analyze_resources, load_policy_config  # noqa: E402
 
 
 def timed(fn, repeat: int) -> tuple[float, object]:

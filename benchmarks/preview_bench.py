@@ -1,4 +1,4 @@
-"""Benchmark of the offline preview (``hybridgpu.offline.preview.run_preview``).
+"""Benchmark of the offline preview (``hybridgpu.shell.preview.run_preview``).
 
 Prints figures; asserts nothing about time. Run from the project root::
 
@@ -55,11 +55,13 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-import hybridgpu.offline.preview as preview_mod
+import hybridgpu.shell.preview as preview_mod
 from hybridgpu.catalog import load_catalog
-from hybridgpu.config.loader import PROJECT, find_project_root, list_stacks, load_stack_config
+from hybridgpu.config.keys import PROJECT
+from hybridgpu.stack.files import find_project_root, list_stacks
+from hybridgpu.stack.load import load_stack_config
 from hybridgpu.config.models import NodePoolConfig
-from hybridgpu.offline.preview import PreviewResult, ResourceRecord, _reset_runtime, run_preview
+from hybridgpu.shell.preview import PreviewResult, ResourceRecord, _reset_runtime, run_preview
 from hybridgpu.render.karpenter import resolve_instance_types
 
 #: Families the generated stack cycles through (one family per pool).
@@ -344,10 +346,10 @@ PH_MONITOR = "_monitor_total"  # internal: RecordingMonitor.RegisterResource
 def instrumented(times: PhaseTimes) -> Iterator[None]:
     """Patch timing wrappers into the preview, the program and the components; undo on exit.
 
-    Rendering wrappers go into every loaded ``components.*`` module (the program imports them in
+    Rendering wrappers go into every loaded ``hybridgpu.shell.components.*`` module (the program imports them in
     ``main()``, so run a warm-up preview first).
     """
-    import components.program
+    import hybridgpu.shell.components.program
 
     patches: list[tuple[Any, str, Any]] = []
 
@@ -356,8 +358,8 @@ def instrumented(times: PhaseTimes) -> Iterator[None]:
         setattr(obj, name, value)
 
     patch(preview_mod, "load_stack_config", times.wrap(PH_LOAD, preview_mod.load_stack_config))
-    patch(components.program, "read_config", times.wrap(PH_READ, components.program.read_config))
-    component_modules = [m for n, m in sorted(sys.modules.items()) if n.startswith("components.") and m is not None]
+    patch(hybridgpu.shell.components.program, "read_config", times.wrap(PH_READ, hybridgpu.shell.components.program.read_config))
+    component_modules = [m for n, m in sorted(sys.modules.items()) if n.startswith("hybridgpu.shell.components.") and m is not None]
     for mod in component_modules:
         for name, value in list(vars(mod).items()):
             if callable(value) and getattr(value, "__module__", "").startswith("hybridgpu.render"):
@@ -511,10 +513,11 @@ def print_header() -> None:
 def _area(filename: str) -> str:
     f = filename.replace("\\", "/")
     for needle, area in (
-        ("/components/", "components (our program)"),
+        ("/hybridgpu/shell/components/", "hybridgpu.shell.components (our program)"),
+        ("/hybridgpu/shell/preview", "hybridgpu.shell.preview (mocks, recording)"),
         ("/hybridgpu/render/", "hybridgpu.render"),
         ("/hybridgpu/config/", "hybridgpu.config"),
-        ("/hybridgpu/offline/", "hybridgpu.offline (mocks, recording)"),
+        ("/hybridgpu/stack/", "hybridgpu.stack"),
         ("/hybridgpu/catalog/", "hybridgpu.catalog"),
         ("/pulumi_aws/", "pulumi_aws (generated classes)"),
         ("/pulumi_kubernetes/", "pulumi_kubernetes (generated classes)"),

@@ -1,9 +1,19 @@
 """hybridgpu: infrastructure as code for hybrid GPU clusters.
 
-The package is the pure core: typed configuration, the GPU catalog, renderers for
-Karpenter/IAM/network specs and the offline preview runner. Nothing under
-``hybridgpu.config``, ``hybridgpu.catalog`` or ``hybridgpu.render`` imports Pulumi;
-the Pulumi ComponentResources live in the top-level ``components`` package.
+Layers, top to bottom (docs/architecture.md; checked by the import-linter contracts in
+``pyproject.toml``):
+
+* ``hybridgpu.cli``: the ``hybridgpu`` command, one module per command group;
+* ``hybridgpu.shell``: everything that imports Pulumi: the ComponentResources and the
+  program (``shell.components``), the offline preview under Pulumi's mocks (``shell.preview``)
+  and the policy pack, its gRPC analyzer driver and ``hybridgpu check`` (``shell.policy``);
+* ``hybridgpu.stack``: reads stack files and validates what needs more than one section or
+  file (inventories, burst plans, other stacks, cost reports);
+* the pure core below it: ``policy`` (validators), ``burst``, ``economics``, ``onprem``,
+  ``render``, ``config`` (schema and single-section checks), ``inventory``, ``mig``,
+  ``catalog``, and the shared ``errors``, ``k8s`` names, ``modelbase`` and ``datafile``.
+
+Nothing below ``hybridgpu.shell`` imports Pulumi.
 """
 
 __version__ = "0.1.0"

@@ -39,7 +39,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 from pydantic.fields import FieldInfo
 
-from hybridgpu.config.loader import FIELD_TO_KEY, KEY_TO_FIELD, PROJECT
+from hybridgpu.config.keys import FIELD_TO_KEY, KEY_TO_FIELD, PROJECT
 from hybridgpu.config.base import DNS1123, Duration
 from hybridgpu.config.models import StackConfig
 from hybridgpu.inventory import checks as inventory_checks

@@ -8,6 +8,8 @@ any Pulumi resource is registered.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -58,3 +60,17 @@ class StackConfigError(HybridGpuError):
 
 class StackFileError(HybridGpuError):
     """A stack file cannot be read at all (missing, not YAML, no ``config`` mapping)."""
+
+
+def suggest(name: str, options: Iterable[str]) -> str:
+    """The close-match hint appended to "unknown name" messages.
+
+    Args:
+        name: what the user wrote.
+        options: the valid names.
+
+    Returns:
+        `` (did you mean a, b?)`` with up to three close matches, or ``""`` when none is close.
+    """
+    close = difflib.get_close_matches(name, list(options), n=3)
+    return f" (did you mean {', '.join(close)}?)" if close else ""

@@ -15,7 +15,7 @@ prints its port and serves until the CLI stops it.
 
 from pulumi_policy import EnforcementLevel, PolicyPack
 
-from hybridgpu.policy.pack import build_policies
+from hybridgpu.shell.policy.pack import build_policies
 from hybridgpu.policy.registry import PACK_NAME
 
 PolicyPack(

@@ -20,7 +20,7 @@ def root() -> Path:
 @pytest.fixture(scope="session")
 def previews(root):
     """Offline preview results of every example stack, keyed by stack name."""
-    from hybridgpu.offline.preview import run_preview
+    from hybridgpu.shell.preview import run_preview
 
     return {stack: run_preview(stack, root) for stack in EXAMPLE_STACKS}
 

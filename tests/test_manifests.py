@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hybridgpu.offline.preview import dump_yaml_all
+from hybridgpu.shell.preview import dump_yaml_all
 from hybridgpu.schemas import validate_all
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -63,7 +63,7 @@ def test_schema_validation_catches_a_broken_nodepool(previews):
 
 
 def test_no_secret_material_in_rendered_output(previews, tmp_path):
-    from hybridgpu.offline.preview import write_manifests
+    from hybridgpu.shell.preview import write_manifests
 
     for result in previews.values():
         target = write_manifests(result, tmp_path)

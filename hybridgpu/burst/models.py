@@ -40,18 +40,6 @@ StackName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]+$", min_l
 BurstClass = Literal["spot", "on-demand", "none"]
 
 
-class BurstSection(Model):
-    """The stack's part in bursting (config key ``hybridgpu:burst``).
-
-    The stack's role (manager, on-prem worker, cloud worker) follows from its name and the
-    stacks the plan file names, so it cannot be configured inconsistently.
-    """
-
-    plan: Annotated[str, StringConstraints(min_length=1)] = Field(
-        description="Burst plan file (kind `BurstPlan`), relative to the project root, e.g. `stacks/burst/site-a.yaml`. Required."
-    )
-
-
 class ManagerSide(Model):
     """The MultiKueue manager cluster (plan ``manager``)."""
 

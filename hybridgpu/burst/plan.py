@@ -10,11 +10,12 @@ is the only place quotas are computed, so:
 * each cloud capacity type's ceiling (``gpuCeiling``, or ``monthlyBudgetUsd`` / (USD per
   GPU-hour x hours per month), rounded down to whole instances) is at once the EKS worker
   ClusterQueue quota and the required ``nvidia.com/gpu`` limit of its Karpenter NodePool
-  (:func:`burst_issues` refuses a stack whose ``gpuLimit`` differs, naming file, key and fix);
+  (:func:`hybridgpu.stack.burst.burst_issues` refuses a stack whose ``gpuLimit`` differs, naming file, key and fix);
 * the manager's quota is the sum of its workers' quotas, per resource.
 
-:func:`load_burst_plan` reads the plan file and the stacks it names (offline: the stack files;
-under ``pulumi up`` the same files, which the program reads from the project directory).
+:func:`read_plan_file` reads and validates the plan file itself; reading the stacks it names and
+checking a stack's ``hybridgpu:burst`` against the plan is the stack layer's work
+(:mod:`hybridgpu.stack.burst`).
 """
 
 from __future__ import annotations
@@ -24,20 +25,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import reduce
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Literal
 
 from pydantic import ValidationError
 
 from hybridgpu.burst.models import BurstClass, BurstPlanFile, CapacitySpec
-from hybridgpu.config.nvidia import GPU_RESOURCE
+from hybridgpu.catalog import Catalog
+from hybridgpu.config.models import CloudConfig
+from hybridgpu.config.nvidia import GPU_RESOURCE, mig_resource_name
 from hybridgpu.datafile import DataFileError, DataIssue, load_unique_yaml
+from hybridgpu.inventory.models import Inventory
 from hybridgpu.modelbase import model_at
-
-if TYPE_CHECKING:  # pragma: no cover
-    from hybridgpu.catalog import Catalog
-    from hybridgpu.config.models import CloudConfig, StackConfig
-    from hybridgpu.errors import ConfigIssue
-    from hybridgpu.inventory.models import Inventory
+from hybridgpu.render.karpenter import resolve_instance_types
 
 #: GFD node label with the GPU product (NVIDIA/k8s-device-plugin v0.20.0 ``docs/gpu-feature-discovery``
 #: README, "Generated Labels", read 2026-11-22).
@@ -319,8 +318,6 @@ def onprem_capacity(inventory: Inventory, catalog: Catalog) -> OnPremCapacity:
         one per model with MIG devices (labels ``nvidia.com/gpu.product`` and ``nvidia.com/mig.strategy: mixed``).
         Tolerations are the taints every host of the model carries.
     """
-    from hybridgpu.config.nvidia import mig_resource_name
-
     gpus: dict[str, int] = {}
     mig: dict[str, dict[str, int]] = {}
     taints: dict[str, list[set[tuple[str, str | None, str]]]] = {}
@@ -377,8 +374,6 @@ def cloud_capacity(
         BurstPlanError: the NodePool does not exist, does not allow this capacity type, or the
             price is unknown.
     """
-    from hybridgpu.render.karpenter import resolve_instance_types
-
     key = "spot" if capacity_type == "spot" else "onDemand"
     pool = next((p for p in cloud.node_pools if p.name == spec.node_pool), None)
     if pool is None:
@@ -625,108 +620,6 @@ def read_plan_file(path: Path, shown: str) -> BurstPlanFile:
                 message = f"{message} (got {err['input']!r})"
             issues.append(DataIssue(shown, None, where, message))
         raise BurstPlanError(issues) from None
-
-
-def _stack_section(root: Path, stack: str, key: str, file: str, field_name: str) -> Any:
-    """The validated ``hybridgpu:<key>`` section of another stack (schema only, no burst checks: no recursion)."""
-    from hybridgpu.config.loader import read_stack_file, stack_config_dir
-    from hybridgpu.config.models import CloudConfig, OnPremConfig
-    from hybridgpu.errors import HybridGpuError
-
-    path = stack_config_dir(root) / f"Pulumi.{stack}.yaml"
-    try:
-        values = read_stack_file(path, root=root)
-    except HybridGpuError as exc:
-        raise BurstPlanError([DataIssue(file, None, field_name, f"cannot read the stack it names: {exc}")]) from None
-    raw = values.values.get(f"hybridgpu:{key}")
-    if raw is None:
-        raise BurstPlanError([DataIssue(file, None, field_name, f"stack {stack!r} ({values.file}) has no `hybridgpu:{key}` section; name the stack that has it")])
-    model = CloudConfig if key == "cloud" else OnPremConfig
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        raise BurstPlanError([DataIssue(file, None, field_name, f"stack {stack!r} has an invalid `hybridgpu:{key}` ({exc.error_count()} problems); run `hybridgpu validate {stack}`")]) from None
-
-
-def load_burst_plan(plan: str, root: Path, current: StackConfig | None = None, catalog: Catalog | None = None) -> BurstPlan:
-    """Read the plan file ``plan`` (relative to ``root``) and derive the :class:`BurstPlan`.
-
-    Args:
-        plan: plan file path relative to the project root.
-        root: project root.
-        current: the stack being validated or built; its own sections are used instead of
-            re-reading its file.
-        catalog: catalog (default: the packaged one).
-
-    Raises:
-        BurstPlanError: the plan file, the stacks it names or the derivation is invalid.
-        InventoryError: the on-prem inventory is invalid.
-    """
-    from hybridgpu.catalog import load_catalog
-    from hybridgpu.config.checks import load_inventory_of
-
-    catalog = catalog or load_catalog()
-    source = read_plan_file(root / plan, plan)
-    if current is not None and current.stack == source.onprem.stack and current.onprem is not None:
-        onprem_cfg = current.onprem
-    else:
-        onprem_cfg = _stack_section(root, source.onprem.stack, "onprem", plan, "onprem.stack")
-    if current is not None and current.stack == source.cloud.stack and current.cloud is not None:
-        cloud_cfg = current.cloud
-    else:
-        cloud_cfg = _stack_section(root, source.cloud.stack, "cloud", plan, "cloud.stack")
-    inventory = load_inventory_of(onprem_cfg, root)
-    return plan_burst(source, inventory, cloud_cfg, catalog, file=plan)
-
-
-def burst_issues(config: StackConfig, file: str, root: Path | None = None, catalog: Catalog | None = None) -> list[ConfigIssue]:
-    """Problems of a stack's ``hybridgpu:burst`` section, as config issues (empty when sound).
-
-    Checks that the plan loads and derives, that the stack takes part in it, that the stack has
-    the cluster its role needs, and (cloud worker) that every burst NodePool's ``gpuLimit``
-    equals the ceiling the plan derives.
-    """
-    from hybridgpu.errors import ConfigIssue, HybridGpuError
-
-    assert config.burst is not None
-    root = root or Path.cwd()
-    key = "hybridgpu:burst.plan"
-    try:
-        plan = load_burst_plan(config.burst.plan, root, current=config, catalog=catalog)
-    except DataFileError as exc:
-        return [ConfigIssue(file, key, str(issue), "fix the burst plan file (docs/bursting.md)") for issue in exc.issues]
-    except HybridGpuError as exc:
-        return [ConfigIssue(file, key, str(exc), "fix the files it names")]
-    role = plan.role_of(config.stack)
-    if role is None:
-        stacks = ", ".join(sorted(plan.clusters))
-        return [ConfigIssue(file, key, f"stack {config.stack!r} takes no part in {config.burst.plan} (stacks: {stacks})", "remove `hybridgpu:burst` or name this stack in the plan")]
-    issues: list[ConfigIssue] = []
-    if role in ("onprem-worker", "onprem-manager") and config.onprem is None:
-        issues.append(ConfigIssue(file, "hybridgpu:onprem", f"the burst plan makes this stack the on-prem cluster ({role})", "add `hybridgpu:onprem` or fix `onprem.stack` in the plan"))
-    if role == "cloud-worker" and config.cloud is None:
-        issues.append(ConfigIssue(file, "hybridgpu:cloud", "the burst plan makes this stack the cloud worker", "add `hybridgpu:cloud` or fix `cloud.stack` in the plan"))
-    if role == "manager" and config.cloud is None and config.onprem is None:
-        issues.append(
-            ConfigIssue(file, "hybridgpu:burst", "the spillover manager needs a cluster of its own", "add a small `hybridgpu:cloud` cluster (no GPU NodePools) to this stack")
-        )
-    if role == "cloud-worker" and config.cloud is not None:
-        limits = plan.nodepool_limits()
-        for i, pool in enumerate(config.cloud.node_pools):
-            want = limits.get(pool.name)
-            if want is not None and pool.gpu_limit != want:
-                cap = next(c for c in plan.cloud.values() if c.node_pool == pool.name)
-                origin = "spot" if cap.capacity_type == "spot" else "onDemand"
-                issues.append(
-                    ConfigIssue(
-                        file,
-                        f"hybridgpu:cloud.nodePools[{i}].gpuLimit",
-                        f"is {pool.gpu_limit} but the burst plan {config.burst.plan} derives {want} GPUs for NodePool {pool.name!r} "
-                        f"(cloud.{origin}.{cap.ceiling_from}); Kueue would admit jobs Karpenter cannot place, or leave GPUs unused",
-                        f"set `gpuLimit: {want}`, or change cloud.{origin} in {config.burst.plan}",
-                    )
-                )
-    return issues
 
 
 def describe_roles(plan: BurstPlan) -> Iterable[tuple[str, str]]:

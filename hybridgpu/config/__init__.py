@@ -1,11 +1,8 @@
-"""Typed stack configuration: models, loader and checks (pure, no Pulumi)."""
+"""Typed stack configuration: the schema of every ``hybridgpu:`` section and the checks that read
+one section only (pure, no Pulumi, nothing above it). Reading and validating a whole stack is
+:mod:`hybridgpu.stack`'s work.
+"""
 
-from hybridgpu.config.loader import (
-    config_from_pulumi_values,
-    list_stacks,
-    load_stack_config,
-    read_stack_file,
-)
 from hybridgpu.config.models import CloudConfig, Environment, NodeClassConfig, NodePoolConfig, StackConfig
 
 __all__ = [
@@ -14,8 +11,4 @@ __all__ = [
     "NodeClassConfig",
     "NodePoolConfig",
     "StackConfig",
-    "config_from_pulumi_values",
-    "list_stacks",
-    "load_stack_config",
-    "read_stack_file",
 ]

@@ -12,7 +12,7 @@ Pulumi config key          model field
 ``hybridgpu:requiredTagKeys`` :attr:`StackConfig.required_tag_keys`
 ``hybridgpu:cloud``        :attr:`StackConfig.cloud` (:class:`CloudConfig`)
 ``hybridgpu:nvidia``       :attr:`StackConfig.nvidia` (:class:`~hybridgpu.config.nvidia.NvidiaConfig`)
-``hybridgpu:burst``        :attr:`StackConfig.burst` (:class:`~hybridgpu.burst.models.BurstSection`)
+``hybridgpu:burst``        :attr:`StackConfig.burst` (:class:`~hybridgpu.config.burst.BurstSection`)
 ``hybridgpu:economics``    :attr:`StackConfig.economics` (:class:`~hybridgpu.config.economics.EconomicsConfig`)
 =========================  ==========================================
 
@@ -39,7 +39,7 @@ from pydantic import Field, StringConstraints, field_validator
 from hybridgpu.config.base import Dns1123Name, Duration, Model
 from hybridgpu.config.nvidia import NvidiaConfig
 from hybridgpu.config.economics import EconomicsConfig
-from hybridgpu.burst.models import BurstSection
+from hybridgpu.config.burst import BurstSection
 
 #: Karpenter chart and controller version deployed by default.
 #: Source: aws/karpenter-provider-aws charts/karpenter/Chart.yaml on the default branch at
@@ -478,8 +478,8 @@ TagValue = Annotated[str, StringConstraints(max_length=256, pattern=r"^[\w .:/=+
 class StackConfig(Model):
     """Everything a stack file configures, validated.
 
-    Built by :func:`hybridgpu.config.loader.load_stack_config` (from a stack file) or
-    :func:`hybridgpu.config.loader.config_from_pulumi_values` (inside the Pulumi program).
+    Built by :func:`hybridgpu.stack.files.load_stack_config` (from a stack file) or
+    :func:`hybridgpu.stack.files.config_from_pulumi_values` (inside the Pulumi program).
     """
 
     stack: str = Field(description="Stack name, taken from the file name `Pulumi.<stack>.yaml` (not a config key). Required.")

@@ -38,14 +38,13 @@ Nothing here imports Pulumi.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
 from hybridgpu.config.base import Dns1123Name, Model
-from hybridgpu.errors import ConfigIssue
+from hybridgpu.errors import ConfigIssue, suggest
 from hybridgpu.mig import (
     UnknownMigModelError,
     UnknownMigProfileError,
@@ -388,11 +387,6 @@ class NvidiaConfig(Model):
 # --------------------------------------------------------------------------- checks
 
 
-def _suggest(name: str, options: list[str]) -> str:
-    close = difflib.get_close_matches(name, options, n=3)
-    return f" (did you mean {', '.join(close)}?)" if close else ""
-
-
 def _groups_with_keys(layout: MigLayoutConfig, key: str) -> Iterator[tuple[str, list[int] | None, bool, dict[str, int]]]:
     if layout.layout is not None:
         yield f"{key}.layout", None, True, dict(layout.layout)
@@ -663,7 +657,7 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
                     ConfigIssue(
                         file,
                         f"{rkey}.name",
-                        f"no MIG layout provides {res.name}{_suggest(res.name, provided_resources)}",
+                        f"no MIG layout provides {res.name}{suggest(res.name, provided_resources)}",
                         f"use one of: {', '.join(provided_resources)}" if provided_resources else "add a MIG layout with that profile",
                     )
                 )
@@ -677,7 +671,7 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
                 ConfigIssue(
                     file,
                     key,
-                    f"no EKS NodePool named {pool!r}{_suggest(pool, pools)}",
+                    f"no EKS NodePool named {pool!r}{suggest(pool, pools)}",
                     f"use one of: {', '.join(pools)}" if pools else "define the pool under `hybridgpu:cloud.nodePools`",
                 )
             )
@@ -688,7 +682,7 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
                 ConfigIssue(
                     file,
                     f"{key}.migConfig",
-                    f"no MIG layout named {settings.mig_config!r}{_suggest(settings.mig_config, names)}",
+                    f"no MIG layout named {settings.mig_config!r}{suggest(settings.mig_config, names)}",
                     f"use one of: {', '.join(names)}" if names else "define it under `migLayouts`",
                 )
             )
@@ -699,7 +693,7 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
                 ConfigIssue(
                     file,
                     f"{key}.deviceConfig",
-                    f"no sharing config named {settings.device_config!r}{_suggest(settings.device_config, names)}",
+                    f"no sharing config named {settings.device_config!r}{suggest(settings.device_config, names)}",
                     f"use one of: {', '.join(names)}" if names else "define it under `timeSlicing`",
                 )
             )

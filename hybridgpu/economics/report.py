@@ -1,6 +1,6 @@
 """Per-stack cost report: what the stack's GPU capacity costs, its break-even, burst spend and right-sizing hints.
 
-Built from the same stack file the Pulumi program reads (``hybridgpu.config.loader``), the
+Built from the same stack file the Pulumi program reads (``hybridgpu.stack.files``), the
 cloud NodePools' GPU limits (``hybridgpu:cloud.nodePools``), the on-prem inventory
 (``hybridgpu:onprem``), the price data (:mod:`hybridgpu.economics.prices`) with the stack's
 ``hybridgpu:economics`` overrides, and the GPU catalog's On-Demand prices. Nothing is deployed
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from hybridgpu.catalog import InstanceType
@@ -28,10 +27,13 @@ from hybridgpu.economics.costmodel import (
     cumulative_cloud_usd,
     cumulative_onprem_usd,
 )
+from hybridgpu.economics.planner import CapacityPrices
 from hybridgpu.economics.prices import EconomicsData, UnknownPriceError, load_economics_data
 from hybridgpu.economics.vram import estimate_vram, fitting_gpus, fitting_mig_profiles, min_gpus
+from hybridgpu.inventory import Inventory
+from hybridgpu.render.karpenter import resolve_instance_types
 
-__all__ = ["BreakEven", "BurstLine", "CapacityLine", "Hint", "StackCostReport", "build_report", "load_stack", "report_from_stack"]
+__all__ = ["BreakEven", "BurstLine", "CapacityLine", "Hint", "StackCostReport", "build_report", "plan_prices"]
 
 
 @dataclass(frozen=True)
@@ -206,7 +208,7 @@ def _onprem_overrides(cfg: EconomicsConfig, fleet_gpus: int) -> dict[str, Any]:
     return dumped
 
 
-def build_report(config: StackConfig, data: EconomicsData | None = None, inventory: Any = None, utilizations: list[float] | None = None,
+def build_report(config: StackConfig, data: EconomicsData | None = None, inventory: Inventory | None = None, utilizations: list[float] | None = None,
                  file: str | None = None) -> StackCostReport:
     """Price the stack's capacity (see :class:`StackCostReport`).
 
@@ -228,8 +230,6 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
         UnknownInstanceTypeError: an On-Demand override names an unknown instance type.
         ValueError: a utilization outside (0, 1], or spot waste >= 1 (checkpoint more often).
     """
-    from hybridgpu.render.karpenter import resolve_instance_types
-
     cfg = config.economics or EconomicsConfig()
     us = sorted(utilizations or cfg.utilizations)
     for u in us:
@@ -421,34 +421,6 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
     return report
 
 
-def load_stack(stack: str, root: Path | None = None) -> tuple[StackConfig, Any, str]:
-    """Load ``stacks/Pulumi.<stack>.yaml`` and its inventory: ``(config, inventory or None, stack file)``.
-
-    Raises:
-        StackFileError, StackConfigError: the stack file is missing or invalid.
-        InventoryError: the inventory is invalid.
-    """
-    from hybridgpu.config.checks import load_onprem_inventory
-    from hybridgpu.config.loader import find_project_root, load_stack_config
-
-    project = (root or find_project_root()).resolve()
-    config, values = load_stack_config(stack, project)
-    inventory = load_onprem_inventory(config, project) if config.onprem is not None else None
-    return config, inventory, values.file
-
-
-def report_from_stack(stack: str, root: Path | None = None, utilizations: list[float] | None = None) -> StackCostReport:
-    """Load ``stacks/Pulumi.<stack>.yaml`` (and its inventory, see :func:`load_stack`) and build the report.
-
-    Raises:
-        StackFileError, StackConfigError: the stack file is missing or invalid.
-        InventoryError: the inventory is invalid.
-        EconomicsDataError: a price override is invalid.
-    """
-    config, inventory, file = load_stack(stack, root)
-    return build_report(config, inventory=inventory, utilizations=utilizations, file=file)
-
-
 def plan_prices(
     data: EconomicsData,
     instance_type: str,
@@ -456,7 +428,7 @@ def plan_prices(
     checkpoint_interval_hours: float = 0.5,
     lost_fraction_of_interval: float = 1.0,
     restart_hours: float = 0.0,
-) -> tuple[Any, list[CloudRate], OnPremCostModel | None]:
+) -> tuple[CapacityPrices, list[CloudRate], OnPremCostModel | None]:
     """The planner's prices for one instance type (cloud) and one GPU model (on-prem).
 
     Args:
@@ -473,8 +445,6 @@ def plan_prices(
         UnknownInstanceTypeError, UnknownPriceError: no such instance type, or no price for it,
             its family or the GPU model.
     """
-    from hybridgpu.economics.planner import CapacityPrices
-
     it = data.catalog.instance_type(instance_type)
     per_gpu = data.on_demand_usd_per_gpu_hour(instance_type)
     rates = cloud_rates(per_gpu, data.cloud_pricing(it.family), checkpoint_interval_hours, lost_fraction_of_interval, restart_hours)

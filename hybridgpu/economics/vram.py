@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from hybridgpu.catalog import Catalog, load_catalog
+from hybridgpu.mig import load_mig_models
 
 __all__ = ["BYTES_PER_PARAMETER", "CUDA_CONTEXT_RESERVE_GIB", "Fit", "VramEstimate", "estimate_vram", "fitting_gpus", "fitting_mig_profiles", "min_gpus"]
 
@@ -211,8 +212,6 @@ def fitting_mig_profiles(estimate: VramEstimate, gpu_model: str | None = None, r
     Profile memory: the MIG catalog's ``memoryGiB`` (``nvidia-smi mig -lgip``), else the
     nominal ``memoryGB`` of the name converted to GiB. ``gpu_model`` limits to one model.
     """
-    from hybridgpu.mig import load_mig_models
-
     need = estimate.total_gib + reserve_gib
     out = []
     for gpu in load_mig_models():

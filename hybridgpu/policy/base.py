@@ -25,7 +25,7 @@ NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 EC2NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 CONFIGMAP = "kubernetes:core/v1:ConfigMap"
 SECRET = "kubernetes:core/v1:Secret"
-#: The component the on-prem cluster registers for each bare-metal host (components/onprem.py).
+#: The component the on-prem cluster registers for each bare-metal host (hybridgpu/shell/components/onprem.py).
 ONPREM_HOST = "hybridgpu:onprem:Host"
 
 
@@ -170,7 +170,7 @@ def as_list(value: Any) -> list[Any]:
 
 
 #: Exceptions meaning "this value is unknown during preview". Empty in plain use; the pack
-#: (:mod:`hybridgpu.policy.pack`) registers ``pulumi_policy``'s ``UnknownValueError`` so that
+#: (:mod:`hybridgpu.shell.policy.pack`) registers ``pulumi_policy``'s ``UnknownValueError`` so that
 #: best-effort scans can step over unknown values instead of failing closed.
 UNKNOWN_ERRORS: list[type[BaseException]] = []
 

@@ -34,6 +34,7 @@ from pydantic import AfterValidator, Field
 from hybridgpu.burst.kueue import kubeconfig_problems
 from hybridgpu.catalog import load_catalog
 from hybridgpu.catalog.models import InstanceType
+from hybridgpu.mig.profiles import load_mig_models
 from hybridgpu.policy.base import (
     CONFIGMAP,
     EC2NODECLASS,
@@ -50,6 +51,7 @@ from hybridgpu.policy.base import (
     parse_quantity,
     walk_known_strings,
 )
+from hybridgpu.policy.taggable import is_taggable
 from hybridgpu.policy.workloads import GPU_RESOURCE, MIG_RESOURCE_PREFIX, pod_templates
 
 #: Default cost-attribution keys (tags on AWS resources, labels on workloads); the same keys as
@@ -133,8 +135,6 @@ def required_cost_tags(res: PolicyResource, cfg: CostTagSettings) -> Findings:
     """
     if not res.type.startswith("aws:") or res.type.startswith("pulumi:providers:"):
         return
-    from hybridgpu.policy.taggable import is_taggable
-
     taggable = is_taggable(res.type)
     if taggable is False or (taggable is None and "tags" not in res.props):
         return
@@ -447,8 +447,6 @@ class MigSettings(PolicySettings):
 @functools.lru_cache(maxsize=1)
 def _mig_profiles() -> tuple[frozenset[str], frozenset[str]]:
     """(every MIG profile name, the whole-GPU ones) from the hybridgpu MIG catalog."""
-    from hybridgpu.mig.profiles import load_mig_models
-
     every: set[str] = set()
     whole: set[str] = set()
     for gpu in load_mig_models():

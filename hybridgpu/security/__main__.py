@@ -18,8 +18,8 @@ from pathlib import Path
 
 def main() -> int:
     """Print the figures; exit 1 when a check has an open problem (unjustified finding, unskipped failure, hit)."""
-    from hybridgpu.config.loader import find_project_root, list_stacks
-    from hybridgpu.offline.preview import run_preview, write_manifests
+    from hybridgpu.stack.files import find_project_root, list_stacks
+    from hybridgpu.shell.preview import run_preview, write_manifests
     from hybridgpu.render import iam
     from hybridgpu.security.checkov_scan import apply_skips, load_skips, run_checkov, write_example_manifests
     from hybridgpu.security.iam_lint import LintReport, lint_policies, policies_of_records, renderer_policies, unjustified

@@ -117,7 +117,7 @@ def find_policies(value: Any, origin: str) -> list[PolicyDocument]:
 
 
 def policies_of_records(stack: str, records: Iterable[Any]) -> list[PolicyDocument]:
-    """The policy documents in the inputs of a preview's resource records (see ``hybridgpu.offline.preview.ResourceRecord``)."""
+    """The policy documents in the inputs of a preview's resource records (see ``hybridgpu.shell.preview.ResourceRecord``)."""
     found: list[PolicyDocument] = []
     for record in records:
         found += find_policies(record.inputs, f"{stack}: {record.type} {record.name} ")

@@ -1,7 +1,7 @@
 """Every shell script the program hands to a host, for shellcheck (pure, no Pulumi).
 
 Taken from the recorded ``command:remote:Command`` registrations of a preview (see
-``hybridgpu.offline.preview.ResourceRecord``): the ``create``, ``update`` and ``delete``
+``hybridgpu.shell.preview.ResourceRecord``): the ``create``, ``update`` and ``delete``
 command lines (run by the remote login shell) and the ``stdin`` of a command whose
 ``create`` ends in ``bash -s``/``sh -s`` (the script the shell reads). A ``stdin`` fed to
 anything else (``cat > file``: kubeadm configuration) is data, not a script.

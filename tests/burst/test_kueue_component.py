@@ -10,7 +10,7 @@ import yaml
 
 from hybridgpu.burst.kueue import KUEUE_CHART, endpoint_from_kubeconfig, kubeconfig_problems
 from hybridgpu.errors import StackConfigError
-from hybridgpu.offline.preview import run_preview, write_manifests
+from hybridgpu.shell.preview import run_preview, write_manifests
 from tests.burst.scratch import example_plan, scratch_project
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,8 +80,8 @@ def test_manager_stores_exec_free_worker_kubeconfigs_as_secrets(runs):
 
 def test_each_multikueue_secret_holds_its_own_workers_kubeconfig(runs):
     """Each worker's Secret holds the kubeconfig read from THAT worker's stack (mocked endpoint per stack reference)."""
-    from hybridgpu.burst.plan import load_burst_plan
-    from hybridgpu.offline.preview import _short_hash
+    from hybridgpu.stack.burst import load_burst_plan
+    from hybridgpu.shell.preview import _short_hash
 
     workers = load_burst_plan("stacks/burst/site-a.yaml", ROOT).clusters["hybrid"].multikueue.workers
     assert len({w.stack_reference for w in workers}) == len(workers) == 2
@@ -131,9 +131,9 @@ def test_worker_kubeconfig_is_built_from_the_token_and_the_ca(runs):
     from pulumi.runtime.sync_await import _sync_await
 
     import pulumi_kubernetes as k8s
-    from components.kueue import KueueCluster
-    from hybridgpu.burst.plan import load_burst_plan
-    from hybridgpu.offline.preview import HybridMocks, _mock_jwt, _reset_runtime, _short_hash
+    from hybridgpu.shell.components.kueue import KueueCluster
+    from hybridgpu.stack.burst import load_burst_plan
+    from hybridgpu.shell.preview import HybridMocks, _mock_jwt, _reset_runtime, _short_hash
 
     plan = load_burst_plan("stacks/burst/site-a.yaml", ROOT)
     _reset_runtime()

@@ -17,7 +17,7 @@ from hybridgpu.burst.kueue import (
     worker_kubeconfig,
     worker_rbac_rules,
 )
-from hybridgpu.burst.plan import load_burst_plan
+from hybridgpu.stack.burst import load_burst_plan
 from hybridgpu.burst.schema import kueue_errors
 from hybridgpu.render.kubeconfig import eks_kubeconfig
 from hybridgpu.schemas import validate_all

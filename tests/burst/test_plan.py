@@ -10,9 +10,10 @@ import pytest
 import yaml
 
 from hybridgpu.burst.models import BurstPlanFile
-from hybridgpu.burst.plan import BurstPlanError, GPU_RESOURCE, load_burst_plan, read_plan_file
+from hybridgpu.burst.plan import BurstPlanError, GPU_RESOURCE, read_plan_file
+from hybridgpu.stack.burst import load_burst_plan
 from hybridgpu.catalog import load_catalog
-from hybridgpu.config.loader import load_stack_config
+from hybridgpu.stack.load import load_stack_config
 from hybridgpu.errors import StackConfigError
 from tests.burst.scratch import PLAN, example_plan, scratch_project
 
@@ -195,7 +196,7 @@ def test_plan_models_are_frozen_and_strict():
 def test_burst_core_imports_no_pulumi():
     code = (
         "import sys; import hybridgpu.burst.plan, hybridgpu.burst.kueue, hybridgpu.burst.schema, hybridgpu.burst.simulate, "
-        "hybridgpu.burst.trace, hybridgpu.cli_burst; "
+        "hybridgpu.burst.trace, hybridgpu.cli.burst; "
         "bad=[m for m in sys.modules if m.split('.')[0] in ('pulumi','pulumi_aws','pulumi_kubernetes')]; "
         "print(bad); sys.exit(1 if bad else 0)"
     )

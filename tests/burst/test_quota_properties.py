@@ -22,7 +22,7 @@ from hybridgpu.burst.models import BurstPlanFile, CapacitySpec
 from hybridgpu.burst.plan import GPU_RESOURCE, CloudCapacity, Flavor, OnPremCapacity, assemble_plan, cloud_capacity, onprem_capacity
 from hybridgpu.burst.schema import kueue_errors
 from hybridgpu.catalog import load_catalog
-from hybridgpu.config.loader import load_stack_config
+from hybridgpu.stack.load import load_stack_config
 from hybridgpu.inventory import load_inventory
 from hybridgpu.inventory.models import Host, HostRecord, Inventory
 

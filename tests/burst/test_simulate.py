@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hybridgpu.burst.plan import load_burst_plan
+from hybridgpu.stack.burst import load_burst_plan
 from hybridgpu.burst.simulate import STRATEGIES, SimulationParams, compare, params_from_plan, percentile, simulate
 from hybridgpu.burst.trace import Job, generate_trace, load_trace
 

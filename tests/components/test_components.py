@@ -12,7 +12,7 @@ import pulumi
 import pytest
 import yaml
 
-from hybridgpu.offline.preview import HybridMocks, RecordingMonitor, run_preview
+from hybridgpu.shell.preview import HybridMocks, RecordingMonitor, run_preview
 
 
 def _parent(result, record):
@@ -244,8 +244,8 @@ def test_bad_config_stops_program_before_any_registration():
     from pulumi.runtime.stack import run_pulumi_func
     from pulumi.runtime.sync_await import _sync_await
 
-    from components.program import main
-    from hybridgpu.offline.preview import _reset_runtime
+    from hybridgpu.shell.components.program import main
+    from hybridgpu.shell.preview import _reset_runtime
 
     _reset_runtime()
     monitor = RecordingMonitor(HybridMocks(region="us-west-2"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from hybridgpu.offline.preview import run_preview
+from hybridgpu.shell.preview import run_preview
 
 
 def _one(result, typ, name_part=""):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hybridgpu.offline.preview import run_preview
+from hybridgpu.shell.preview import run_preview
 
 
 @pytest.fixture(scope="module")

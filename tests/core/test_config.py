@@ -12,13 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hybridgpu.config.loader import (
-    SECRET_PLACEHOLDER,
-    config_from_pulumi_values,
-    load_stack_config,
-    pulumi_config_strings,
-    read_stack_file,
-)
+from hybridgpu.stack.files import SECRET_PLACEHOLDER, pulumi_config_strings, read_stack_file
+from hybridgpu.stack.load import config_from_pulumi_values, load_stack_config
 from hybridgpu.config.models import Environment
 from hybridgpu.errors import StackConfigError, StackFileError
 
@@ -310,7 +305,7 @@ def test_idle_alert_needs_the_gpu_operator(root, project):
 )
 def test_economics_overrides_are_checked_by_validate(root, project, economics, key, words):
     """What `hybridgpu cost` would refuse is refused before any resource: by validate, preview and pulumi up."""
-    from hybridgpu.config.loader import load_stack_config
+    from hybridgpu.stack.load import load_stack_config
 
     src = (root / "stacks" / "Pulumi.dev.yaml").read_text() + f"  hybridgpu:economics: {json.dumps(economics)}\n"
     (project / "stacks" / "Pulumi.dev.yaml").write_text(src)

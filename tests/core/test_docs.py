@@ -16,7 +16,7 @@ import typing
 
 from pydantic import BaseModel, Field
 
-from hybridgpu.config.loader import KEY_TO_FIELD
+from hybridgpu.config.keys import KEY_TO_FIELD
 from hybridgpu.config.models import NodePoolConfig, StackConfig
 from hybridgpu.docs_gen import (
     DERIVED_FIELDS,

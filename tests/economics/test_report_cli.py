@@ -12,7 +12,7 @@ from hybridgpu.cli import app
 from hybridgpu.economics.costmodel import HOURS_PER_MONTH, break_even_utilization
 from hybridgpu.economics.plots import plot_cost_vs_utilization, plot_cumulative
 from hybridgpu.economics.prices import load_economics_data
-from hybridgpu.economics.report import report_from_stack
+from hybridgpu.stack.load import report_from_stack
 
 runner = CliRunner(env={"COLUMNS": "200"})
 
@@ -60,8 +60,8 @@ def test_prod_break_even_burst_egress_and_hints(prod):
 
 def test_onprem_report_counts_inventory_gpus(root):
     rep = report_from_stack("onprem", root)
-    from hybridgpu.config.checks import load_onprem_inventory
-    from hybridgpu.config.loader import load_stack_config
+    from hybridgpu.stack.inventory import load_onprem_inventory
+    from hybridgpu.stack.load import load_stack_config
 
     config, _ = load_stack_config("onprem", root)
     inv = load_onprem_inventory(config, root)
@@ -188,7 +188,7 @@ def test_economics_core_imports_no_pulumi():
     import subprocess
     import sys
 
-    code = ("import sys, hybridgpu.economics.report, hybridgpu.economics.planner, hybridgpu.economics.plots, hybridgpu.cli_cost; "
+    code = ("import sys, hybridgpu.economics.report, hybridgpu.economics.planner, hybridgpu.economics.plots, hybridgpu.cli.cost; "
             "bad=[m for m in sys.modules if m.split('.')[0] in ('pulumi','pulumi_aws','pulumi_kubernetes')]; print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from hybridgpu.cli import app
-from hybridgpu.cli_mig import parse_counts
+from hybridgpu.cli.mig import parse_counts
 
 runner = CliRunner(env={"COLUMNS": "200"})
 

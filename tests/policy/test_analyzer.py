@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from pulumi_policy.proxy import UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE
 
-from hybridgpu.policy.analyzer import Analyzer, AnalyzerResource
+from hybridgpu.shell.policy.analyzer import Analyzer, AnalyzerResource
 from hybridgpu.policy.base import PolicyResource
-from hybridgpu.policy.check import load_policy_config
+from hybridgpu.shell.policy.check import load_policy_config
 from hybridgpu.policy.registry import BY_NAME, PACK_NAME, POLICIES
 from tests.conftest import ROOT
 from tests.policy.cases import CASES, Case, nodepool, res

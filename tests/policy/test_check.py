@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from hybridgpu.cli import app
-from hybridgpu.config.loader import list_stacks
-from hybridgpu.policy.check import PolicyConfigFileError, check_stacks, load_policy_config, to_github, to_json
+from hybridgpu.stack.files import list_stacks
+from hybridgpu.shell.policy.check import PolicyConfigFileError, check_stacks, load_policy_config, to_github, to_json
 from tests.conftest import ROOT
 
 BAD = ROOT / "tests" / "fixtures" / "policy-bad"
@@ -141,7 +141,7 @@ def test_example_stacks_pass_a_first_preview_where_computed_values_are_unknown()
     from google.protobuf import json_format
     from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
-    from hybridgpu.offline.preview import run_preview
+    from hybridgpu.shell.preview import run_preview
 
     preview = run_preview("onprem", ROOT, first_preview=True)
     with_unknowns = [r for r in preview.records if r.wire is not None and UNKNOWN_STRING_VALUE in json.dumps(json_format.MessageToDict(r.wire))]

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hybridgpu.policy.check import PolicyConfigFileError, load_policy_config
+from hybridgpu.shell.policy.check import PolicyConfigFileError, load_policy_config
 from hybridgpu.policy.registry import POLICIES
 
 NAMES = [p.name for p in POLICIES] + ["all", "nodepool-gpu-limt", ""]

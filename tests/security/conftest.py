@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="session")
 def all_stacks() -> list[str]:
     """Every stack with a stacks/Pulumi.<stack>.yaml."""
-    from hybridgpu.config.loader import list_stacks
+    from hybridgpu.stack.files import list_stacks
 
     stacks = list_stacks(ROOT)
     assert stacks, "no example stacks found"
@@ -28,7 +28,7 @@ def all_stacks() -> list[str]:
 @pytest.fixture(scope="session")
 def all_previews(all_stacks):
     """Offline preview results of every stack, keyed by stack name."""
-    from hybridgpu.offline.preview import run_preview
+    from hybridgpu.shell.preview import run_preview
 
     return {stack: run_preview(stack, ROOT) for stack in all_stacks}
 

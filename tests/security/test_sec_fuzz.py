@@ -57,8 +57,8 @@ def _write(root: Path, relative: str, data: bytes) -> Path:
 
 
 def run_stack_config(data: bytes) -> None:
-    """hybridgpu.config.loader.load_stack_config on a malformed stack file (any example stack as seed)."""
-    from hybridgpu.config.loader import load_stack_config
+    """hybridgpu.stack.files.load_stack_config on a malformed stack file (any example stack as seed)."""
+    from hybridgpu.stack.load import load_stack_config
 
     with scratch_project() as tmp:
         root = Path(tmp)
@@ -68,7 +68,7 @@ def run_stack_config(data: bytes) -> None:
 
 def run_burst_plan(data: bytes) -> None:
     """A malformed burst plan file, read through the stack that names it (load_stack_config of `hybrid`)."""
-    from hybridgpu.config.loader import load_stack_config
+    from hybridgpu.stack.load import load_stack_config
 
     with scratch_project() as tmp:
         root = Path(tmp)
@@ -155,8 +155,8 @@ def run_demand(data: bytes) -> None:
 
 
 def run_policy_config(data: bytes) -> None:
-    """hybridgpu.policy.check.load_policy_config on a malformed policy-pack config (JSON)."""
-    from hybridgpu.policy.check import load_policy_config
+    """hybridgpu.shell.policy.check.load_policy_config on a malformed policy-pack config (JSON)."""
+    from hybridgpu.shell.policy.check import load_policy_config
 
     with scratch_project() as tmp:
         root = Path(tmp)
@@ -172,7 +172,7 @@ def run_cli_validate_preview(data: bytes) -> None:
 
     Which file the error names is checked by the stack-config target (the same loader, same inputs).
     """
-    from hybridgpu.config.loader import load_stack_config
+    from hybridgpu.stack.load import load_stack_config
     from hybridgpu.errors import HybridGpuError
 
     with scratch_project() as tmp:
@@ -303,7 +303,8 @@ def test_targets_cover_every_loader_and_entry_point():
 def test_seeds_are_valid():
     """Every seed is a valid input, so the malformed ones are the mutations, not the seeds."""
     from hybridgpu.burst.trace import parse_trace
-    from hybridgpu.config.loader import list_stacks, load_stack_config
+    from hybridgpu.stack.files import list_stacks
+    from hybridgpu.stack.load import load_stack_config
     from hybridgpu.economics.demand import parse_demand_csv
 
     for stack in list_stacks(ROOT):

@@ -18,7 +18,7 @@ from typing import Any
 import pulumi
 import pytest
 
-from hybridgpu.offline.preview import HybridMocks
+from hybridgpu.shell.preview import HybridMocks
 from hybridgpu.security.secrets_scan import PATTERNS, scan_files, scan_text
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -25,9 +25,18 @@ import pulumi_aws as aws
 from pulumi.runtime import config as runtime_config
 
 from hybridgpu.catalog import load_catalog
-from hybridgpu.config.loader import config_from_pulumi_values
 from hybridgpu.config.models import StackConfig
 from hybridgpu.errors import StackConfigError
+from hybridgpu.onprem import plan_onprem
+from hybridgpu.burst.kueue import endpoint_from_kubeconfig
+from hybridgpu.shell.components.eks import EksCluster
+from hybridgpu.shell.components.karpenter import Karpenter
+from hybridgpu.shell.components.kueue import WORKER_KUBECONFIG_OUTPUT, KueueCluster
+from hybridgpu.shell.components.network import Network
+from hybridgpu.shell.components.nodepools import GpuNodePools
+from hybridgpu.shell.components.nvidia import NvidiaLayer
+from hybridgpu.shell.components.onprem import OnPremCluster
+from hybridgpu.stack.load import Stack, runtime_stack
 from hybridgpu.render.karpenter import resolve_instance_types, summarize_nodepool
 from hybridgpu.render.nvidia import node_overlays
 
@@ -46,8 +55,11 @@ def runtime_values() -> dict[str, Any]:
     return values
 
 
-def read_config() -> StackConfig:
-    """Validate the runtime config of the current stack.
+def read_stack() -> Stack:
+    """The validated current stack, from the config the Pulumi runtime holds.
+
+    Pulumi runs the program in the project directory, so relative paths (inventories, burst
+    plans) start there. Validated once: the offline preview hands over the stack it validated.
 
     Raises:
         pulumi.RunError: the configuration is invalid (message lists every problem).
@@ -55,23 +67,20 @@ def read_config() -> StackConfig:
     stack = pulumi.get_stack()
     file = f"stacks/Pulumi.{stack}.yaml"
     try:
-        return config_from_pulumi_values(runtime_values(), stack=stack, file=file)
+        return runtime_stack(runtime_values(), stack=stack, file=file)
     except StackConfigError as exc:
         raise pulumi.RunError(str(exc)) from None
 
 
-def build_onprem(config: StackConfig):
+def read_config() -> StackConfig:
+    """The validated config of the current stack (see :func:`read_stack`)."""
+    return read_stack().config
+
+
+def build_onprem(stack: Stack):
     """The on-prem cluster of the stack: kubeadm over SSH, Cilium, and the NVIDIA layer; returns the OnPremCluster."""
-    from pathlib import Path
-
-    from components.nvidia import NvidiaLayer
-    from components.onprem import OnPremCluster
-    from hybridgpu.config.checks import load_onprem_inventory
-    from hybridgpu.onprem import plan_onprem
-
-    assert config.onprem is not None
-    # Pulumi runs the program in the project directory; inventory paths are relative to it.
-    inventory = load_onprem_inventory(config, Path.cwd())
+    config, inventory = stack.config, stack.inventory
+    assert config.onprem is not None and inventory is not None
     plan = plan_onprem(inventory, nvidia_toolkit=config.onprem.nvidia_toolkit)
     site = inventory.site.name
     cluster = OnPremCluster(f"{site}-onprem", plan, config.onprem.cilium_version)
@@ -87,19 +96,14 @@ def build_onprem(config: StackConfig):
 
 def main() -> None:
     """Build the stack: validate config first, then network, EKS, Karpenter and GPU NodePools."""
-    from components.eks import EksCluster
-    from components.karpenter import Karpenter
-    from components.network import Network
-    from components.nodepools import GpuNodePools
-    from components.nvidia import NvidiaLayer
-
-    config = read_config()
+    stack = read_stack()
+    config = stack.config
     catalog = load_catalog()
     pulumi.export("environment", config.environment.value)
-    onprem_cluster = build_onprem(config) if config.onprem is not None else None
+    onprem_cluster = build_onprem(stack) if config.onprem is not None else None
     if config.cloud is None:
         if config.burst is not None:
-            build_burst(config, onprem=onprem_cluster)
+            build_burst(stack, onprem=onprem_cluster)
         return
     cloud = config.cloud
     assert config.region is not None  # checked by the config checks
@@ -149,24 +153,18 @@ def main() -> None:
     pulumi.export("karpenter_controller_role_arn", karpenter.controller_role_arn)
     pulumi.export("nodepools", {p.name: json.loads(json.dumps(asdict(summarize_nodepool(p, catalog)))) for p in cloud.node_pools})
     if config.burst is not None:
-        build_burst(config, eks=eks, onprem=onprem_cluster, depends_on=[karpenter.release])
+        build_burst(stack, eks=eks, onprem=onprem_cluster, depends_on=[karpenter.release])
 
 
-def build_burst(config: StackConfig, *, eks: Any = None, onprem: Any = None, depends_on: list[pulumi.Resource] | None = None) -> None:
+def build_burst(stack: Stack, *, eks: Any = None, onprem: Any = None, depends_on: list[pulumi.Resource] | None = None) -> None:
     """Kueue and the burst queues on this stack's cluster, as the burst plan says (docs/bursting.md).
 
     Workers export ``burst_worker_kubeconfig`` (secret, exec-free); the manager reads each
     worker's through ``pulumi.StackReference`` and stores it as a Secret for its MultiKueueCluster.
     Output ``burst_role``: the stack's role in the plan.
     """
-    from pathlib import Path
-
-    from components.kueue import WORKER_KUBECONFIG_OUTPUT, KueueCluster
-    from hybridgpu.burst.kueue import endpoint_from_kubeconfig
-    from hybridgpu.burst.plan import load_burst_plan
-
-    assert config.burst is not None
-    plan = load_burst_plan(config.burst.plan, Path.cwd(), current=config)
+    config, plan = stack.config, stack.burst_plan
+    assert config.burst is not None and plan is not None  # validation derived the plan
     cluster = plan.clusters[config.stack]
     # The on-prem roles run on the kubeadm cluster; the spillover manager and the cloud worker on EKS.
     target = onprem if cluster.role in ("onprem-worker", "onprem-manager") or eks is None else eks

@@ -1,8 +1,8 @@
 """The offline policy check: run a stack's program under mocks and put what it registers through
 the policy pack's real analyzer, as ``pulumi preview --policy-pack policies`` would.
 
-:func:`check_stacks` previews each stack offline (:func:`hybridgpu.offline.preview.run_preview`),
-starts the pack once (:class:`hybridgpu.policy.analyzer.Analyzer`), sends every resource
+:func:`check_stacks` previews each stack offline (:func:`hybridgpu.shell.preview.run_preview`),
+starts the pack once (:class:`hybridgpu.shell.policy.analyzer.Analyzer`), sends every resource
 through ``Analyze`` with its explicit provider and the whole stack through ``AnalyzeStack``, and
 returns the violations. Inputs reach the pack exactly as they went over the wire (secrets
 marked), so the pack sees what it would see under the CLI.
@@ -19,9 +19,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from hybridgpu.config.keys import PROJECT
 from hybridgpu.errors import HybridGpuError
-from hybridgpu.policy.analyzer import Analyzer, AnalyzerResource, Diagnostic
+from hybridgpu.shell.policy.analyzer import Analyzer, AnalyzerResource, Diagnostic
 from hybridgpu.policy.registry import BY_NAME, PACK_NAME, PolicyConfigError
+from hybridgpu.shell.preview import run_preview
+from hybridgpu.stack.load import load_stack
 
 LEVELS = ("mandatory", "advisory", "disabled")
 
@@ -191,13 +194,9 @@ def check_stacks(
         StackConfigError / StackFileError: a stack's config is invalid (before the pack starts).
         AnalyzerError: the pack did not start or failed.
     """
-    from hybridgpu.config.loader import PROJECT, load_stack_config
-    from hybridgpu.offline.preview import run_preview
-
     config = load_policy_config(config_file)
-    for name in stacks:
-        load_stack_config(name, root)
-    previews = [run_preview(name, root, program=_entrypoint(root), first_preview=first_preview) for name in stacks]
+    loaded = [load_stack(name, root) for name in stacks]  # every stack file is sound before any program runs
+    previews = [run_preview(s.config.stack, root, program=_entrypoint(root), first_preview=first_preview, loaded=s) for s in loaded]
     reports: list[StackReport] = []
     with Analyzer(pack_dir or root / "policies", project=PROJECT, stack=stacks[0] if stacks else "check") as analyzer:
         analyzer.configure(config)

@@ -20,8 +20,8 @@ from hybridgpu.errors import HybridGpuError
 mig_app = typer.Typer(no_args_is_help=True, help="MIG layouts: exact placement check, profiles, planning.")
 
 
-from hybridgpu.cli_common import console as _console
-from hybridgpu.cli_common import fail as _fail
+from hybridgpu.cli.common import console as _console
+from hybridgpu.cli.common import fail as _fail
 
 
 def parse_counts(items: list[str]) -> dict[str, int]:
@@ -125,7 +125,7 @@ def plan(
     """Plan per-GPU MIG layouts that meet a demand with the fewest GPUs (exact)."""
     from hybridgpu.mig import check_layout, slot_diagram, slot_header
     from hybridgpu.mig.planner import GpuPool, MigDemand, plan_mig
-    from hybridgpu.offline.preview import dump_yaml
+    from hybridgpu.render import dump_yaml
 
     try:
         demand = MigDemand(model=model, instances=parse_counts(profiles), whole_gpus=whole)

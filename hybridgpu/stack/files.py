@@ -1,4 +1,4 @@
-"""Read stack configuration the way the Pulumi CLI does, and validate it.
+"""Read stack files the way the Pulumi CLI does (no validation: see :mod:`hybridgpu.stack.load`).
 
 The Pulumi CLI reads ``Pulumi.yaml`` (project-level ``config`` defaults, keys implicitly in
 the project namespace) and ``<stackConfigDir>/Pulumi.<stack>.yaml`` (a ``config:`` mapping of
@@ -6,18 +6,14 @@ namespaced keys ``ns:key`` to plain or structured values; ``{secure: ...}`` valu
 ciphertext). Inside a program, the SDK hands every value over as a string (structured values
 JSON-encoded). This module reproduces that offline:
 
+* :func:`find_project_root`, :func:`stack_config_dir`, :func:`list_stacks`, :func:`project_defaults`;
 * :func:`read_stack_file` parses a stack file into namespaced values; ``secure:`` values become
-  :data:`SECRET_PLACEHOLDER` and their keys are reported as secret (nothing is decrypted).
+  :data:`SECRET_PLACEHOLDER` and their keys are reported as secret (nothing is decrypted);
 * :func:`pulumi_config_strings` turns values into the string map Pulumi's runtime holds.
-* :func:`config_from_pulumi_values` validates namespaced values into a :class:`StackConfig`,
-  collecting every problem into one :class:`~hybridgpu.errors.StackConfigError` whose issues
-  name the file, the key path and the fix.
-* :func:`load_stack_config` does both for ``stacks/Pulumi.<stack>.yaml``.
 """
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 from dataclasses import dataclass, field
@@ -25,37 +21,16 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
 
-from hybridgpu.config.checks import semantic_issues
-from hybridgpu.config.models import StackConfig
-from hybridgpu.modelbase import model_at
+from hybridgpu.config.keys import PROJECT
 from hybridgpu.errors import ConfigIssue, StackConfigError, StackFileError
-
-PROJECT = "hybridgpu"
 
 #: What an encrypted ``secure:`` value reads as offline. It is never decrypted.
 SECRET_PLACEHOLDER = "[secret]"
 
-#: Pulumi config key -> StackConfig field alias.
-KEY_TO_FIELD = {
-    "aws:region": "region",
-    f"{PROJECT}:environment": "environment",
-    f"{PROJECT}:tags": "tags",
-    f"{PROJECT}:requiredTagKeys": "requiredTagKeys",
-    f"{PROJECT}:cloud": "cloud",
-    f"{PROJECT}:onprem": "onprem",
-    f"{PROJECT}:nvidia": "nvidia",
-    f"{PROJECT}:burst": "burst",
-    f"{PROJECT}:economics": "economics",
-}
-FIELD_TO_KEY = {alias: key for key, alias in KEY_TO_FIELD.items()}
-
 #: libyaml's loader when PyYAML was built with it (several times faster), else the pure-Python one.
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-#: Keys of Pulumi.yaml's typed project config (also declared there).
-STRUCTURED_KEYS = {f"{PROJECT}:tags", f"{PROJECT}:cloud", f"{PROJECT}:requiredTagKeys", f"{PROJECT}:nvidia", f"{PROJECT}:onprem", f"{PROJECT}:burst", f"{PROJECT}:economics"}
 
 
 @dataclass(frozen=True)
@@ -264,119 +239,3 @@ def pulumi_config_strings(values: dict[str, Any]) -> dict[str, str]:
     return {k: v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
 
 
-def _loc_to_key(loc: tuple[Any, ...]) -> str:
-    if not loc:
-        return f"{PROJECT}:<root>"
-    head, *rest = loc
-    key = FIELD_TO_KEY.get(str(head), f"{PROJECT}:{head}")
-    for part in rest:
-        key += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return key
-
-
-def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The model class that owns the last element of ``loc`` (to suggest allowed keys)."""
-    return model_at(StackConfig, loc)
-
-
-def _fix_for(error: dict[str, Any]) -> str:
-    kind = error["type"]
-    ctx = error.get("ctx") or {}
-    loc = tuple(error["loc"])
-    if kind == "extra_forbidden":
-        model = _model_at(loc)
-        if model is not None:
-            allowed = sorted(f.alias or n for n, f in model.model_fields.items())
-            close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
-            hint = f"did you mean `{close[0]}`? " if close else ""
-            return f"{hint}remove the key or use one of: {', '.join(allowed)}"
-        return "remove the key"
-    if kind == "missing":
-        return "add this key (see docs/config-reference.md)"
-    if kind in ("less_than_equal", "less_than"):
-        return f"use a value {'<=' if kind.endswith('equal') else '<'} {ctx.get('le', ctx.get('lt'))}"
-    if kind in ("greater_than_equal", "greater_than"):
-        return f"use a value {'>=' if kind.endswith('equal') else '>'} {ctx.get('ge', ctx.get('gt'))}"
-    if kind in ("enum", "literal_error"):
-        return f"use one of {ctx.get('expected', 'the documented values')}"
-    if kind == "string_pattern_mismatch":
-        return f"match the pattern {ctx.get('pattern')}"
-    if kind in ("too_short", "too_long"):
-        return "adjust the number of entries (see docs/config-reference.md)"
-    if kind == "value_error":
-        return "see the message; docs/config-reference.md documents the field"
-    return "see docs/config-reference.md for the field's type and allowed values"
-
-
-def _issues_from_validation(exc: ValidationError, file: str) -> list[ConfigIssue]:
-    issues = []
-    for error in exc.errors(include_url=False):
-        loc = tuple(error["loc"])
-        message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
-        if error["type"] not in ("missing", "extra_forbidden") and "input" in error and not isinstance(error["input"], (dict, list)):
-            message = f"{message} (got {error['input']!r})"
-        issues.append(ConfigIssue(file, _loc_to_key(loc), message, _fix_for(error)))
-    return issues
-
-
-def config_from_pulumi_values(values: dict[str, Any], *, stack: str, file: str, root: Path | None = None) -> StackConfig:
-    """Validate namespaced config values into a :class:`StackConfig`.
-
-    Args:
-        values: ``ns:key`` -> value; structured values may be given as dicts/lists or as the JSON
-            strings the Pulumi runtime holds. Keys of other namespaces (``aws:profile``,
-            ``kubernetes:context``...) are ignored except ``aws:region``.
-        stack: stack name.
-        file: stack file path to name in errors.
-        root: project root for relative paths in the config (inventories); default: the working directory.
-
-    Returns:
-        The validated, frozen configuration.
-
-    Raises:
-        StackConfigError: every problem found: unknown ``hybridgpu:`` keys, schema errors
-            (unknown keys, out-of-range values, wrong types) and semantic errors (see
-            :mod:`hybridgpu.config.checks`), each with file, key path and fix.
-    """
-    data: dict[str, Any] = {"stack": stack}
-    issues: list[ConfigIssue] = []
-    for key, value in values.items():
-        if key in KEY_TO_FIELD:
-            if key in STRUCTURED_KEYS and isinstance(value, str):
-                try:
-                    value = json.loads(value)
-                except json.JSONDecodeError:
-                    issues.append(ConfigIssue(file, key, "expected a structured (mapping/list) value", "write the value as YAML mapping/list"))
-                    continue
-            data[KEY_TO_FIELD[key]] = value
-        elif key.startswith(f"{PROJECT}:"):
-            known = sorted(KEY_TO_FIELD)
-            close = difflib.get_close_matches(key, known, n=1)
-            hint = f"did you mean `{close[0]}`? " if close else ""
-            issues.append(ConfigIssue(file, key, "unknown configuration key", f"{hint}known keys: {', '.join(known)}"))
-    try:
-        config = StackConfig.model_validate(data)
-    except ValidationError as exc:
-        raise StackConfigError(issues + _issues_from_validation(exc, file)) from None
-    issues += semantic_issues(config, file, root=root)
-    if issues:
-        raise StackConfigError(issues)
-    return config
-
-
-def load_stack_config(stack: str, root: Path | None = None) -> tuple[StackConfig, StackValues]:
-    """Read and validate ``<stackConfigDir>/Pulumi.<stack>.yaml``.
-
-    Returns:
-        ``(config, values)``: the validated config and the raw values (to hand to Pulumi's runtime).
-
-    Raises:
-        StackFileError: unreadable file; StackConfigError: invalid configuration.
-    """
-    root = root or find_project_root()
-    path = stack_config_dir(root) / f"Pulumi.{stack}.yaml"
-    if not path.is_file():
-        available = ", ".join(list_stacks(root)) or "none"
-        raise StackFileError(f"{path.relative_to(root)}: no such stack file (stacks here: {available})")
-    values = read_stack_file(path, root=root)
-    return config_from_pulumi_values(values.values, stack=values.stack, file=values.file, root=root), values

@@ -1,19 +1,14 @@
-"""``hybridgpu`` command line.
+"""``hybridgpu preview [STACK ...]``: the real Pulumi program under Pulumi's mocks, summarised.
 
-Commands:
-
-* ``hybridgpu preview [STACK ...]``: offline preview of stacks (all example stacks when none
-  is named): runs the real Pulumi program under mocks, prints resources by type and parent and,
-  per NodePool, the most GPUs it may launch and the instance types it can pick; writes every
-  Kubernetes manifest to ``out/<stack>/``. Exit code 0 on success, 2 on bad configuration.
-* ``hybridgpu validate STACK``: configuration checks only.
-* ``hybridgpu catalog``: the GPU instance catalog with prices and sources.
+Offline preview of stacks (all example stacks when none is named): prints resources by type
+and parent and, per NodePool, the most GPUs it may launch and the instance types it can pick;
+writes every Kubernetes manifest to ``out/<stack>/``. Exit code 0 on success, 2 on bad
+configuration (every named stack is validated before any runs).
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -21,37 +16,14 @@ import typer
 from rich.table import Table
 from rich.tree import Tree
 
+from hybridgpu.cli.common import console, fail
+from hybridgpu.config.nvidia import GPU_RESOURCE
 from hybridgpu.errors import HybridGpuError
-
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Hybrid GPU clusters on Pulumi: offline preview, checks and catalog.")
-
-
-def _register_subcommands() -> None:
-    from hybridgpu.cli_mig import mig_app
-
-    app.add_typer(mig_app, name="mig")
-
-    from hybridgpu.cli_cost import cost_app
-
-    app.add_typer(cost_app, name="cost")
-
-    from hybridgpu.cli_burst import burst_app
-
-    app.add_typer(burst_app, name="burst")
-
-    from hybridgpu.cli_check import check
-
-    app.command("check")(check)
+from hybridgpu.shell.preview import PreviewResult, run_preview, write_manifests
+from hybridgpu.stack.files import find_project_root, list_stacks
+from hybridgpu.stack.load import load_stack
 
 
-_register_subcommands()
-
-
-from hybridgpu.cli_common import console as _console  # noqa: E402
-from hybridgpu.cli_common import fail as _fail  # noqa: E402
-
-
-@app.command()
 def preview(
     stacks: Annotated[list[str] | None, typer.Argument(help="Stacks to preview (default: every stacks/Pulumi.<stack>.yaml).")] = None,
     out: Annotated[Path, typer.Option(help="Directory for rendered manifests (one subdirectory per stack).")] = Path("out"),
@@ -59,38 +31,30 @@ def preview(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary instead of tables.")] = False,
 ) -> None:
     """Show what `pulumi up` would create, offline (no cloud credentials, no Pulumi CLI)."""
-    from hybridgpu.config.loader import find_project_root, list_stacks
-    from hybridgpu.offline.preview import run_preview, write_manifests
-
     try:
         project = (root or find_project_root()).resolve()
         names = stacks or list_stacks(project)
         if not names:
-            _fail(HybridGpuError(f"no stack files in {project}/stacks"))
+            fail(HybridGpuError(f"no stack files in {project}/stacks"))
         # Validate every named stack before running any, so a typo in the last one costs nothing.
-        from hybridgpu.config.loader import load_stack_config
-
-        for name in names:
-            load_stack_config(name, project)
+        loaded = [load_stack(name, project) for name in names]
         summaries = []
-        for name in names:
-            result = run_preview(name, project)
+        for stack in loaded:
+            result = run_preview(stack.config.stack, project, loaded=stack)
             target = write_manifests(result, out if out.is_absolute() else project / out)
-            summaries.append(_summary(result, target))
+            summaries.append(summary_of(result, target))
     except HybridGpuError as exc:
-        _fail(exc)
+        fail(exc)
         return
     if as_json:
-        _console().print_json(json.dumps(summaries))
+        console().print_json(json.dumps(summaries))
         return
     for summary in summaries:
-        _print_summary(summary)
+        print_summary(summary)
 
 
-def _summary(result, target: Path) -> dict:
+def summary_of(result: PreviewResult, target: Path) -> dict:
     """JSON-able summary of a preview: counts by type, the parent tree, NodePools."""
-    from hybridgpu.render.karpenter import GPU_RESOURCE
-
     pools = []
     for rec in result.of_type("kubernetes:karpenter.sh/v1:NodePool"):
         spec = rec.inputs["spec"]
@@ -144,9 +108,9 @@ def _summary(result, target: Path) -> dict:
     }
 
 
-def _print_summary(summary: dict) -> None:
-    console = _console()
-    console.rule(f"[bold]stack {summary['stack']}[/] ({summary['environment']}): {summary['resources']} resources")
+def print_summary(summary: dict) -> None:
+    out = console()
+    out.rule(f"[bold]stack {summary['stack']}[/] ({summary['environment']}): {summary['resources']} resources")
     tree = Tree("stack")
     children = summary["tree"]
 
@@ -167,13 +131,13 @@ def _print_summary(summary: dict) -> None:
             node.add(f"{typ} x{n}")
 
     grow(tree, "stack")
-    console.print(tree)
+    out.print(tree)
     table = Table(title="Resources by type")
     table.add_column("type", overflow="fold")
     table.add_column("count", justify="right")
     for typ, n in summary["byType"].items():
         table.add_row(typ, str(n))
-    console.print(table)
+    out.print(table)
     if summary["nodePools"]:
         pools = Table(title="GPU NodePools: the most each may launch")
         for col in ("NodePool", "capacity", "weight", "max GPUs", "max instances", "USD/h ceiling", "minValues", "instance types"):
@@ -189,70 +153,16 @@ def _print_summary(summary: dict) -> None:
                 str(p["minValues"] or "-"),
                 ", ".join(p["instanceTypes"]),
             )
-        console.print(pools)
+        out.print(pools)
     if summary["onprem"]:
         hosts = Table(title="On-prem hosts, in the order pulumi up runs them over SSH")
         for col in ("#", "host", "address", "step", "then"):
             hosts.add_column(col)
         for i, h in enumerate(summary["onprem"], 1):
             hosts.add_row(str(i), h["host"], h["address"], h["step"], "drain + cordon" if h["drainAfterJoin"] else "")
-        console.print(hosts)
+        out.print(hosts)
         if summary["onpremSkipped"]:
-            console.print(f"skipped (state absent): {', '.join(summary['onpremSkipped'])}")
-    console.print(f"{summary['manifests']} Kubernetes manifests written to {summary['outDir']}")
+            out.print(f"skipped (state absent): {', '.join(summary['onpremSkipped'])}")
+    out.print(f"{summary['manifests']} Kubernetes manifests written to {summary['outDir']}")
 
 
-@app.command()
-def validate(
-    stack: Annotated[str, typer.Argument(help="Stack name (stacks/Pulumi.<stack>.yaml).")],
-    root: Annotated[Path | None, typer.Option(help="Project root (default: nearest Pulumi.yaml).")] = None,
-) -> None:
-    """Check a stack file (schema, cross-field rules, catalog) without running the program."""
-    from hybridgpu.config.loader import load_stack_config
-
-    try:
-        config, values = load_stack_config(stack, root)
-    except HybridGpuError as exc:
-        _fail(exc)
-        return
-    pools = len(config.cloud.node_pools) if config.cloud else 0
-    console = _console()
-    console.print(f"[green]ok[/] {values.file}: {config.environment.value} stack, {pools} GPU NodePool(s)")
-
-
-@app.command()
-def catalog(
-    family: Annotated[list[str] | None, typer.Option(help="Only these instance families.")] = None,
-) -> None:
-    """List the GPU instance catalog (GPUs, memory, EFA, on-demand USD/hour, source date)."""
-    from hybridgpu.catalog import load_catalog
-
-    cat = load_catalog()
-    console = _console()
-    table = Table(title="GPU instance types (on-demand list price, Linux, us-east-1)")
-    for col in ("type", "GPU", "GPUs", "GPU mem GiB", "vCPU", "mem GiB", "EFA", "USD/h", "source date"):
-        table.add_column(col, overflow="fold")
-    for t in cat.instance_types:
-        if family and t.family not in family:
-            continue
-        table.add_row(
-            t.name,
-            t.gpu_model,
-            str(t.gpu_count),
-            f"{t.gpu_memory_gib:g}",
-            str(t.vcpu),
-            f"{t.memory_gib:g}",
-            str(t.max_efa_interfaces) if t.efa_supported else "-",
-            f"{t.on_demand_usd_per_hour:.4f}" if t.on_demand_usd_per_hour is not None else "n/a",
-            t.source_date,
-        )
-    console.print(table)
-
-
-def main() -> None:  # pragma: no cover - console entry point
-    """Entry point for ``python -m hybridgpu``."""
-    app()
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -24,12 +24,13 @@ import typer
 from rich.table import Table
 
 from hybridgpu.errors import HybridGpuError
+from hybridgpu.stack.load import load_stack, report_from_stack
 
 cost_app = typer.Typer(no_args_is_help=True, help="GPU economics: cost report, capacity plan, demand profiles, VRAM estimate.")
 
 
-from hybridgpu.cli_common import console as _console
-from hybridgpu.cli_common import fail as _fail
+from hybridgpu.cli.common import console as _console
+from hybridgpu.cli.common import fail as _fail
 
 
 def parse_utilizations(text: str) -> list[float]:
@@ -69,8 +70,6 @@ def report(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """What the stack's GPU capacity costs, its break-even utilization and burst spend (offline)."""
-    from hybridgpu.economics.report import report_from_stack
-
     try:
         us = parse_utilizations(utilization) if utilization else None
         rep = report_from_stack(stack, root, us)
@@ -195,11 +194,9 @@ def plan(
         if stack_limits and stack is None:
             raise ValueError("--stack-limits needs --stack")
         if stack is not None:
-            from hybridgpu.economics.report import build_report, load_stack
-
-            config, inventory, file = load_stack(stack, root)  # read once: config, inventory, then the report
-            rep = build_report(config, inventory=inventory, file=file)
-            cfg = config.economics
+            loaded = load_stack(stack, root)
+            rep = loaded.report()  # the report validation built: read and priced once
+            cfg = loaded.config.economics
             data = rep.priced_with  # the stack's prices, overrides applied
             instance_type = instance_type or rep.break_even_instance_type
             onprem_gpu = onprem_gpu or rep.onprem_gpu_model

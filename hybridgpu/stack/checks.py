@@ -1,46 +1,69 @@
-"""Semantic checks of a schema-valid stack configuration (cross-field rules and the catalog).
+"""Checks of a stack that read more than one section or another file (pure, no Pulumi).
 
-The pydantic models check shapes and ranges; these checks need more than one field or
-the instance catalog. Each returns :class:`~hybridgpu.errors.ConfigIssue` records with the
-stack file, the key path and the fix, so that every problem is reported before any
-Pulumi resource is registered.
+The pydantic models check shapes and ranges, and each section's own rules live with its model
+(:func:`hybridgpu.config.nvidia.nvidia_issues`). The checks here need the whole stack: the
+cloud section with ``aws:region`` and ``hybridgpu:environment``, the NVIDIA section with the
+NodePools, the on-prem inventory files, the cost report, the burst plan and the stacks it names.
+Each returns :class:`~hybridgpu.errors.ConfigIssue` records with the file, the key path and the
+fix, so that every problem is reported before any Pulumi resource is registered.
 """
 
 from __future__ import annotations
 
-import functools
 import ipaddress
+from dataclasses import dataclass
 from pathlib import Path
 
+from hybridgpu.burst.plan import BurstPlan
 from hybridgpu.catalog import Catalog, load_catalog
-from hybridgpu.config.nvidia import NvidiaConfig, _suggest, nvidia_issues  # one close-match hint for both modules
 from hybridgpu.config.models import (
     RECOMMENDED_SPOT_INSTANCE_TYPES,
     CapacityType,
     CloudConfig,
     Environment,
-    OnPremConfig,
     StackConfig,
 )
-from hybridgpu.errors import ConfigIssue
-from hybridgpu.inventory import Inventory, InventoryError, load_inventory
+from hybridgpu.config.nvidia import NvidiaConfig, nvidia_issues
+from hybridgpu.economics.report import StackCostReport
+from hybridgpu.errors import ConfigIssue, suggest
+from hybridgpu.inventory import InventoryError
 from hybridgpu.render.karpenter import RESERVED_TAG_PREFIXES, min_values, resolve_instance_types
 from hybridgpu.render.network import plan_subnets
+from hybridgpu.stack.burst import burst_issues
+from hybridgpu.stack.economics import economics_issues
+from hybridgpu.stack.inventory import load_onprem_inventory
 
 CLOUD = "hybridgpu:cloud"
 
 
-def semantic_issues(config: StackConfig, file: str, catalog: Catalog | None = None, *, root: Path | None = None) -> list[ConfigIssue]:
-    """All cross-field problems of ``config``.
+@dataclass(frozen=True)
+class StackCheck:
+    """What checking a stack found, and what the checks derived on the way (so nothing is derived twice).
+
+    Attributes:
+        issues: every problem, in config order; empty when the stack is sound.
+        burst_plan: the derived burst plan when the stack has ``hybridgpu:burst`` and it checked out.
+        cost_report: the stack's cost report (default utilizations) when it has
+            ``hybridgpu:economics`` and pricing checked out.
+    """
+
+    issues: list[ConfigIssue]
+    burst_plan: BurstPlan | None = None
+    cost_report: StackCostReport | None = None
+
+
+def check_stack(config: StackConfig, file: str, catalog: Catalog | None = None, *, root: Path | None = None) -> StackCheck:
+    """Every cross-section problem of ``config``, and the burst plan and cost report derived on the way.
 
     Args:
         config: a schema-valid stack configuration.
         file: the stack file to name in issues.
         catalog: instance catalog (default: the packaged one).
-        root: project root that relative inventory paths start from (default: the working directory).
+        root: project root that relative inventory and plan paths start from (default: the working directory).
 
     Returns:
-        The issues found, in config order; empty when the configuration is sound.
+        A :class:`StackCheck`. The economics and burst checks run only when everything before
+        them is sound (they follow references the earlier checks vouch for).
     """
     issues: list[ConfigIssue] = []
     missing = [k for k in config.required_tag_keys if not config.tags.get(k)]
@@ -67,91 +90,20 @@ def semantic_issues(config: StackConfig, file: str, catalog: Catalog | None = No
         # The cross checks follow the section's references, so they need them to be sound.
         if config.cloud is not None and not nvidia_problems:
             issues += _nvidia_cloud_issues(config.nvidia, config.cloud, file, catalog)
+    report = None
     if config.economics is not None and not issues:
-        issues += _economics_issues(config, file, root=root)
+        found, report = economics_issues(config, file, root=root)
+        issues += found
+    plan = None
     if config.burst is not None and not issues:
-        from hybridgpu.burst.plan import burst_issues  # lazy: the burst plan reads other stacks' sections
-
-        issues += burst_issues(config, file, root=root, catalog=catalog)
-    return issues
-
-
-def _economics_issues(config: StackConfig, file: str, *, root: Path | None = None) -> list[ConfigIssue]:
-    """Problems of ``hybridgpu:economics`` that only pricing finds: overrides naming families, GPU
-    models or instance types the catalog does not know, or making a price entry invalid.
-
-    Runs the stack's cost report (:func:`hybridgpu.economics.report.build_report`, about 1 ms for the
-    prod stack, timed 2026-11-22)
-    so that ``validate``, ``preview`` and ``pulumi up`` refuse what ``hybridgpu cost`` would.
-    """
-    from hybridgpu.catalog.models import UnknownInstanceTypeError
-    from hybridgpu.economics.prices import EconomicsDataError, UnknownPriceError
-    from hybridgpu.economics.report import build_report
-
-    key = "hybridgpu:economics"
-    fix = "correct the override (`hybridgpu catalog` lists families, GPU models and instance types)"
-    assert config.economics is not None
-    model = config.economics.on_prem.gpu_model
-    if model is not None:
-        try:
-            load_catalog().gpu_model(model)
-        except KeyError as exc:
-            return [ConfigIssue(file, f"{key}.onPrem.gpuModel", f"{exc} is not a GPU catalog key", fix)]
-    inventory = load_onprem_inventory(config, root) if config.onprem is not None else None
-    try:
-        build_report(config, inventory=inventory, file=file)
-    except EconomicsDataError as exc:
-        found = []
-        for i in exc.issues:
-            if i.entry is not None and i.entry in config.economics.cloud:
-                path = f"{key}.cloud.{i.entry}" + (f".{i.field}" if i.field and i.field != "family" else "")
-                message = i.message
-            else:  # the on-prem cost entry of the reference GPU model
-                path = f"{key}.onPrem" + (f".{i.field}" if i.field else "")
-                message = f"on-prem cost entry {i.entry!r}: {i.message}" if i.entry else i.message
-            found.append(ConfigIssue(file, path, message, fix))
-        return found
-    except UnknownInstanceTypeError as exc:
-        return [ConfigIssue(file, f"{key}.onDemandUsdPerHour", str(exc), fix)]
-    except (UnknownPriceError, ValueError) as exc:
-        return [ConfigIssue(file, key, str(exc), "add the missing price or fix the value under `hybridgpu:economics`")]
-    return []
+        found, plan = burst_issues(config, file, root=root, catalog=catalog)
+        issues += found
+    return StackCheck(issues, plan, report)
 
 
-def load_onprem_inventory(config: StackConfig, root: Path | None = None) -> Inventory:
-    """Load and validate the stack's inventory (``hybridgpu:onprem.inventory``).
-
-    Raises:
-        InventoryError: the inventory is invalid (every issue names file, host, field and fix).
-    """
-    assert config.onprem is not None
-    return load_inventory_of(config.onprem, root or Path.cwd())
-
-
-def load_inventory_of(onprem: OnPremConfig, root: Path) -> Inventory:
-    """Load and validate the inventory an on-prem section names (paths relative to ``root``).
-
-    Parsed once per file version: the config checks, the program and the burst plan share it.
-
-    Raises:
-        InventoryError: the inventory is invalid (every issue names file, host, field and fix).
-    """
-    paths = tuple((root / p).resolve() for p in onprem.inventory)
-    return _load_inventory_cached(paths, tuple(_mtime(p) for p in paths))
-
-
-def _mtime(path: Path) -> int:
-    try:
-        return max([path.stat().st_mtime_ns, *(c.stat().st_mtime_ns for c in path.iterdir())] if path.is_dir() else [path.stat().st_mtime_ns])
-    except OSError:
-        return -1
-
-
-@functools.lru_cache(maxsize=8)
-def _load_inventory_cached(paths: tuple[Path, ...], mtimes: tuple[int, ...]) -> Inventory:
-    # The config checks, the program's own validation and the on-prem component all need the
-    # inventory; it is parsed once per file version (Inventory is immutable).
-    return load_inventory(list(paths))
+def semantic_issues(config: StackConfig, file: str, catalog: Catalog | None = None, *, root: Path | None = None) -> list[ConfigIssue]:
+    """The issues of :func:`check_stack` alone (same arguments); empty when the configuration is sound."""
+    return check_stack(config, file, catalog, root=root).issues
 
 
 def onprem_issues(config: StackConfig, file: str, catalog: Catalog, *, root: Path | None = None) -> list[ConfigIssue]:
@@ -337,7 +289,7 @@ def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: C
                 ConfigIssue(
                     file,
                     f"{key}.nodeClass",
-                    f"no node class named {pool.node_class!r}{_suggest(pool.node_class, list(class_index))}",
+                    f"no node class named {pool.node_class!r}{suggest(pool.node_class, list(class_index))}",
                     f"use one of: {', '.join(class_index) or '(none defined)'}, or add it under nodeClasses",
                 )
             )
@@ -349,7 +301,7 @@ def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: C
                     ConfigIssue(
                         file,
                         f"{key}.instanceTypes[{j}]",
-                        f"instance type {name!r} is not in the GPU catalog{_suggest(name, type_names)}",
+                        f"instance type {name!r} is not in the GPU catalog{suggest(name, type_names)}",
                         "use a catalog GPU instance type (`hybridgpu catalog` lists them) or add it to hybridgpu/catalog/data/instance_types.yaml",
                     )
                 )
@@ -357,12 +309,12 @@ def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: C
             if fam not in families:
                 bad_ref = True
                 issues.append(
-                    ConfigIssue(file, f"{key}.instanceFamilies[{j}]", f"instance family {fam!r} is not in the GPU catalog{_suggest(fam, families)}", f"use one of: {', '.join(families)}")
+                    ConfigIssue(file, f"{key}.instanceFamilies[{j}]", f"instance family {fam!r} is not in the GPU catalog{suggest(fam, families)}", f"use one of: {', '.join(families)}")
                 )
         for j, gname in enumerate(pool.gpu_names):
             if gname not in gpu_names:
                 bad_ref = True
-                issues.append(ConfigIssue(file, f"{key}.gpuNames[{j}]", f"unknown Karpenter GPU name {gname!r}{_suggest(gname, gpu_names)}", f"use one of: {', '.join(gpu_names)}"))
+                issues.append(ConfigIssue(file, f"{key}.gpuNames[{j}]", f"unknown Karpenter GPU name {gname!r}{suggest(gname, gpu_names)}", f"use one of: {', '.join(gpu_names)}"))
         if not (pool.instance_types or pool.instance_families or pool.gpu_names):
             issues.append(
                 ConfigIssue(file, key, "the pool names no instance types, families or GPU names, so it could pick any GPU instance", "set `instanceFamilies`, `instanceTypes` or `gpuNames`")

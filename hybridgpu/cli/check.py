@@ -10,15 +10,26 @@ or the pack failed to start.
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from hybridgpu.cli_common import console as make_console
-from hybridgpu.cli_common import fail
+from hybridgpu.cli.common import console as make_console
+from hybridgpu.cli.common import fail
 from hybridgpu.errors import HybridGpuError
+from hybridgpu.shell.policy.check import check_stacks, to_github, to_json
+from hybridgpu.stack.files import find_project_root, list_stacks
+
+
+class OutputFormat(str, Enum):
+    """How ``hybridgpu check`` prints violations."""
+
+    table = "table"
+    json = "json"
+    github = "github"
 
 
 def check(
@@ -28,19 +39,12 @@ def check(
     ] = None,
     pack: Annotated[Path | None, typer.Option(help="Policy pack directory (default: <root>/policies).")] = None,
     root: Annotated[Path | None, typer.Option(help="Project root (default: nearest Pulumi.yaml).")] = None,
-    output: Annotated[str, typer.Option("--format", help="table, json or github (workflow annotations).")] = "table",
+    output: Annotated[OutputFormat, typer.Option("--format", help="table, json or github (workflow annotations).")] = OutputFormat.table,
     first_preview: Annotated[
         bool, typer.Option("--first-preview", help="Check what a first `pulumi preview` sends: every computed value unknown.")
     ] = False,
 ) -> None:
     """Check stacks against the policy pack offline (no cloud credentials, no Pulumi CLI)."""
-    from hybridgpu.config.loader import find_project_root, list_stacks
-    from hybridgpu.policy.check import check_stacks, to_github, to_json
-
-    fmt: Literal["table", "json", "github"]
-    if output not in ("table", "json", "github"):
-        fail(f"--format {output!r}: use table, json or github")
-    fmt = output  # type: ignore[assignment]
     try:
         project = (root or find_project_root()).resolve()
         names = stacks or list_stacks(project)
@@ -52,9 +56,9 @@ def check(
     except HybridGpuError as exc:
         fail(exc)
     console = make_console()
-    if fmt == "json":
+    if output is OutputFormat.json:
         console.print_json(to_json(reports))
-    elif fmt == "github":
+    elif output is OutputFormat.github:
         text = to_github(reports)
         if text:
             print(text)

@@ -18,30 +18,27 @@ import typer
 from rich.table import Table
 
 from hybridgpu.burst.models import INCREMENTAL_DISPATCH_SECONDS
+from hybridgpu.burst.plan import BurstPlan, describe_roles
+from hybridgpu.stack.load import load_stack
 from hybridgpu.errors import HybridGpuError
 
 burst_app = typer.Typer(no_args_is_help=True, help="Bursting with Kueue MultiKueue: derived quotas, simulator, traces.")
 
 
-from hybridgpu.cli_common import console as _console
-from hybridgpu.cli_common import fail as _fail
+from hybridgpu.cli.common import console as _console
+from hybridgpu.cli.common import fail as _fail
 
 
-def _load_plan(stack: str, root: Path | None):
-    from hybridgpu.burst.plan import load_burst_plan
-    from hybridgpu.config.loader import find_project_root, load_stack_config
-
-    root = root or find_project_root()
-    config, _ = load_stack_config(stack, root)
-    if config.burst is None:
+def _load_plan(stack: str, root: Path | None) -> BurstPlan:
+    """The burst plan of ``stack``, as validating it derived it."""
+    loaded = load_stack(stack, root)
+    if loaded.burst_plan is None:
         raise ValueError(f"stack {stack!r} has no `hybridgpu:burst` section; run `hybridgpu burst plan` on a stack that takes part")
-    return load_burst_plan(config.burst.plan, root, current=config)
+    return loaded.burst_plan
 
 
 def plan_rows(plan) -> list[dict]:
     """One row per (cluster, ClusterQueue, flavor, resource): the quota table of ``burst plan``."""
-    from hybridgpu.burst.plan import describe_roles
-
     rows = []
     for stack, role in describe_roles(plan):
         cluster = plan.clusters[stack]

@@ -5,7 +5,7 @@ hands its config to Pulumi's runtime exactly as the CLI would (namespaced keys, 
 values as JSON strings, ``secure:`` values as opaque secrets), installs
 :class:`HybridMocks` (realistic computed outputs per resource type and answers to the invokes
 the program makes) and a :class:`RecordingMonitor` (which remembers each registration's type,
-name, parent and inputs), and runs ``components.program.main``.
+name, parent and inputs), and runs ``hybridgpu.shell.components.program.main``.
 
 :func:`write_manifests` writes every Kubernetes object the program registered to
 ``out/<stack>/manifests/`` (one YAML file per object) plus ``helm-releases.yaml`` and
@@ -34,7 +34,10 @@ from pulumi.runtime.config import set_all_config
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from hybridgpu.config.loader import PROJECT, find_project_root, load_stack_config, pulumi_config_strings
+from hybridgpu.config.keys import PROJECT
+from hybridgpu.shell.components.program import main as program_main
+from hybridgpu.stack.files import find_project_root, pulumi_config_strings
+from hybridgpu.stack.load import Stack, load_stack, preloaded
 from hybridgpu.config.models import StackConfig
 from hybridgpu.render import dump_yaml, dump_yaml_all  # noqa: F401 - re-exported for callers of this module
 
@@ -419,17 +422,24 @@ class FirstPreviewMocks(pulumi.runtime.Mocks):
 
 
 def run_preview(
-    stack: str, root: Path | None = None, program: Callable[[], None] | None = None, *, first_preview: bool = False
+    stack: str,
+    root: Path | None = None,
+    program: Callable[[], None] | None = None,
+    *,
+    first_preview: bool = False,
+    loaded: Stack | None = None,
 ) -> PreviewResult:
     """Run the Pulumi program of ``stack`` under mocks.
 
     Args:
         stack: stack name (``stacks/Pulumi.<stack>.yaml``).
         root: project root (default: found from the working directory).
-        program: the program to run (default: ``components.program.main``; the policy check
+        program: the program to run (default: ``hybridgpu.shell.components.program.main``; the policy check
             passes the project's own ``__main__.py``).
         first_preview: simulate the first ``pulumi preview`` of the stack (:class:`FirstPreviewMocks`,
             dry run): computed values reach the recorded inputs as Pulumi's unknown markers.
+        loaded: the stack, already loaded with :func:`hybridgpu.stack.load_stack` (default: loaded
+            here). The program is handed this validated stack, so a preview validates once.
 
     Returns:
         The recorded resources and stack outputs.
@@ -440,7 +450,9 @@ def run_preview(
         pulumi.RunError and other exceptions the program raises.
     """
     root = root or find_project_root()
-    config, values = load_stack_config(stack, root)
+    loaded = loaded if loaded is not None and loaded.config.stack == stack else load_stack(stack, root)
+    config, values = loaded.config, loaded.values
+    assert values is not None  # load_stack keeps the values read from the stack file
     region = config.region or "us-east-1"
     _reset_runtime()
     mocks: pulumi.runtime.Mocks = HybridMocks(region=region)
@@ -451,7 +463,7 @@ def run_preview(
     set_all_config(pulumi_config_strings(values.values), sorted(values.secret_keys))
 
     if program is None:
-        from components.program import main as program
+        program = program_main
 
     captured: dict[str, Any] = {}
 
@@ -460,7 +472,8 @@ def run_preview(
     os.chdir(root)
     os.environ["HYBRIDGPU_OFFLINE_PREVIEW"] = "1"  # SSH keys from env/file are not read offline
     try:
-        _sync_await(run_pulumi_func(program))
+        with preloaded(loaded):
+            _sync_await(run_pulumi_func(program))
     finally:
         os.chdir(previous)
         if previous_flag is None:

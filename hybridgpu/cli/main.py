@@ -1,0 +1,43 @@
+"""The ``hybridgpu`` app: every command group joined with typer (console script ``hybridgpu``).
+
+* ``hybridgpu preview``: :mod:`hybridgpu.cli.preview`;
+* ``hybridgpu validate``: :mod:`hybridgpu.cli.validate`;
+* ``hybridgpu catalog``: :mod:`hybridgpu.cli.catalog`;
+* ``hybridgpu check``: :mod:`hybridgpu.cli.check` (the policy pack, offline);
+* ``hybridgpu mig ...``, ``hybridgpu burst ...``, ``hybridgpu cost ...``: :mod:`hybridgpu.cli.mig`,
+  :mod:`hybridgpu.cli.burst`, :mod:`hybridgpu.cli.cost`.
+
+Exit codes: 0 success, 1 a check found problems (``check``), 2 bad input (nothing was done).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from hybridgpu.cli.burst import burst_app
+from hybridgpu.cli.catalog import catalog
+from hybridgpu.cli.check import check
+from hybridgpu.cli.cost import cost_app
+from hybridgpu.cli.mig import mig_app
+from hybridgpu.cli.preview import preview
+from hybridgpu.cli.validate import validate
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Hybrid GPU clusters on Pulumi: offline preview, checks and catalog.")
+app.add_typer(mig_app, name="mig")
+app.add_typer(cost_app, name="cost")
+app.add_typer(burst_app, name="burst")
+app.command("check")(check)
+app.command("preview")(preview)
+app.command("validate")(validate)
+app.command("catalog")(catalog)
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    """Entry point for ``python -m hybridgpu``."""
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,10 @@
+"""The Pulumi shell: every module of hybridgpu that imports Pulumi lives here.
+
+* :mod:`hybridgpu.shell.components`: the ComponentResources and the program (``__main__.py``
+  calls :func:`hybridgpu.shell.components.program.main`);
+* :mod:`hybridgpu.shell.preview`: the program under Pulumi's own mocks (``hybridgpu preview``);
+* :mod:`hybridgpu.shell.policy`: the ``pulumi_policy`` pack assembled from the pure validators
+  of :mod:`hybridgpu.policy`, the gRPC analyzer driver and ``hybridgpu check``.
+
+The shell turns what the core computes into resources; it decides nothing the core could.
+"""
