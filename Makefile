@@ -36,7 +36,10 @@ tools/schemas/node_modules/.installed: tools/schemas/package.json tools/schemas/
 preview: setup
 	$(BIN)/hybridgpu preview
 
+# The import contracts first (pyproject.toml [tool.importlinter], docs/architecture.md): a layer
+# violation fails in a second, before the suite runs (tests/test_layers.py checks them too).
 test: setup
+	$(BIN)/lint-imports --no-cache --no-logo
 	$(BIN)/python -m pytest -q
 
 # The large fuzz run (>= 10,000 malformed inputs over every loader and CLI entry point);

@@ -57,7 +57,7 @@ def highs_optimum():
     except ImportError:
         return None
 
-    from hybridgpu.mig.reference import ilp_min_mig_gpus
+    from tests.helpers.mig_reference import ilp_min_mig_gpus  # the test suite's reference ILP
 
     def solve(model: str, demand: dict[str, int]) -> tuple[int, float]:
         start = time.perf_counter()

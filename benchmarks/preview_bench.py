@@ -333,8 +333,8 @@ class PhaseTimes:
 # Phases. Main-thread phases use perf_counter; the monitor runs in Pulumi's executor threads,
 # concurrently with the event loop, so its phases use the thread's CPU clock (thread_time) to
 # avoid counting time spent waiting for the GIL.
-PH_LOAD = "config load+validation (load_stack_config, before the program)"
-PH_READ = "config re-validation in the program (read_config)"
+PH_LOAD = "stack load+validation (load_stack, before the program)"
+PH_READ = "stack read in the program (read_stack; the preloaded stack unless the config differs)"
 PH_RENDER = "rendering (hybridgpu.render.* called by components)"
 PH_RECORD = "recording (RecordingMonitor: deserialize + _plain) [thread CPU]"
 PH_MOCKS = "HybridMocks.new_resource/call [thread CPU]"
@@ -357,8 +357,8 @@ def instrumented(times: PhaseTimes) -> Iterator[None]:
         patches.append((obj, name, getattr(obj, name)))
         setattr(obj, name, value)
 
-    patch(preview_mod, "load_stack_config", times.wrap(PH_LOAD, preview_mod.load_stack_config))
-    patch(hybridgpu.shell.components.program, "read_config", times.wrap(PH_READ, hybridgpu.shell.components.program.read_config))
+    patch(preview_mod, "load_stack", times.wrap(PH_LOAD, preview_mod.load_stack))
+    patch(hybridgpu.shell.components.program, "read_stack", times.wrap(PH_READ, hybridgpu.shell.components.program.read_stack))
     component_modules = [m for n, m in sorted(sys.modules.items()) if n.startswith("hybridgpu.shell.components.") and m is not None]
     for mod in component_modules:
         for name, value in list(vars(mod).items()):

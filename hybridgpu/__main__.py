@@ -2,4 +2,5 @@
 
 from hybridgpu.cli import app
 
-app()
+if __name__ == "__main__":  # importing the module (tests/test_layers.py) does not run the CLI
+    app()

@@ -1,46 +1,22 @@
-"""Shared plumbing of the packaged data files (GPU catalog, MIG profiles): pure, no Pulumi.
+"""Shared plumbing of the packaged data files (GPU catalog, MIG profiles, prices) and other data inputs: pure, no Pulumi.
 
-* :class:`DataIssue`: one problem, naming the file, the entry and the field.
-* :class:`DataFileError`: base of the per-file errors (``CatalogError``, ``MigDataError``);
-  reports every issue at once.
+* :class:`DataFileError`: base of the per-file errors (``CatalogError``, ``MigDataError``,
+  ``EconomicsDataError``, ``BurstPlanError``, ``TraceError``); reports every
+  :class:`~hybridgpu.errors.Issue` at once.
 * :func:`load_unique_yaml`: YAML that refuses duplicate keys (PyYAML keeps the last silently).
 * :func:`top_level_entries`: the non-empty list under a file's single top-level key.
+* :func:`stray_key_issue`, :func:`not_a_mapping_issue`, :func:`unreadable_issue`: the issues
+  every data-file loader reports the same way.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 import yaml
 
-from hybridgpu.errors import HybridGpuError
-
-
-@dataclass(frozen=True)
-class DataIssue:
-    """One problem found in a data file.
-
-    Attributes:
-        file: the data file as a path or resource name.
-        entry: the entry's ``name`` (or ``#<index>`` when it has none); ``None`` for a
-            problem with the file as a whole (unreadable, not YAML, wrong top level).
-        field: the YAML key (path) at fault, e.g. ``gpuMemoryGiB``; ``None`` if not one key.
-        message: what is wrong, with the offending value where useful.
-    """
-
-    file: str
-    entry: str | None
-    field: str | None
-    message: str
-
-    def __str__(self) -> str:
-        where = [self.file]
-        if self.entry is not None:
-            where.append(f"entry {self.entry!r}")
-        if self.field is not None:
-            where.append(f"field {self.field!r}")
-        return f"{': '.join(where)}: {self.message}"
+from hybridgpu.errors import HybridGpuError, Issue, unknown_key_fix
 
 
 class DataFileError(HybridGpuError):
@@ -49,16 +25,20 @@ class DataFileError(HybridGpuError):
     Subclasses set :attr:`what` (e.g. ``"GPU catalog data"``) for the message head.
 
     Args:
-        issues: the problems (at least one).
+        issues: the problems (at least one), each an :class:`~hybridgpu.errors.Issue` naming the
+            file, the entry (data-file entry or CSV line) and the field, with a fix.
 
     Attributes:
         issues: the problems, in the order found.
         file, entry, field: those of the first issue (shortcuts for the single-problem case).
+
+    Raises:
+        ValueError: (on construction) no issue given.
     """
 
     what: ClassVar[str] = "data file"
 
-    def __init__(self, issues: list[DataIssue]):
+    def __init__(self, issues: list[Issue]):
         if not issues:
             raise ValueError(f"{type(self).__name__} needs at least one issue")
         self.issues = list(issues)
@@ -100,17 +80,34 @@ UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, 
 
 
 def load_unique_yaml(text: str) -> Any:
-    """Parse one YAML document like ``yaml.safe_load`` but raise ``yaml.YAMLError`` on a duplicate or unhashable key."""
+    """Parse one YAML document like ``yaml.safe_load`` but raise ``yaml.YAMLError`` on a duplicate or unhashable key.
+
+    Raises:
+        yaml.YAMLError: invalid YAML, a duplicate or an unhashable mapping key.
+    """
     return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
 
 
 def load_unique_yaml_all(text: str) -> list[Any]:
-    """Every non-empty document of a multi-document YAML text (see :func:`load_unique_yaml`)."""
+    """Every non-empty document of a multi-document YAML text (see :func:`load_unique_yaml`).
+
+    Raises:
+        yaml.YAMLError: invalid YAML, a duplicate or an unhashable mapping key.
+    """
     return [doc for doc in yaml.load_all(text, Loader=UniqueKeyLoader) if doc is not None]  # noqa: S506
 
 
 def top_level_entries(text: str, file: str, top_key: str, error: type[DataFileError]) -> list[Any]:
     """The non-empty list under ``top_key``, the only top-level key of the file.
+
+    Args:
+        text: the file's text.
+        file: the file as named in issues.
+        top_key: the file's only top-level key, e.g. ``gpuModels``.
+        error: the :class:`DataFileError` subclass to raise.
+
+    Returns:
+        The entries (each still to be validated by the caller).
 
     Raises:
         error: (the caller's :class:`DataFileError` subclass) the text is not YAML, has a
@@ -119,11 +116,55 @@ def top_level_entries(text: str, file: str, top_key: str, error: type[DataFileEr
     try:
         document = load_unique_yaml(text)
     except yaml.YAMLError as exc:
-        raise error([DataIssue(file, None, None, f"not valid YAML: {exc}")]) from exc
+        raise error([Issue.in_entry(file, None, None, f"not valid YAML: {exc}", "correct the YAML syntax at the position shown", "yaml")]) from exc
     if not isinstance(document, dict) or set(document) != {top_key}:
-        keys = sorted(document) if isinstance(document, dict) else type(document).__name__
-        raise error([DataIssue(file, None, None, f"the top level must be a mapping with the single key {top_key!r}; got {keys}")])
+        keys = sorted(document, key=str) if isinstance(document, dict) else type(document).__name__
+        fix = f"make `{top_key}:` the file's only top-level key, holding the list of entries"
+        raise error([Issue.in_entry(file, None, None, f"the top level must be a mapping with the single key {top_key!r}; got {keys}", fix, "document")])
     entries = document[top_key]
     if not isinstance(entries, list) or not entries:
-        raise error([DataIssue(file, None, top_key, "must be a non-empty list of entries")])
+        fix = f"list the entries under `{top_key}:`, one `- name: ...` mapping each"
+        raise error([Issue.in_entry(file, None, top_key, "must be a non-empty list of entries", fix, "document")])
     return entries
+
+
+def stray_key_issue(file: str, entry: str, field: str, name: str, allowed: Iterable[str]) -> Issue:
+    """The issue of a key an entry of a data file may not have (unknown, or snake_case instead of camelCase).
+
+    Args:
+        file: the data file.
+        entry: the entry's label.
+        field: the key path of the stray key in the entry, e.g. ``profiles[2g.10gb].size``.
+        name: the stray key as written.
+        allowed: the keys allowed where it is.
+
+    Returns:
+        ``unknown field`` with the fix of :func:`~hybridgpu.errors.unknown_key_fix`
+        (``did you mean `x`? remove the key or use one of: ...``).
+    """
+    return Issue.in_entry(file, entry, field, "unknown field", unknown_key_fix(name, sorted(allowed)))
+
+
+def not_a_mapping_issue(file: str, entry: str, value: Any) -> Issue:
+    """The issue of an entry of a data file that is not a mapping (e.g. a bare string in the list).
+
+    Args:
+        file: the data file.
+        entry: the entry's label (``#<index>`` when it has no name).
+        value: the entry as parsed (its type is named in the message).
+    """
+    return Issue.in_entry(file, entry, None, f"must be a mapping, got {type(value).__name__}", "write the entry as `key: value` lines under its `- `", "schema")
+
+
+def unreadable_issue(file: str, exc: BaseException, what: str = "the file") -> Issue:
+    """The issue of a data file that cannot be read (missing, no permission, not UTF-8).
+
+    Args:
+        file: the file as named in issues.
+        exc: the error reading it.
+        what: how the message names it, e.g. ``the packaged file`` or ``the trace``.
+
+    Returns:
+        ``cannot read <what>: <exc>`` with code ``file`` and a fix.
+    """
+    return Issue.in_entry(file, None, None, f"cannot read {what}: {exc}", "check the path and its permissions; the file must be UTF-8 text", "file")

@@ -9,6 +9,9 @@ description). The output is deterministic, so CI can compare it with the committ
     python -m hybridgpu.docs_gen --inventory > docs/inventory-reference.md   # regenerate
     python -m hybridgpu.docs_gen --check                                     # exit 1 if either file is stale
 
+The committed files are repository files, not package data: ``--check`` finds them in the
+source checkout at or above the working directory (or under ``--root``).
+
 :func:`inventory_reference_markdown` does the same for the on-prem inventory format
 (:mod:`hybridgpu.inventory`): the ``Site`` and ``HostList`` documents, described by the
 documentation-only models :class:`SiteDocument` and :class:`HostListDocument` (their keys are
@@ -46,11 +49,13 @@ from hybridgpu.inventory import checks as inventory_checks
 from hybridgpu.inventory import models as inventory_models
 from hybridgpu.inventory.loader import INLINE_SECRET_KEYS, RENAMED_FIELDS, SAMPLE
 from hybridgpu.inventory.models import API_VERSION, Cluster, Host, HostListMetadata, Network, SiteMetadata
+from hybridgpu.checkout import CheckoutFileMissing, find_checkout
 from hybridgpu.modelbase import Model
 
-#: Where the generated references live (the repository's docs/ directory).
-DEFAULT_PATH = Path(__file__).resolve().parents[1] / "docs" / "config-reference.md"
-INVENTORY_PATH = DEFAULT_PATH.with_name("inventory-reference.md")
+#: Where the generated references live: the source checkout's docs/ directory, relative to its
+#: root (:func:`hybridgpu.checkout.find_checkout`; an absolute path is used as it is).
+DEFAULT_PATH = Path("docs") / "config-reference.md"
+INVENTORY_PATH = Path("docs") / "inventory-reference.md"
 
 REGENERATE_CONFIG = "python -m hybridgpu.docs_gen > docs/config-reference.md"
 REGENERATE_INVENTORY = "python -m hybridgpu.docs_gen --inventory > docs/inventory-reference.md"
@@ -388,7 +393,7 @@ def config_reference_markdown() -> str:
 
 # SiteDocument and HostListDocument only document the two document shapes: the loader reads a
 # document key by key (metadata, cluster, networks / metadata, hosts) with the models below them.
-# tests/core/test_docs.py checks that their keys are the ones the loader accepts.
+# tests/test_docs_gen.py checks that their keys are the ones the loader accepts.
 
 
 class SiteDocument(Model):
@@ -570,14 +575,23 @@ def _check(path: Path, text: str, regenerate: str) -> bool:
     return False
 
 
+def _in_checkout(path: Path, root: Path | None) -> Path:
+    """``path`` if absolute, else ``path`` under the source checkout (``root`` or found from the cwd)."""
+    if path.is_absolute():
+        return path
+    return find_checkout(path, root=root, needed_by="python -m hybridgpu.docs_gen --check", option="--root DIR") / path
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m hybridgpu.docs_gen [--inventory] [--check] [--file PATH]``.
 
     Without ``--check`` the stack configuration reference (with ``--inventory``: the inventory
     reference) goes to stdout. ``--check`` compares the committed files with the generated
-    text: both ``docs/config-reference.md`` and ``docs/inventory-reference.md``, or only the one
+    text: both ``docs/config-reference.md`` and ``docs/inventory-reference.md`` of the source
+    checkout (found at or above the working directory, or ``--root DIR``), or only the one
     selected by ``--inventory``, or ``--file PATH`` against the selected reference. Exit 0 when
-    equal, 1 with a diff on stderr when not.
+    equal, 1 with a diff on stderr when not, 2 (with what is missing and the fix) when the
+    checkout's docs are not found.
     """
     parser = argparse.ArgumentParser(
         prog="python -m hybridgpu.docs_gen", description="Generate the stack configuration reference or the inventory reference (Markdown)."
@@ -585,6 +599,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--inventory", action="store_true", help="the inventory reference instead of the stack configuration reference")
     parser.add_argument("--check", action="store_true", help="exit 1 if a committed reference differs from the generated one")
     parser.add_argument("--file", type=Path, default=None, help="reference file for --check (default: both files under docs/)")
+    parser.add_argument("--root", type=Path, default=None, help="source checkout holding docs/ (default: found from the working directory)")
     args = parser.parse_args(argv)
     config = (DEFAULT_PATH, config_reference_markdown, REGENERATE_CONFIG)
     inventory = (INVENTORY_PATH, inventory_reference_markdown, REGENERATE_INVENTORY)
@@ -595,7 +610,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.file is not None:
         targets = [(args.file, selected[1], selected[2])]
     else:
-        targets = [inventory] if args.inventory else [config, inventory]
+        try:
+            targets = [(_in_checkout(path, args.root), render, regen) for path, render, regen in ([inventory] if args.inventory else [config, inventory])]
+        except CheckoutFileMissing as exc:
+            sys.stderr.write(f"error: {exc}, or give the file with --file\n")
+            return 2
     results = [_check(path, render(), regenerate) for path, render, regenerate in targets]
     return 0 if all(results) else 1
 

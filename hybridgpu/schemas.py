@@ -53,10 +53,11 @@ Setup on a fresh machine (from the repository root)::
 
 Command line::
 
-    python -m hybridgpu.schemas [--kubernetes-version 1.35] [--fail-on-skipped] FILE...
+    python -m hybridgpu.schemas [--kubernetes-version 1.35] [--fail-on-skipped] [--tools-dir DIR] FILE...
 
 reads YAML (multi-document) or JSON files (``-`` for stdin), prints one line per
-manifest and exits 1 if any manifest is invalid.
+manifest and exits 1 if any manifest is invalid. ``tools/schemas`` is repository tooling, not
+package data: it is found at or above the working directory (or given with ``--tools-dir``).
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from hybridgpu.checkout import CheckoutFileMissing, find_checkout
 
 #: Kubernetes version whose built-in schemas :func:`validate_core` uses by default.
 #:
@@ -96,8 +99,9 @@ PROMETHEUS_OPERATOR_SCHEMA_PACKAGE = "@kubernetes-models/prometheus-operator@6.0
 #: checked on top (see ``tools/schemas/validate-crds.mjs``).
 PROMETHEUS_OPERATOR_SCHEMA_SOURCE = "prometheus-operator v0.91.0"
 
-#: ``tools/schemas`` of this repository: package.json, lock file and the Node.js script.
-SCHEMA_TOOLS_DIR = Path(__file__).resolve().parent.parent / "tools" / "schemas"
+#: ``tools/schemas`` of the source checkout (package.json, lock file and the Node.js script),
+#: relative to the checkout root. Not package data: see :func:`schema_tools_dir`.
+SCHEMA_TOOLS = Path("tools") / "schemas"
 
 #: API groups validated by :func:`validate_karpenter`.
 KARPENTER_GROUPS = frozenset({"karpenter.sh", "karpenter.k8s.aws"})
@@ -155,6 +159,27 @@ _CRD_FAMILIES: dict[str, tuple[frozenset[str], str]] = {
 class SchemaToolMissing(RuntimeError):
     """A tool the validation needs is not installed (Node.js, the npm packages, or
     kubernetes-validate). The message says which command installs it."""
+
+
+def schema_tools_dir(root: Path | str | None = None) -> Path:
+    """``tools/schemas`` of the hybridgpu source checkout (the CRD script and its ``node_modules``).
+
+    The npm schema tools are repository tooling, not part of the installed package.
+
+    Args:
+        root: the checkout root; default: found from the working directory (the nearest
+            directory at or above it that holds ``tools/schemas/validate-crds.mjs``).
+
+    Raises:
+        SchemaToolMissing: no such checkout; the message says how to fix it.
+    """
+    try:
+        found = find_checkout(SCHEMA_TOOLS / _CRD_SCRIPT, root=root, needed_by="validating Karpenter and Prometheus Operator kinds")
+    except CheckoutFileMissing as exc:
+        raise SchemaToolMissing(
+            f"{exc}, or give its tools/schemas with --tools-dir (tools_dir= in Python), set up once with `{_NPM_FIX}`"
+        ) from None
+    return found / SCHEMA_TOOLS
 
 
 class SchemaToolError(RuntimeError):
@@ -358,7 +383,7 @@ def validate_core(
 def validate_crds(
     manifests: Sequence[Mapping[str, Any]],
     *,
-    tools_dir: Path | str = SCHEMA_TOOLS_DIR,
+    tools_dir: Path | str | None = None,
     timeout: float = 120.0,
     only: Sequence[str] | None = None,
 ) -> list[SchemaFinding]:
@@ -381,7 +406,8 @@ def validate_crds(
     Args:
         manifests: JSON-serializable manifests as plain dicts.
         tools_dir: directory holding the script and its ``node_modules``
-            (default: ``tools/schemas`` of this repository).
+            (default: :func:`schema_tools_dir`, ``tools/schemas`` of the checkout found from
+            the working directory).
         timeout: seconds before the node process is abandoned.
         only: restrict to these script families (``"karpenter"``,
             ``"prometheus-operator"``); a manifest of another family is then an error.
@@ -392,7 +418,8 @@ def validate_crds(
 
     Raises:
         SchemaToolMissing: ``node`` is not on PATH, or the npm package a manifest needs is
-            not installed in ``tools_dir/node_modules`` (fix: ``npm ci --prefix tools/schemas``).
+            not installed in ``tools_dir/node_modules`` (fix: ``npm ci --prefix tools/schemas``),
+            or no ``tools_dir`` was given and the working directory is not in a source checkout.
         SchemaToolError: the script crashed, timed out or printed unexpected output.
         TypeError: a manifest is not JSON-serializable (e.g. holds a Pulumi Output).
         ValueError: ``only`` names an unknown family.
@@ -404,7 +431,7 @@ def validate_crds(
     unknown = [f for f in families if f not in _CRD_FAMILIES]
     if unknown or not families:
         raise ValueError(f"only: unknown CRD families {unknown}; use some of {', '.join(_CRD_FAMILIES)}")
-    tools = Path(tools_dir)
+    tools = Path(tools_dir) if tools_dir is not None else schema_tools_dir()
     script = tools / _CRD_SCRIPT
     if not script.is_file():
         raise SchemaToolMissing(f"{script} is missing: this checkout lacks tools/schemas")
@@ -461,7 +488,7 @@ def validate_crds(
 def validate_karpenter(
     manifests: Sequence[Mapping[str, Any]],
     *,
-    tools_dir: Path | str = SCHEMA_TOOLS_DIR,
+    tools_dir: Path | str | None = None,
     timeout: float = 120.0,
 ) -> list[SchemaFinding]:
     """Validate Karpenter manifests: :func:`validate_crds` restricted to Karpenter.
@@ -484,7 +511,7 @@ def validate_karpenter(
 def validate_prometheus_operator(
     manifests: Sequence[Mapping[str, Any]],
     *,
-    tools_dir: Path | str = SCHEMA_TOOLS_DIR,
+    tools_dir: Path | str | None = None,
     timeout: float = 120.0,
 ) -> list[SchemaFinding]:
     """Validate Prometheus Operator manifests: :func:`validate_crds` restricted to them.
@@ -505,7 +532,7 @@ def validate_prometheus_operator(
 
 
 def validate_all(
-    manifests: Sequence[Mapping[str, Any]], kubernetes_version: str = KUBERNETES_SCHEMA_VERSION
+    manifests: Sequence[Mapping[str, Any]], kubernetes_version: str = KUBERNETES_SCHEMA_VERSION, *, tools_dir: Path | str | None = None
 ) -> list[SchemaFinding]:
     """Validate a mixed list of manifests, each with the validator for its API group.
 
@@ -521,6 +548,7 @@ def validate_all(
     Args:
         manifests: manifests as plain dicts.
         kubernetes_version: Kubernetes version for the built-in kinds (see :func:`validate_core`).
+        tools_dir: ``tools/schemas`` for the CRD kinds (default: :func:`schema_tools_dir`).
 
     Returns:
         One :class:`SchemaFinding` per manifest, in input order, ``index`` set.
@@ -558,7 +586,7 @@ def validate_all(
                 f"{manifest['kind']}); validate it against its CRD on a cluster"
             )
             slots[index] = _finding(manifest, index, ok=False, skipped=True, errors=[reason])
-    for indices, run in ((core, lambda ms: validate_core(ms, kubernetes_version)), (crds, validate_crds)):
+    for indices, run in ((core, lambda ms: validate_core(ms, kubernetes_version)), (crds, lambda ms: validate_crds(ms, tools_dir=tools_dir))):
         if not indices:
             continue
         for index, finding in zip(indices, run([manifests[i] for i in indices])):
@@ -594,7 +622,7 @@ def _read_manifests(path: str) -> list[Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m hybridgpu.schemas [--kubernetes-version V] [--fail-on-skipped] FILE...``
+    """``python -m hybridgpu.schemas [--kubernetes-version V] [--fail-on-skipped] [--tools-dir DIR] FILE...``
 
     Returns:
         0 if nothing failed (skipped manifests count as failures only with
@@ -608,12 +636,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("files", nargs="+", help="YAML (multi-document) or .json files; - for stdin")
     parser.add_argument("--kubernetes-version", default=KUBERNETES_SCHEMA_VERSION)
     parser.add_argument("--fail-on-skipped", action="store_true", help="exit 1 if a manifest has no offline schema")
+    parser.add_argument("--tools-dir", default=None, help="tools/schemas of a source checkout (default: found from the working directory)")
     args = parser.parse_args(argv)
     manifests: list[Any] = []
     try:
         for path in args.files:
             manifests.extend(_read_manifests(path))
-        findings = validate_all(manifests, args.kubernetes_version)
+        findings = validate_all(manifests, args.kubernetes_version, tools_dir=args.tools_dir)
     except (OSError, ValueError, yaml.YAMLError, SchemaToolMissing, SchemaToolError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -6,5 +6,5 @@
 * :mod:`hybridgpu.burst.schema`: offline validation of Kueue objects against the v1beta2 CRD constraints;
 * :mod:`hybridgpu.burst.trace` and :mod:`hybridgpu.burst.simulate`: demand traces and the burst simulator.
 
-This package imports nothing from Pulumi (tests/core checks it).
+This package imports nothing from Pulumi (tests/burst/test_plan.py checks it).
 """

@@ -32,6 +32,12 @@ import yaml
 
 from hybridgpu.burst.models import BurstPlanFile
 from hybridgpu.burst.plan import ClusterPlan, ClusterQueuePlan, Flavor, LocalQueuePlan, WorkerRef
+from hybridgpu.k8s import (
+    NAMESPACE_NAME_LABEL,
+    SERVICE_ACCOUNT_NAME_ANNOTATION,
+    SERVICE_ACCOUNT_TOKEN_SECRET_TYPE,
+    managed_by_labels,
+)
 from hybridgpu.render.kubeconfig import kubeconfig
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
@@ -42,13 +48,12 @@ KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 KUBECONFIG_KEY = "kubeconfig"
 #: ServiceAccount the manager uses on a worker.
 WORKER_SERVICE_ACCOUNT = "hybridgpu-multikueue"
-MANAGED_BY = {"app.kubernetes.io/managed-by": "hybridgpu"}
 #: Name of the stack output a worker exports and the manager reads through a StackReference.
 WORKER_KUBECONFIG_OUTPUT = "burst_worker_kubeconfig"
 
 
 def _meta(name: str, namespace: str | None = None) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "labels": dict(MANAGED_BY)}
+    meta: dict[str, Any] = {"name": name, "labels": managed_by_labels()}
     if namespace is not None:
         meta["namespace"] = namespace
     return meta
@@ -90,7 +95,7 @@ def cluster_queue(cq: ClusterQueuePlan, namespaces: tuple[str, ...]) -> dict[str
             flavors.append({"name": fq.flavor, "resources": resources})
         groups.append({"coveredResources": list(group.covered), "flavors": flavors})
     spec: dict[str, Any] = {
-        "namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": list(namespaces)}]},
+        "namespaceSelector": {"matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": list(namespaces)}]},
         "queueingStrategy": "BestEffortFIFO",
         "resourceGroups": groups,
     }
@@ -170,8 +175,8 @@ def worker_access_manifests(kueue_namespace: str, frameworks: list[str]) -> list
         {
             "apiVersion": "v1",
             "kind": "Secret",
-            "type": "kubernetes.io/service-account-token",
-            "metadata": {**_meta(token_secret_name(), kueue_namespace), "annotations": {"kubernetes.io/service-account.name": sa}},
+            "type": SERVICE_ACCOUNT_TOKEN_SECRET_TYPE,
+            "metadata": {**_meta(token_secret_name(), kueue_namespace), "annotations": {SERVICE_ACCOUNT_NAME_ANNOTATION: sa}},
         },
     ]
 

@@ -32,25 +32,25 @@ from pydantic import ValidationError
 from hybridgpu.burst.models import BurstClass, BurstPlanFile, CapacitySpec
 from hybridgpu.catalog import Catalog
 from hybridgpu.config.models import CloudConfig
-from hybridgpu.config.nvidia import GPU_RESOURCE, mig_resource_name
-from hybridgpu.datafile import DataFileError, DataIssue, load_unique_yaml
+from hybridgpu.datafile import DataFileError, load_unique_yaml
+from hybridgpu.errors import Issue, issues_from_validation
 from hybridgpu.inventory.models import Inventory
-from hybridgpu.modelbase import model_at
+from hybridgpu.k8s import (
+    CAPACITY_TYPE_LABEL,
+    GPU_PRODUCT_LABEL,
+    GPU_RESOURCE,
+    INSTANCE_GPU_NAME_LABEL,
+    KARPENTER_NODEPOOL_LABEL,
+    MIG_STRATEGY_LABEL,
+    mig_resource_name,
+)
 from hybridgpu.render.karpenter import resolve_instance_types
 
-#: GFD node label with the GPU product (NVIDIA/k8s-device-plugin v0.20.0 ``docs/gpu-feature-discovery``
-#: README, "Generated Labels", read 2026-11-22).
-GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
-#: GFD node label with the MIG strategy of a node (``mixed`` here: whole GPUs and MIG devices side by
-#: side); same source as :data:`GPU_PRODUCT_LABEL` (GFD README "Generated Labels", read 2026-11-22).
-MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
-#: Karpenter well-known labels (Karpenter v1.14 ``website/content/en/v1.14/concepts/scheduling.md``,
-#: "Well-Known Labels", read 2026-11-22).
-CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
-NODEPOOL_LABEL = "karpenter.sh/nodepool"
-GPU_NAME_LABEL = "karpenter.k8s.aws/instance-gpu-name"
-
 Role = Literal["manager", "onprem-worker", "cloud-worker", "onprem-manager"]
+
+
+#: What documents every key of a burst plan file (named in fix hints).
+PLAN_REFERENCE = "docs/burst-plan-reference.md"
 
 
 class BurstPlanError(DataFileError):
@@ -378,10 +378,20 @@ def cloud_capacity(
     pool = next((p for p in cloud.node_pools if p.name == spec.node_pool), None)
     if pool is None:
         names = ", ".join(p.name for p in cloud.node_pools) or "none"
-        raise BurstPlanError([DataIssue(file, f"cloud.{key}", "nodePool", f"no NodePool {spec.node_pool!r} in the cloud stack (pools: {names}); name one of them")])
+        message = f"no NodePool {spec.node_pool!r} in the cloud stack (pools: {names})"
+        raise BurstPlanError([Issue.in_entry(file, f"cloud.{key}", "nodePool", message, f"set `nodePool` to one of the cloud stack's NodePools: {names}", "unknown-nodepool")])
     if capacity_type not in {c.value for c in pool.capacity_types}:
         raise BurstPlanError(
-            [DataIssue(file, f"cloud.{key}", "nodePool", f"NodePool {pool.name!r} does not launch {capacity_type} capacity; pick a pool whose capacityTypes include it")]
+            [
+                Issue.in_entry(
+                    file,
+                    f"cloud.{key}",
+                    "nodePool",
+                    f"NodePool {pool.name!r} does not launch {capacity_type} capacity",
+                    f"pick a NodePool whose `capacityTypes` include {capacity_type}, or add {capacity_type} to {pool.name!r}'s `capacityTypes`",
+                    "capacity-type",
+                )
+            ]
         )
     types = resolve_instance_types(pool, catalog)
     counts = tuple(sorted({t.gpu_count for t in types}))
@@ -391,7 +401,16 @@ def cloud_capacity(
         prices = [t.usd_per_gpu_hour for t in types if t.usd_per_gpu_hour is not None]
         if capacity_type == "spot" or not prices:
             raise BurstPlanError(
-                [DataIssue(file, f"cloud.{key}", "usdPerGpuHour", f"no catalog price for {capacity_type} in NodePool {pool.name!r}; set `usdPerGpuHour` and `priceSource`")]
+                [
+                    Issue.in_entry(
+                        file,
+                        f"cloud.{key}",
+                        "usdPerGpuHour",
+                        f"no catalog price for {capacity_type} in NodePool {pool.name!r}",
+                        "set `usdPerGpuHour` and `priceSource` (where the price comes from)",
+                        "no-price",
+                    )
+                ]
             )
         price = max(prices)
         best = max((t for t in types if t.usd_per_gpu_hour is not None), key=lambda t: t.usd_per_gpu_hour or 0)
@@ -406,9 +425,9 @@ def cloud_capacity(
             gpus, ceiling_from = by_budget, "monthlyBudgetUsd"
     assert gpus is not None
     names = sorted({(catalog.gpu_model(t.gpu_model).karpenter_gpu_name or "") for t in types} - {""})
-    labels = {CAPACITY_TYPE_LABEL: capacity_type, NODEPOOL_LABEL: pool.name}
+    labels = {CAPACITY_TYPE_LABEL: capacity_type, KARPENTER_NODEPOOL_LABEL: pool.name}
     if len(names) == 1:
-        labels[GPU_NAME_LABEL] = names[0]
+        labels[INSTANCE_GPU_NAME_LABEL] = names[0]
     tolerations = tuple(_toleration(t.key, t.value, t.effect.value) for t in pool.taints)
     flavor = Flavor(f"eks-{capacity_type}", labels, tolerations)
     return CloudCapacity(capacity_type, pool.name, gpus, float(price), source, ceiling_from, counts, flavor)
@@ -456,7 +475,7 @@ def plan_burst(source: BurstPlanFile, inventory: Inventory, cloud: CloudConfig, 
         BurstPlanError: a queue needs a capacity type the plan does not configure, a configured
             capacity type no queue uses, an unknown NodePool, or a missing price.
     """
-    issues: list[DataIssue] = []
+    issues: list[Issue] = []
     onprem = onprem_capacity(inventory, catalog)
     caps: dict[str, CloudCapacity] = {}
     for ctype, spec in (("spot", source.cloud.spot), ("on-demand", source.cloud.on_demand)):
@@ -484,16 +503,20 @@ def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[s
         BurstPlanError: a queue bursts to an unconfigured capacity type, a configured type has no
             queue, or on-prem has no schedulable GPU.
     """
-    issues: list[DataIssue] = []
+    issues: list[Issue] = []
     classes = _classes(source)
     for ctype, key in (("spot", "spot"), ("on-demand", "onDemand")):
         spec = source.cloud.spot if ctype == "spot" else source.cloud.on_demand
         if ctype in classes and spec is None:
-            issues.append(DataIssue(file, "queues", "burst", f"a queue bursts to {ctype} but `cloud.{key}` is not configured; add `cloud.{key}` or change the queue's `burst`"))
+            message = f"a queue bursts to {ctype} but `cloud.{key}` is not configured"
+            issues.append(Issue.in_entry(file, "queues", "burst", message, f"add `cloud.{key}`, or change the queue's `burst`", "unused-capacity"))
         if spec is not None and ctype not in classes:
-            issues.append(DataIssue(file, f"cloud.{key}", None, f"no queue bursts to {ctype}; remove `cloud.{key}` or set `burst: {ctype}` on a queue"))
+            fix = f"remove `cloud.{key}`, or set `burst: {ctype}` on a queue"
+            issues.append(Issue.in_entry(file, f"cloud.{key}", None, f"no queue bursts to {ctype}", fix, "unused-capacity"))
     if not onprem.totals():
-        issues.append(DataIssue(file, "onprem", "stack", "the on-prem inventory has no schedulable GPU (no active gpu-worker); check the hosts' `state`"))
+        message = "the on-prem inventory has no schedulable GPU (no active gpu-worker)"
+        fix = "give at least one inventory host `role: gpu-worker` and `state: active`, or name another on-prem stack in `onprem.stack`"
+        issues.append(Issue.in_entry(file, "onprem", "stack", message, fix, "no-gpu"))
     if issues:
         raise BurstPlanError(issues)
 
@@ -591,34 +614,30 @@ def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[s
 def read_plan_file(path: Path, shown: str) -> BurstPlanFile:
     """Read and validate a burst plan file.
 
+    Args:
+        path: the file to read.
+        shown: the file as the user knows it (relative to the project root), named in issues.
+
+    Returns:
+        The validated plan file.
+
     Raises:
         BurstPlanError: missing/unreadable file, YAML errors, duplicate keys, schema errors
-            (each issue names the file, the field path and the problem; unknown keys list the allowed ones).
+            (each issue names the file, the field path, the problem and a fix; unknown keys
+            get the close match and the allowed keys, from :func:`~hybridgpu.errors.issues_from_validation`).
     """
-    import difflib
-
     try:
         data = load_unique_yaml(path.read_text())
     except FileNotFoundError:
-        raise BurstPlanError([DataIssue(shown, None, None, "no such burst plan file; fix `hybridgpu:burst.plan`")]) from None
+        fix = "fix `hybridgpu:burst.plan`: a plan file path relative to the project root"
+        raise BurstPlanError([Issue.in_entry(shown, None, None, "no such burst plan file", fix, "file")]) from None
     except Exception as exc:  # noqa: BLE001 - YAML and OS errors alike become one issue
-        raise BurstPlanError([DataIssue(shown, None, None, f"not readable as YAML: {exc}")]) from None
+        fix = "correct the YAML syntax at the position shown (a key may appear once per mapping)"
+        raise BurstPlanError([Issue.in_entry(shown, None, None, f"not readable as YAML: {exc}", fix, "yaml")]) from None
     try:
         return BurstPlanFile.model_validate(data)
     except ValidationError as exc:
-        issues = []
-        for err in exc.errors(include_url=False):
-            loc = tuple(err["loc"])
-            where = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in loc).replace(".[", "[") or None
-            message = err["msg"]
-            if err["type"] == "extra_forbidden":
-                owner = model_at(BurstPlanFile, loc)
-                allowed = sorted(f.alias or n for n, f in owner.model_fields.items()) if owner else []
-                close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
-                message = f"unknown key; {'did you mean `' + close[0] + '`? ' if close else ''}allowed: {', '.join(allowed)}"
-            elif "input" in err and not isinstance(err["input"], (dict, list)) and err["type"] != "missing":
-                message = f"{message} (got {err['input']!r})"
-            issues.append(DataIssue(shown, None, where, message))
+        issues = issues_from_validation(exc, file=shown, root=BurstPlanFile, reference=PLAN_REFERENCE, entry_kind="entry")
         raise BurstPlanError(issues) from None
 
 

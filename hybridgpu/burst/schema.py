@@ -39,6 +39,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
 
+from hybridgpu.errors import key_path
+
 KUEUE_GROUP = "kueue.x-k8s.io"
 
 _SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
@@ -306,13 +308,6 @@ KINDS: dict[str, tuple[type[BaseModel], bool]] = {
 }
 
 
-def _path(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 def kueue_errors(manifest: dict[str, Any]) -> list[str]:
     """Errors of one ``kueue.x-k8s.io`` manifest against the v1beta2 CRD constraints (empty: valid).
 
@@ -335,7 +330,7 @@ def kueue_errors(manifest: dict[str, Any]) -> list[str]:
         if not namespaced and meta.namespace is not None:
             errors.append("metadata.namespace: must be unset for a cluster-scoped kind")
     except ValidationError as exc:
-        errors += [f"{_path(('metadata', *e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)]
+        errors += [f"{key_path(('metadata', *e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)]
     spec = manifest.get("spec")
     if spec is None and kind in ("AdmissionCheck", "MultiKueueConfig", "MultiKueueCluster"):
         errors.append("spec: required")
@@ -343,5 +338,5 @@ def kueue_errors(manifest: dict[str, Any]) -> list[str]:
         try:
             spec_model.model_validate(spec or {})
         except ValidationError as exc:
-            errors += [f"{_path(('spec', *e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)]
+            errors += [f"{key_path(('spec', *e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)]
     return errors

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import get_args
 
 from hybridgpu.burst.models import BurstClass
-from hybridgpu.datafile import DataFileError, DataIssue
+from hybridgpu.datafile import DataFileError, unreadable_issue
+from hybridgpu.errors import Issue
 
 REQUIRED_COLUMNS = ("submit_s", "gpus", "duration_s")
 OPTIONAL_COLUMNS = ("checkpoint_s", "burst")
@@ -79,16 +80,19 @@ def parse_trace(text: str, file: str) -> list[Job]:
     """
     lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip() and not line.lstrip().startswith("#")]
     if not lines:
-        raise TraceError([DataIssue(file, None, None, "no header row; the first line names the columns: submit_s,gpus,duration_s[,checkpoint_s][,burst]")])
+        fix = "start the file with the header line `submit_s,gpus,duration_s[,checkpoint_s][,burst]`, then one job per line"
+        raise TraceError([Issue.in_entry(file, None, None, "no header row", fix, "header")])
     header_line, header = lines[0]
     columns = [c.strip() for c in next(csv.reader([header]))]
-    issues: list[DataIssue] = []
+    issues: list[Issue] = []
     missing = [c for c in REQUIRED_COLUMNS if c not in columns]
     unknown = [c for c in columns if c not in REQUIRED_COLUMNS + OPTIONAL_COLUMNS]
     if missing:
-        issues.append(DataIssue(file, f"line {header_line}", ", ".join(missing), "required column(s) missing from the header"))
+        fix = f"add the column(s) {', '.join(missing)} to the header (required: {', '.join(REQUIRED_COLUMNS)})"
+        issues.append(Issue.in_entry(file, f"line {header_line}", ", ".join(missing), "required column(s) missing from the header", fix, "header"))
     if unknown:
-        issues.append(DataIssue(file, f"line {header_line}", ", ".join(unknown), f"unknown column(s); allowed: {', '.join(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)}"))
+        fix = f"remove or rename the column(s); allowed: {', '.join(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)}"
+        issues.append(Issue.in_entry(file, f"line {header_line}", ", ".join(unknown), "unknown column(s)", fix, "header"))
     if issues:
         raise TraceError(issues)
     index = {c: i for i, c in enumerate(columns)}
@@ -97,19 +101,24 @@ def parse_trace(text: str, file: str) -> list[Job]:
     for (lineno, _), row in zip(lines[1:], reader):
         where = f"line {lineno}"
         if len(row) != len(columns):
-            issues.append(DataIssue(file, where, None, f"{len(row)} fields, expected {len(columns)} ({', '.join(columns)})"))
+            fix = f"give one value per header column ({', '.join(columns)}); leave optional ones empty, not out"
+            issues.append(Issue.in_entry(file, where, None, f"{len(row)} fields, expected {len(columns)} ({', '.join(columns)})", fix))
             continue
         cells = {c: row[i].strip() for c, i in index.items()}
         row_issues = len(issues)
         values: dict[str, float | None] = {}
-        for col, integer, low, strict in (("submit_s", False, 0.0, False), ("gpus", True, 1.0, False), ("duration_s", False, 0.0, True)):
+        for col, integer, low, strict, fix in (
+            ("submit_s", False, 0.0, False, "write the submission time in seconds from the trace start, a number >= 0"),
+            ("gpus", True, 1.0, False, "write the GPUs the job needs at once, a whole number >= 1"),
+            ("duration_s", False, 0.0, True, "write the job's seconds of work, a number > 0"),
+        ):
             try:
                 value = _number(cells[col], integer=integer)
                 if value < low or (strict and value <= low):
                     raise ValueError(f"must be {'>' if strict else '>='} {int(low)}")
                 values[col] = value
             except ValueError as exc:
-                issues.append(DataIssue(file, where, col, f"{cells[col]!r}: {exc}"))
+                issues.append(Issue.in_entry(file, where, col, f"{cells[col]!r}: {exc}", fix))
         checkpoint: float | None = None
         raw = cells.get("checkpoint_s", "")
         if raw and raw.lower() != "none":
@@ -118,12 +127,14 @@ def parse_trace(text: str, file: str) -> list[Job]:
                 if checkpoint <= 0:
                     raise ValueError("must be > 0 (leave empty for a job that never checkpoints)")
             except ValueError as exc:
-                issues.append(DataIssue(file, where, "checkpoint_s", f"{raw!r}: {exc}"))
+                fix = "write the seconds between checkpoints (a number > 0), or leave it empty (or `none`) for a job that never checkpoints"
+                issues.append(Issue.in_entry(file, where, "checkpoint_s", f"{raw!r}: {exc}", fix))
         burst = cells.get("burst", "") or ("spot" if checkpoint is not None else "on-demand")
         if burst not in BURST_CLASSES:
-            issues.append(DataIssue(file, where, "burst", f"{burst!r}: use one of {', '.join(BURST_CLASSES)}"))
+            issues.append(Issue.in_entry(file, where, "burst", f"{burst!r} is not a burst class", f"use one of {', '.join(BURST_CLASSES)}"))
         elif burst == "spot" and checkpoint is None and not (raw and raw.lower() != "none"):
-            issues.append(DataIssue(file, where, "burst", "spot needs checkpoints (a reclaimed job would restart from zero); set checkpoint_s or burst: on-demand"))
+            message = "spot needs checkpoints (a reclaimed job would restart from zero)"
+            issues.append(Issue.in_entry(file, where, "burst", message, "set `checkpoint_s`, or `burst: on-demand`"))
         if len(issues) == row_issues:
             jobs.append(Job(float(values["submit_s"] or 0.0), int(values["gpus"] or 0), float(values["duration_s"] or 0.0), checkpoint, burst))
     if issues:
@@ -142,7 +153,7 @@ def load_trace(path: str | Path) -> list[Job]:
     try:
         text = Path(path).read_text()
     except (OSError, UnicodeDecodeError) as exc:
-        raise TraceError([DataIssue(shown, None, None, f"cannot read the trace: {exc}")]) from None
+        raise TraceError([unreadable_issue(shown, exc, "the trace")]) from None
     return parse_trace(text, shown)
 
 

@@ -27,19 +27,18 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from hybridgpu.datafile import top_level_entries
+from hybridgpu.datafile import not_a_mapping_issue, stray_key_issue, top_level_entries, unreadable_issue
 from hybridgpu.catalog.models import (
     GPU_MEMORY_TOLERANCE_GIB,
     Catalog,
     CatalogError,
-    CatalogIssue,
     GpuModel,
     InstanceType,
     UnknownGpuModelError,
     UnknownInstanceFamilyError,
     UnknownInstanceTypeError,
-    _FieldError,
 )
+from hybridgpu.errors import Issue, issues_from_validation
 
 __all__ = [
     "GPU_MEMORY_TOLERANCE_GIB",
@@ -47,7 +46,6 @@ __all__ = [
     "INSTANCE_TYPES_FILE",
     "Catalog",
     "CatalogError",
-    "CatalogIssue",
     "GpuModel",
     "InstanceType",
     "UnknownGpuModelError",
@@ -114,14 +112,14 @@ def _read_path(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:  # a non-UTF-8 file too (found by fuzzing, tests/security)
-        raise CatalogError([CatalogIssue(str(path), None, None, f"cannot read the file: {exc}")]) from exc
+        raise CatalogError([unreadable_issue(str(path), exc)]) from exc
 
 
 def _read_resource(resource: Any, label: str) -> str:
     try:
         return resource.read_text(encoding="utf-8")
     except OSError as exc:
-        raise CatalogError([CatalogIssue(label, None, None, f"cannot read the packaged file: {exc}")]) from exc
+        raise CatalogError([unreadable_issue(label, exc, "the packaged file")]) from exc
 
 
 def _parse_entries(text: str, file: str, top_key: str) -> list[Any]:
@@ -135,35 +133,25 @@ def _entry_label(entry: Any, index: int) -> str:
 
 
 def _validate_entries(entries: list[Any], file: str, model: type[GpuModel] | type[InstanceType]) -> list[Any]:
-    issues: list[CatalogIssue] = []
+    issues: list[Issue] = []
     out = []
+    reference = f"the comment block at the top of {Path(file).name}"
     for index, entry in enumerate(entries):
         label = _entry_label(entry, index)
         if not isinstance(entry, dict):
-            issues.append(CatalogIssue(file, label, None, f"must be a mapping, got {type(entry).__name__}"))
+            issues.append(not_a_mapping_issue(file, label, entry))
             continue
         # The YAML spelling is the camelCase alias; reject snake_case attribute names
         # (accepted by the models for Python callers) so the files stay uniform.
         aliases = model._aliases()
         stray = [key for key in entry if key not in aliases]
         if stray:
-            for key in stray:
-                issues.append(CatalogIssue(file, label, str(key), "unknown field; allowed: " + ", ".join(sorted(aliases))))
+            issues += [stray_key_issue(file, label, str(key), str(key), aliases) for key in stray]
             continue
         try:
             out.append(model.model_validate(entry))
         except ValidationError as exc:
-            for err in exc.errors():
-                field = ".".join(str(part) for part in err["loc"]) or None
-                cause = (err.get("ctx") or {}).get("error")
-                if isinstance(cause, _FieldError):
-                    field = cause.field
-                    message = str(cause)
-                else:
-                    message = err["msg"]
-                    if err["type"] not in ("missing", "extra_forbidden"):
-                        message += f" (got {err.get('input')!r})"
-                issues.append(CatalogIssue(file, label, field, message))
+            issues += issues_from_validation(exc, file=file, root=model, reference=reference, entry=label, entry_kind="entry")
     if issues:
         raise CatalogError(issues)
     return out

@@ -21,13 +21,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-from hybridgpu.datafile import DataFileError, DataIssue
-from hybridgpu.errors import HybridGpuError
+from hybridgpu.datafile import DataFileError
+from hybridgpu.errors import FieldError, HybridGpuError, Issue
 
 __all__ = [
     "Catalog",
     "CatalogError",
-    "CatalogIssue",
     "GpuModel",
     "InstanceType",
     "UnknownGpuModelError",
@@ -44,10 +43,6 @@ _SOURCE_DATE_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?$"
 
 
 # --------------------------------------------------------------------------- errors
-
-
-#: One problem in a catalog data file (file, entry, field, message).
-CatalogIssue = DataIssue
 
 
 class CatalogError(DataFileError):
@@ -100,14 +95,6 @@ class UnknownInstanceFamilyError(_UnknownNameError):
     kind = "instance family"
 
 
-class _FieldError(ValueError):
-    """A model-level check failed; carries the YAML key at fault for :class:`CatalogIssue`."""
-
-    def __init__(self, field: str, message: str):
-        self.field = field
-        super().__init__(message)
-
-
 # --------------------------------------------------------------------------- models
 
 
@@ -128,13 +115,15 @@ class _CatalogModel(BaseModel):
         unverified: tuple[str, ...] = getattr(self, "unverified_fields")
         unknown = sorted(set(unverified) - self._aliases())
         if unknown:
-            raise _FieldError("unverifiedFields", f"names no field of this entry: {unknown}")
+            raise FieldError("unverifiedFields", f"names no field of this entry: {unknown}", "list only keys of this entry (camelCase, as written in the file)")
         if verified and unverified:
-            raise _FieldError(
-                "verified", f"is true but unverifiedFields lists {list(unverified)}; set verified: false"
+            raise FieldError(
+                "verified",
+                f"is true but unverifiedFields lists {list(unverified)}",
+                "set `verified: false`, or check those fields against a source and empty `unverifiedFields`",
             )
         if not verified and not unverified:
-            raise _FieldError("unverifiedFields", "must list the unverified fields when verified is false")
+            raise FieldError("unverifiedFields", "must list the unverified fields when verified is false", "list the fields not checked against a source, or set `verified: true`")
 
 
 class GpuModel(_CatalogModel):
@@ -222,15 +211,16 @@ class GpuModel(_CatalogModel):
     @model_validator(mode="after")
     def _check(self) -> GpuModel:
         if self.mig_capable != (self.max_mig_instances > 0):
-            raise _FieldError(
+            raise FieldError(
                 "maxMigInstances",
-                f"is {self.max_mig_instances} but migCapable is {self.mig_capable}; "
-                "MIG-capable GPUs need maxMigInstances > 0, others 0",
+                f"is {self.max_mig_instances} but migCapable is {self.mig_capable}",
+                "MIG-capable GPUs need maxMigInstances > 0, others 0: correct `maxMigInstances` or `migCapable`",
             )
         if (self.memory_mib is None) != (self.karpenter_gpu_name is None):
-            raise _FieldError(
+            raise FieldError(
                 "memoryMiB",
                 "memoryMiB and karpenterGpuName must both be set (GPU offered on EC2) or both be null",
+                "set both `memoryMiB` and `karpenterGpuName` for a GPU offered on EC2, else set both to null",
             )
         self._check_verification()
         return self
@@ -315,12 +305,13 @@ class InstanceType(_CatalogModel):
     def _check(self) -> InstanceType:
         prefix = self.name.split(".", 1)[0]
         if self.family != prefix:
-            raise _FieldError("family", f"is {self.family!r} but the name {self.name!r} says {prefix!r}")
+            raise FieldError("family", f"is {self.family!r} but the name {self.name!r} says {prefix!r}", f"set `family: {prefix}`")
         if self.efa_supported != (self.max_efa_interfaces > 0):
-            raise _FieldError(
+            raise FieldError(
                 "efaSupported",
-                f"is {self.efa_supported} but maxEfaInterfaces is {self.max_efa_interfaces}; "
-                "efaSupported must be true exactly when maxEfaInterfaces > 0",
+                f"is {self.efa_supported} but maxEfaInterfaces is {self.max_efa_interfaces}",
+                f"efaSupported must be true exactly when maxEfaInterfaces > 0: set `efaSupported: {str(self.max_efa_interfaces > 0).lower()}` "
+                "or correct `maxEfaInterfaces`",
             )
         self._check_verification()
         return self
@@ -382,20 +373,20 @@ class Catalog(_CatalogModel):
 
     @model_validator(mode="after")
     def _check_consistency(self) -> Catalog:
-        issues: list[CatalogIssue] = []
+        issues: list[Issue] = []
         gfile, ifile = self.gpu_models_file, self.instance_types_file
 
         gpu_by_name: dict[str, GpuModel] = {}
         for model in self.gpu_models:
             if model.name in gpu_by_name:
-                issues.append(CatalogIssue(gfile, model.name, "name", "duplicate name"))
+                issues.append(Issue.in_entry(gfile, model.name, "name", "duplicate name", "delete one of the entries, or rename it", "duplicate"))
             gpu_by_name.setdefault(model.name, model)
 
         it_by_name: dict[str, InstanceType] = {}
         by_family: dict[str, list[InstanceType]] = {}
         for it in self.instance_types:
             if it.name in it_by_name:
-                issues.append(CatalogIssue(ifile, it.name, "name", "duplicate name"))
+                issues.append(Issue.in_entry(ifile, it.name, "name", "duplicate name", "delete one of the entries, or rename it", "duplicate"))
                 continue
             it_by_name[it.name] = it
             by_family.setdefault(it.family, []).append(it)
@@ -403,24 +394,29 @@ class Catalog(_CatalogModel):
             if model is None:
                 close = difflib.get_close_matches(it.gpu_model, list(gpu_by_name), n=3, cutoff=0.5)
                 hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+                known = ", ".join(sorted(gpu_by_name))
                 issues.append(
-                    CatalogIssue(
+                    Issue.in_entry(
                         ifile,
                         it.name,
                         "gpuModel",
                         f"{it.gpu_model!r} is not a GPU model in {gfile}{hint}",
+                        f"use a `name` of {gfile} ({known}), or add the GPU model there",
+                        "unknown-gpu-model",
                     )
                 )
                 continue
             expected = it.gpu_count * model.memory_gb
             if abs(it.gpu_memory_gib - expected) > GPU_MEMORY_TOLERANCE_GIB:
                 issues.append(
-                    CatalogIssue(
+                    Issue.in_entry(
                         ifile,
                         it.name,
                         "gpuMemoryGiB",
                         f"is {it.gpu_memory_gib:g} but gpuCount x memoryGB of {model.name} is "
                         f"{it.gpu_count} x {model.memory_gb} = {expected}",
+                        f"set `gpuMemoryGiB: {expected:g}`, or correct `gpuCount` or {model.name}'s `memoryGB` in {gfile}",
+                        "inconsistent",
                     )
                 )
         if issues:

@@ -21,6 +21,7 @@ from hybridgpu.burst.models import INCREMENTAL_DISPATCH_SECONDS
 from hybridgpu.burst.plan import BurstPlan, describe_roles
 from hybridgpu.stack.load import load_stack
 from hybridgpu.errors import HybridGpuError
+from hybridgpu.k8s import GPU_RESOURCE
 
 burst_app = typer.Typer(no_args_is_help=True, help="Bursting with Kueue MultiKueue: derived quotas, simulator, traces.")
 
@@ -108,14 +109,14 @@ def plan_command(
     console.rule(f"[bold]burst plan {plan.file}[/] ({plan.source.topology})")
     caps = Table("source", "resource", "quantity", "derived from")
     for model, n in plan.onprem.gpus.items():
-        caps.add_row("on-prem inventory", f"nvidia.com/gpu ({model})", str(n), "active gpu-worker hosts")
+        caps.add_row("on-prem inventory", f"{GPU_RESOURCE} ({model})", str(n), "active gpu-worker hosts")
     for model, per in plan.onprem.mig.items():
         for res, n in per.items():
             caps.add_row("on-prem inventory", f"{res} ({model})", str(n), "MIG layouts of active hosts")
     for ctype, cap in plan.cloud.items():
         caps.add_row(
             f"EKS {ctype}",
-            "nvidia.com/gpu",
+            GPU_RESOURCE,
             str(cap.gpus),
             f"{cap.ceiling_from}; NodePool {cap.node_pool} limit; {cap.usd_per_gpu_hour:.2f} USD/GPU-hour",
         )

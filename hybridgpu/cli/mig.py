@@ -16,6 +16,7 @@ import typer
 from rich.table import Table
 
 from hybridgpu.errors import HybridGpuError
+from hybridgpu.k8s import MIG_CONFIG_LABEL
 
 mig_app = typer.Typer(no_args_is_help=True, help="MIG layouts: exact placement check, profiles, planning.")
 
@@ -154,9 +155,9 @@ def plan(
         console.print(f"{count:>3} GPU(s) x layout {line}", soft_wrap=True)
     if result.whole_gpus:
         console.print(f"{result.whole_gpus:>3} GPU(s) whole (MIG disabled)")
-    table = Table(title="Node labels (nvidia.com/mig.config)")
+    table = Table(title=f"Node labels ({MIG_CONFIG_LABEL})")
     table.add_column("node")
     table.add_column("mig-parted config")
     for node, labels in result.node_labels().items():
-        table.add_row(node, labels.get("nvidia.com/mig.config", "-"))
+        table.add_row(node, labels.get(MIG_CONFIG_LABEL, "-"))
     console.print(table)

@@ -17,8 +17,8 @@ from rich.table import Table
 from rich.tree import Tree
 
 from hybridgpu.cli.common import console, fail
-from hybridgpu.config.nvidia import GPU_RESOURCE
 from hybridgpu.errors import HybridGpuError
+from hybridgpu.k8s import CAPACITY_TYPE_LABEL, GPU_RESOURCE, INSTANCE_TYPE_LABEL
 from hybridgpu.shell.preview import PreviewResult, run_preview, write_manifests
 from hybridgpu.stack.files import find_project_root, list_stacks
 from hybridgpu.stack.load import load_stack
@@ -59,15 +59,15 @@ def summary_of(result: PreviewResult, target: Path) -> dict:
     for rec in result.of_type("kubernetes:karpenter.sh/v1:NodePool"):
         spec = rec.inputs["spec"]
         reqs = {r["key"]: r for r in spec["template"]["spec"]["requirements"]}
-        types = reqs.get("node.kubernetes.io/instance-type", {}).get("values", [])
+        types = reqs.get(INSTANCE_TYPE_LABEL, {}).get("values", [])
         pools.append(
             {
                 "name": rec.inputs["metadata"]["name"],
-                "capacityTypes": reqs["karpenter.sh/capacity-type"]["values"],
+                "capacityTypes": reqs[CAPACITY_TYPE_LABEL]["values"],
                 "weight": spec.get("weight"),
                 "maxGpus": int(spec["limits"][GPU_RESOURCE]),
                 "instanceTypes": types,
-                "minValues": reqs.get("node.kubernetes.io/instance-type", {}).get("minValues"),
+                "minValues": reqs.get(INSTANCE_TYPE_LABEL, {}).get("minValues"),
             }
         )
     pools.sort(key=lambda p: (-(p["weight"] or 0), p["name"]))
@@ -109,6 +109,7 @@ def summary_of(result: PreviewResult, target: Path) -> dict:
 
 
 def print_summary(summary: dict) -> None:
+    """Print one preview summary (:func:`summary_of`) as rich tables: resources by type, the parent tree, NodePools."""
     out = console()
     out.rule(f"[bold]stack {summary['stack']}[/] ({summary['environment']}): {summary['resources']} resources")
     tree = Tree("stack")

@@ -40,6 +40,7 @@ from hybridgpu.config.base import Dns1123Name, Duration, Model
 from hybridgpu.config.nvidia import NvidiaConfig
 from hybridgpu.config.economics import EconomicsConfig
 from hybridgpu.config.burst import BurstSection
+from hybridgpu.k8s import DEFAULT_COST_KEYS, GPU_TAINT
 
 #: Karpenter chart and controller version deployed by default.
 #: Source: aws/karpenter-provider-aws charts/karpenter/Chart.yaml on the default branch at
@@ -92,9 +93,10 @@ class Taint(Model):
     effect: TaintEffect = Field(default=TaintEffect.no_schedule, description="Taint effect. Default: `NoSchedule`.")
 
 
-#: The GPU taint every GPU NodePool carries unless told otherwise, so that only pods that
-#: tolerate it (GPU workloads) land on GPU nodes.
-GPU_TAINT = Taint(key="nvidia.com/gpu", value="true", effect=TaintEffect.no_schedule)
+def _gpu_taint() -> Taint:
+    """The GPU taint (:data:`hybridgpu.k8s.GPU_TAINT`) as a :class:`Taint`: the default of every GPU NodePool,
+    so that only pods that tolerate it (GPU workloads) land on GPU nodes."""
+    return Taint(key=GPU_TAINT.key, value=GPU_TAINT.value, effect=TaintEffect(GPU_TAINT.effect))
 
 
 class Budget(Model):
@@ -179,7 +181,7 @@ class NodePoolConfig(Model):
             "Default: none (such a pool is rejected)."
         ),
     )
-    taints: list[Taint] = Field(default_factory=lambda: [GPU_TAINT], description="Node taints. Default: `nvidia.com/gpu=true:NoSchedule`.")
+    taints: list[Taint] = Field(default_factory=lambda: [_gpu_taint()], description="Node taints. Default: `nvidia.com/gpu=true:NoSchedule`.")
     labels: dict[str, str] = Field(default_factory=dict, description="Extra node labels. Default: none (the toolkit adds `hybridgpu.io/nodepool`).")
     disruption: Disruption = Field(default_factory=Disruption, description="Disruption settings. Default: WhenEmpty after 30m, budget 10%.")
     expire_after: Duration | Literal["Never"] = Field(
@@ -468,9 +470,6 @@ class OnPremConfig(Model):
     )
 
 
-#: Cost tag keys every stack must carry unless `hybridgpu:requiredTagKeys` says otherwise.
-DEFAULT_REQUIRED_TAG_KEYS = ("team", "project", "cost-center")
-
 TagKey = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=r"^[\w .:/=+@-]+$")]
 TagValue = Annotated[str, StringConstraints(max_length=256, pattern=r"^[\w .:/=+@-]*$")]
 
@@ -486,8 +485,8 @@ class StackConfig(Model):
     region: str | None = Field(default=None, description="AWS region (`aws:region`). Required when `cloud` is set.")
     environment: Environment = Field(default=Environment.development, description="Kind of stack (`hybridgpu:environment`). Default: `development`.")
     required_tag_keys: list[str] = Field(
-        default_factory=lambda: list(DEFAULT_REQUIRED_TAG_KEYS),
-        description="Cost tag keys that `tags` must contain (`hybridgpu:requiredTagKeys`). Default: `[team, project, cost-center]`.",
+        default_factory=lambda: list(DEFAULT_COST_KEYS),
+        description=f"Cost tag keys that `tags` must contain (`hybridgpu:requiredTagKeys`). Default: `[{', '.join(DEFAULT_COST_KEYS)}]`.",
     )
     tags: dict[TagKey, TagValue] = Field(
         default_factory=dict,

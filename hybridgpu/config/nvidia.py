@@ -17,7 +17,7 @@ Kubernetes:
 Shapes and ranges are checked by the pydantic models (camelCase keys, unknown keys
 rejected, frozen; every field names its unit and default). Cross-field rules and the MIG
 geometry are checked by :func:`nvidia_issues`, which returns
-:class:`~hybridgpu.errors.ConfigIssue` records with key paths such as
+:class:`~hybridgpu.errors.Issue` records with key paths such as
 ``hybridgpu:nvidia.migLayouts[0].layout``.
 
 Upstream facts used here (read 2026-11-22 from the repositories' tags):
@@ -44,7 +44,8 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints, model_validator
 
 from hybridgpu.config.base import Dns1123Name, Model
-from hybridgpu.errors import ConfigIssue, suggest
+from hybridgpu.errors import Issue, suggest
+from hybridgpu.k8s import GPU_RESOURCE, mig_resource_name
 from hybridgpu.mig import (
     UnknownMigModelError,
     UnknownMigProfileError,
@@ -58,8 +59,6 @@ __all__ = [
     "DEVICE_PLUGIN_VERSION",
     "GFD_VERSION",
     "GPU_OPERATOR_VERSION",
-    "GPU_RESOURCE",
-    "MIG_RESOURCE_PREFIX",
     "NVIDIA",
     "DcgmConfig",
     "IdleAlertConfig",
@@ -70,7 +69,6 @@ __all__ = [
     "NvidiaVersions",
     "SharedResource",
     "TimeSlicingConfig",
-    "mig_resource_name",
     "nvidia_issues",
 ]
 
@@ -102,26 +100,10 @@ ALL_DISABLED = "all-disabled"
 #: Key of the device-plugin ConfigMap holding the config without sharing (``config.default``).
 DEFAULT_DEVICE_CONFIG = "default"
 
-#: Resource of whole GPUs (and, under ``migStrategy: single``, of MIG devices).
-GPU_RESOURCE = "nvidia.com/gpu"
-
-#: Prefix of MIG device resources under ``migStrategy: mixed``.
-MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
-
 #: Count of one MIG profile, or replicas: a whole number >= 1.
 Count = Annotated[int, Field(ge=1, le=64)]
 GpuIndex = Annotated[int, Field(ge=0, le=63)]
 ProfileCounts = dict[Annotated[str, StringConstraints(min_length=1, max_length=32)], Count]
-
-
-def mig_resource_name(profile: str) -> str:
-    """Kubernetes resource name of a MIG profile under the ``mixed`` strategy.
-
-    ``"1g.10gb"`` -> ``"nvidia.com/mig-1g.10gb"``; ``"1g.10gb+me"`` ->
-    ``"nvidia.com/mig-1g.10gb.me"`` (the device plugin replaces ``+`` with ``.``:
-    NVIDIA/k8s-device-plugin v0.20.0 ``internal/rm/rm.go``, read 2026-11-22).
-    """
-    return MIG_RESOURCE_PREFIX + profile.replace("+", ".")
 
 
 # --------------------------------------------------------------------------- models
@@ -395,12 +377,12 @@ def _groups_with_keys(layout: MigLayoutConfig, key: str) -> Iterator[tuple[str, 
         yield f"{key}.devices[{j}]", list(group.gpus), group.mig_enabled, dict(group.layout or {})
 
 
-def _layout_issues(nvidia: NvidiaConfig, layout: MigLayoutConfig, key: str, file: str) -> list[ConfigIssue]:
-    issues: list[ConfigIssue] = []
+def _layout_issues(nvidia: NvidiaConfig, layout: MigLayoutConfig, key: str, file: str) -> list[Issue]:
+    issues: list[Issue] = []
     try:
         gpu = mig_gpu(layout.gpu_model)
     except UnknownMigModelError as exc:
-        return [ConfigIssue(file, f"{key}.gpuModel", exc.message, f"use one of: {', '.join(exc.known)}")]
+        return [Issue(file, f"{key}.gpuModel", exc.message, f"use one of: {', '.join(exc.known)}")]
 
     for group_key, _gpus, enabled, counts in _groups_with_keys(layout, key):
         if not enabled:
@@ -409,14 +391,14 @@ def _layout_issues(nvidia: NvidiaConfig, layout: MigLayoutConfig, key: str, file
         unknown = [p for p in counts if not gpu.has_profile(p)]
         for profile in unknown:
             err = UnknownMigProfileError(gpu.name, profile, gpu.profile_names)
-            issues.append(ConfigIssue(file, layout_key, err.message, f"use profiles of {gpu.name}: {', '.join(gpu.profile_names)}"))
+            issues.append(Issue(file, layout_key, err.message, f"use profiles of {gpu.name}: {', '.join(gpu.profile_names)}"))
         if unknown:
             continue
         placement = check_layout(gpu.name, counts)
         if not placement.ok:
             mix = ", ".join(f"{n} x {p}" for p, n in counts.items())
             issues.append(
-                ConfigIssue(
+                Issue(
                     file,
                     layout_key,
                     f"MIG layout {mix} cannot be placed on one {gpu.name}: {placement.reason}",
@@ -431,12 +413,12 @@ def _layout_issues(nvidia: NvidiaConfig, layout: MigLayoutConfig, key: str, file
             overlap = sorted({g for g in set(group.gpus) if g in seen})
             if repeated:
                 issues.append(
-                    ConfigIssue(file, f"{key}.devices[{j}].gpus", f"GPU index(es) {repeated} listed more than once", "list each GPU once")
+                    Issue(file, f"{key}.devices[{j}].gpus", f"GPU index(es) {repeated} listed more than once", "list each GPU once")
                 )
             if overlap:
                 where = ", ".join(f"GPU {g} in devices[{seen[g]}]" for g in overlap)
                 issues.append(
-                    ConfigIssue(
+                    Issue(
                         file,
                         f"{key}.devices[{j}].gpus",
                         f"GPU index(es) {overlap} are already covered ({where}); mig-parted would apply both entries to the same GPU",
@@ -452,7 +434,7 @@ def _layout_issues(nvidia: NvidiaConfig, layout: MigLayoutConfig, key: str, file
         shapes = {tuple(sorted(counts.items())) for _, enabled, counts in groups if enabled}
         if len(modes) > 1:
             issues.append(
-                ConfigIssue(
+                Issue(
                     file,
                     f"{key}.devices",
                     "migStrategy `single` needs every GPU of a node MIG-enabled, but this layout mixes MIG-enabled and MIG-disabled GPUs "
@@ -462,7 +444,7 @@ def _layout_issues(nvidia: NvidiaConfig, layout: MigLayoutConfig, key: str, file
             )
         elif len(shapes) > 1:
             issues.append(
-                ConfigIssue(
+                Issue(
                     file,
                     f"{key}.devices",
                     "migStrategy `single` needs the same MIG layout on every GPU of a node, but the device groups differ",
@@ -473,7 +455,7 @@ def _layout_issues(nvidia: NvidiaConfig, layout: MigLayoutConfig, key: str, file
             if enabled and len(counts) > 1:
                 layout_key = group_key if group_key.endswith(".layout") else f"{group_key}.layout"
                 issues.append(
-                    ConfigIssue(
+                    Issue(
                         file,
                         layout_key,
                         f"migStrategy `single` exposes only one MIG device type per node, but the layout has {len(counts)} "
@@ -485,7 +467,7 @@ def _layout_issues(nvidia: NvidiaConfig, layout: MigLayoutConfig, key: str, file
     return issues
 
 
-def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str]) -> list[ConfigIssue]:
+def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str]) -> list[Issue]:
     """All cross-field problems of a schema-valid NVIDIA section.
 
     Checks: installer/driver combination; MIG layouts (unknown GPU model or profile with
@@ -509,12 +491,12 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
     Sources: see the module docstring (device plugin v0.20.0, mig-parted v0.15.0, GPU
     Operator v26.7.0, MIG User Guide v580; read 2026-11-22).
     """
-    issues: list[ConfigIssue] = []
+    issues: list[Issue] = []
     strategy = nvidia.mig_strategy
 
     if nvidia.install == "device-plugin" and nvidia.driver == "operator":
         issues.append(
-            ConfigIssue(
+            Issue(
                 file,
                 f"{NVIDIA}.driver",
                 "`driver: operator` needs the GPU Operator, but `install: device-plugin` installs only the device plugin and GFD",
@@ -523,7 +505,7 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
         )
     if nvidia.install == "device-plugin" and nvidia.toolkit == "operator":
         issues.append(
-            ConfigIssue(
+            Issue(
                 file,
                 f"{NVIDIA}.toolkit",
                 "`toolkit: operator` needs the GPU Operator, but `install: device-plugin` does not install the container toolkit",
@@ -532,7 +514,7 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
         )
     if nvidia.install == "device-plugin" and (nvidia.dcgm.idle_alert.enabled or nvidia.dcgm.service_monitor):
         issues.append(
-            ConfigIssue(
+            Issue(
                 file,
                 f"{NVIDIA}.dcgm",
                 "the idle alert and ServiceMonitor read the DCGM exporter, which `install: device-plugin` does not deploy",
@@ -541,7 +523,7 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
         )
     if nvidia.install == "device-plugin" and nvidia.mig_layouts:
         issues.append(
-            ConfigIssue(
+            Issue(
                 file,
                 f"{NVIDIA}.migLayouts",
                 "MIG layouts are applied by the GPU Operator's mig-manager, which `install: device-plugin` does not run",
@@ -556,11 +538,11 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
         key = f"{NVIDIA}.migLayouts[{i}]"
         if layout.name == ALL_DISABLED:
             issues.append(
-                ConfigIssue(file, f"{key}.name", f"`{ALL_DISABLED}` is reserved (the toolkit always renders it)", "choose another name")
+                Issue(file, f"{key}.name", f"`{ALL_DISABLED}` is reserved (the toolkit always renders it)", "choose another name")
             )
         elif layout.name in layout_names:
             issues.append(
-                ConfigIssue(
+                Issue(
                     file, f"{key}.name", f"MIG layout name {layout.name!r} repeats (also migLayouts[{layout_names[layout.name]}])", "give every layout its own name"
                 )
             )
@@ -569,7 +551,7 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
         provided |= layout.profiles
         if strategy == "none" and layout.mig_enabled:
             issues.append(
-                ConfigIssue(
+                Issue(
                     file,
                     f"{NVIDIA}.migStrategy",
                     f"migStrategy `none` does not expose MIG devices, so the GPUs that layout {layout.name!r} partitions would be unusable",
@@ -584,20 +566,20 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
         key = f"{NVIDIA}.timeSlicing[{i}]"
         if ts.name == DEFAULT_DEVICE_CONFIG:
             issues.append(
-                ConfigIssue(
+                Issue(
                     file, f"{key}.name", f"`{DEFAULT_DEVICE_CONFIG}` is reserved (the config without sharing)", "choose another name"
                 )
             )
         elif ts.name in sharing_names:
             issues.append(
-                ConfigIssue(
+                Issue(
                     file, f"{key}.name", f"sharing config name {ts.name!r} repeats (also timeSlicing[{sharing_names[ts.name]}])", "give every config its own name"
                 )
             )
         sharing_names.setdefault(ts.name, i)
         if ts.sharing == "mps" and strategy == "mixed":
             issues.append(
-                ConfigIssue(
+                Issue(
                     file,
                     f"{key}.sharing",
                     "MPS sharing is not supported with migStrategy `mixed` (the device plugin refuses to start)",
@@ -608,11 +590,11 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
         for j, res in enumerate(ts.resources):
             rkey = f"{key}.resources[{j}]"
             if res.name in seen_resources:
-                issues.append(ConfigIssue(file, f"{rkey}.name", f"resource {res.name!r} repeats in this config", "list each resource once"))
+                issues.append(Issue(file, f"{rkey}.name", f"resource {res.name!r} repeats in this config", "list each resource once"))
             seen_resources.add(res.name)
             if res.replicas < 2:
                 issues.append(
-                    ConfigIssue(
+                    Issue(
                         file,
                         f"{rkey}.replicas",
                         f"replicas must be at least 2 (got {res.replicas}); the device plugin rejects fewer",
@@ -623,7 +605,7 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
                 continue
             if ts.sharing == "mps":
                 issues.append(
-                    ConfigIssue(
+                    Issue(
                         file,
                         f"{rkey}.name",
                         f"MPS is not supported on MIG devices ({res.name})",
@@ -633,7 +615,7 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
                 continue
             if "+" in res.name:
                 issues.append(
-                    ConfigIssue(
+                    Issue(
                         file,
                         f"{rkey}.name",
                         f"{res.name!r} is not a resource name; the device plugin spells `+me` profiles with a dot",
@@ -644,7 +626,7 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
             if strategy != "mixed":
                 exposed = "MIG devices are exposed as `nvidia.com/gpu`" if strategy == "single" else "MIG devices are not exposed"
                 issues.append(
-                    ConfigIssue(
+                    Issue(
                         file,
                         f"{rkey}.name",
                         f"{res.name} exists only under migStrategy `mixed`; under `{strategy}` {exposed}",
@@ -654,7 +636,7 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
                 )
             elif res.name not in provided_resources:
                 issues.append(
-                    ConfigIssue(
+                    Issue(
                         file,
                         f"{rkey}.name",
                         f"no MIG layout provides {res.name}{suggest(res.name, provided_resources)}",
@@ -668,7 +650,7 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
         key = f"{NVIDIA}.nodePools.{pool}"
         if pool not in node_pool_names:
             issues.append(
-                ConfigIssue(
+                Issue(
                     file,
                     key,
                     f"no EKS NodePool named {pool!r}{suggest(pool, pools)}",
@@ -679,7 +661,7 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
         if settings.mig_config is not None and layout is None:
             names = [m.name for m in nvidia.mig_layouts]
             issues.append(
-                ConfigIssue(
+                Issue(
                     file,
                     f"{key}.migConfig",
                     f"no MIG layout named {settings.mig_config!r}{suggest(settings.mig_config, names)}",
@@ -690,7 +672,7 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
         if settings.device_config is not None and ts is None:
             names = [t.name for t in nvidia.time_slicing]
             issues.append(
-                ConfigIssue(
+                Issue(
                     file,
                     f"{key}.deviceConfig",
                     f"no sharing config named {settings.device_config!r}{suggest(settings.device_config, names)}",
@@ -699,7 +681,7 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
             )
         if ts is not None and ts.sharing == "mps" and layout is not None and layout.mig_enabled:
             issues.append(
-                ConfigIssue(
+                Issue(
                     file,
                     f"{key}.deviceConfig",
                     f"MPS config {ts.name!r} on a pool whose MIG layout {layout.name!r} enables MIG: MPS is not supported on MIG-enabled GPUs",

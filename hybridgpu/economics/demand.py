@@ -26,35 +26,24 @@ from pathlib import Path
 
 import numpy as np
 
-from hybridgpu.errors import HybridGpuError
+from hybridgpu.errors import HybridGpuError, Issue
 
-__all__ = ["DemandFileError", "DemandIssue", "DemandProfile", "generate_demand", "load_demand_csv", "write_demand_csv"]
+__all__ = ["DemandFileError", "DemandProfile", "generate_demand", "load_demand_csv", "write_demand_csv"]
 
 _MAX_ISSUES = 20
-
-
-@dataclass(frozen=True)
-class DemandIssue:
-    """One problem in a demand CSV: file, 1-based line number (None: the file as a whole), field, message."""
-
-    file: str
-    line: int | None
-    field: str | None
-    message: str
-
-    def __str__(self) -> str:
-        where = [self.file]
-        if self.line is not None:
-            where.append(f"line {self.line}")
-        if self.field is not None:
-            where.append(f"field {self.field!r}")
-        return f"{': '.join(where)}: {self.message}"
+_COLUMNS = "hour,gpus,checkpointable"
 
 
 class DemandFileError(HybridGpuError):
-    """A demand CSV is invalid; every problem found is listed (up to 20), each with file, line and field."""
+    """A demand CSV is invalid; every problem found is listed (up to 20).
 
-    def __init__(self, issues: list[DemandIssue]):
+    Args:
+        issues: the problems, each an :class:`~hybridgpu.errors.Issue` built with
+            :meth:`~hybridgpu.errors.Issue.on_line`: file, 1-based ``line`` (None: the file as a
+            whole), ``field`` (the column), message and fix.
+    """
+
+    def __init__(self, issues: list[Issue]):
         self.issues = list(issues)
         count = len(self.issues)
         head = f"{count} problem{'s' if count > 1 else ''} in the demand profile (columns: hour,gpus,checkpointable|checkpointable_fraction):"
@@ -120,30 +109,42 @@ def load_demand_csv(path: Path | str) -> DemandProfile:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise DemandFileError([DemandIssue(file, None, None, f"cannot read the file: {exc}")]) from exc
+        raise DemandFileError([Issue.on_line(file, None, None, f"cannot read the file: {exc}", "check the path and its permissions; the file must be UTF-8 text", "file")]) from exc
     return parse_demand_csv(text, file)
 
 
 def parse_demand_csv(text: str, file: str = "<demand>") -> DemandProfile:
-    """Parse the text of a demand CSV (see :func:`load_demand_csv`; ``file`` labels the errors)."""
-    issues: list[DemandIssue] = []
+    """Parse the text of a demand CSV (format in the module docstring).
+
+    Args:
+        text: the CSV text.
+        file: the file as named in issues.
+
+    Returns:
+        The profile (``source`` is ``file``).
+
+    Raises:
+        DemandFileError: see :func:`load_demand_csv`.
+    """
+    issues: list[Issue] = []
     rows = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip() and not line.lstrip().startswith("#")]
     if not rows:
-        raise DemandFileError([DemandIssue(file, None, None, "no header and no rows; expected `hour,gpus,checkpointable`")])
+        raise DemandFileError([Issue.on_line(file, None, None, "no header and no rows", f"start the file with the header `{_COLUMNS}`, then one row per hour", "header")])
     header_line, header = rows[0][0], next(csv.reader([rows[0][1]]))
     header = [h.strip() for h in header]
     allowed = {"hour", "gpus", "checkpointable", "checkpointable_fraction"}
     for name in header:
         if name not in allowed:
-            issues.append(DemandIssue(file, header_line, name, f"unknown column; allowed: {', '.join(sorted(allowed))}"))
+            issues.append(Issue.on_line(file, header_line, name, "unknown column", f"remove or rename it; allowed: {', '.join(sorted(allowed))}", "header"))
     for name in ("hour", "gpus"):
         if name not in header:
-            issues.append(DemandIssue(file, header_line, name, "missing column"))
+            issues.append(Issue.on_line(file, header_line, name, "missing column", f"add the column `{name}` to the header (`{_COLUMNS}`)", "header"))
     ckpt = [h for h in header if h in ("checkpointable", "checkpointable_fraction")]
     if len(ckpt) != 1:
-        issues.append(DemandIssue(file, header_line, "checkpointable", "need exactly one of the columns checkpointable (GPUs) or checkpointable_fraction (0..1)"))
+        message = "need exactly one of the columns checkpointable (GPUs) or checkpointable_fraction (0..1)"
+        issues.append(Issue.on_line(file, header_line, "checkpointable", message, "keep one of the two columns in the header and in every row", "header"))
     if len(set(header)) != len(header):
-        issues.append(DemandIssue(file, header_line, None, f"duplicate column names in {header}"))
+        issues.append(Issue.on_line(file, header_line, None, f"duplicate column names in {header}", "name each column once", "header"))
     if issues:
         raise DemandFileError(issues)
     index = {name: i for i, name in enumerate(header)}
@@ -151,7 +152,8 @@ def parse_demand_csv(text: str, file: str = "<demand>") -> DemandProfile:
     for expected_hour, (line_no, line) in enumerate(rows[1:]):
         cells = next(csv.reader(io.StringIO(line)))
         if len(cells) != len(header):
-            issues.append(DemandIssue(file, line_no, None, f"has {len(cells)} fields, the header has {len(header)}"))
+            fix = f"give one value per header column ({', '.join(header)})"
+            issues.append(Issue.on_line(file, line_no, None, f"has {len(cells)} fields, the header has {len(header)}", fix))
             gpus.append(0.0), ckpts.append(0.0)
             continue
         values = {}
@@ -160,32 +162,34 @@ def parse_demand_csv(text: str, file: str = "<demand>") -> DemandProfile:
             try:
                 value = float(raw)
             except ValueError:
-                issues.append(DemandIssue(file, line_no, name, f"{raw!r} is not a number"))
+                issues.append(Issue.on_line(file, line_no, name, f"{raw!r} is not a number", "write a plain number, e.g. `12` or `0.5`"))
                 continue
             if not math.isfinite(value) or value < 0:
-                issues.append(DemandIssue(file, line_no, name, f"{raw!r} must be a finite number >= 0"))
+                issues.append(Issue.on_line(file, line_no, name, f"{raw!r} must be a finite number >= 0", "write a number >= 0 (demand cannot be negative)"))
                 continue
             values[name] = value
         hour = values.get("hour")
         if hour is not None and hour != expected_hour:
-            issues.append(DemandIssue(file, line_no, "hour", f"is {raw_int(hour)}, expected {expected_hour} (hours count from 0 without gaps)"))
+            message = f"is {raw_int(hour)}, expected {expected_hour} (hours count from 0 without gaps)"
+            issues.append(Issue.on_line(file, line_no, "hour", message, f"number the rows 0, 1, 2, ... in order: write {expected_hour} (add a row for every missing hour)"))
         g = values.get("gpus", 0.0)
         if ckpt[0] == "checkpointable_fraction":
             frac = values.get("checkpointable_fraction", 0.0)
             if frac > 1:
-                issues.append(DemandIssue(file, line_no, "checkpointable_fraction", f"{frac:g} is above 1"))
+                issues.append(Issue.on_line(file, line_no, "checkpointable_fraction", f"{frac:g} is above 1", "write a fraction between 0 and 1"))
             c = g * min(frac, 1.0)
         else:
             c = values.get("checkpointable", 0.0)
             if c > g:
-                issues.append(DemandIssue(file, line_no, "checkpointable", f"{c:g} is above gpus ({g:g})"))
+                fix = f"write at most {g:g}: the checkpointing part of the hour's {g:g} GPUs"
+                issues.append(Issue.on_line(file, line_no, "checkpointable", f"{c:g} is above gpus ({g:g})", fix))
                 c = g
         gpus.append(g)
         ckpts.append(c)
         if len(issues) >= _MAX_ISSUES:
             break
     if not gpus and not issues:
-        issues.append(DemandIssue(file, None, None, "has a header but no rows"))
+        issues.append(Issue.on_line(file, None, None, "has a header but no rows", "add one row per hour, starting at hour 0"))
     if issues:
         raise DemandFileError(issues[:_MAX_ISSUES])
     return DemandProfile(np.array(gpus), np.array(ckpts), source=file)

@@ -21,8 +21,8 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, model_validator
 
 from hybridgpu.catalog import Catalog, load_catalog
-from hybridgpu.datafile import DataFileError, DataIssue, top_level_entries
-from hybridgpu.errors import HybridGpuError
+from hybridgpu.datafile import DataFileError, not_a_mapping_issue, top_level_entries, unreadable_issue
+from hybridgpu.errors import CONFIG_REFERENCE, HybridGpuError, Issue, issues_from_validation
 from hybridgpu.modelbase import Model
 
 __all__ = [
@@ -301,7 +301,7 @@ class EconomicsData:
             base = self.cloud[family].model_dump(by_alias=True, exclude_none=True) if family in self.cloud else {
                 "family": family, "source": [note], "sourceDate": applied_on, "verified": False, "unverifiedFields": ["commitments"]}
             merged = {**base, **fields, "notes": note}
-            entry = _validate_one(merged, CloudPricing, label, family, issues)
+            entry = _validate_one(merged, CloudPricing, label, family, issues, CONFIG_REFERENCE)
             if entry is not None:
                 new_cloud[family] = entry
         new_onprem = dict(self.onprem)
@@ -309,7 +309,7 @@ class EconomicsData:
             base = self.onprem[model].model_dump(by_alias=True) if model in self.onprem else {
                 "gpuModel": model, "source": [note], "sourceDate": applied_on, "verified": False, "unverifiedFields": ["serverUsdPerGpu"]}
             merged = {**base, **fields, "gpuModel": model, "notes": note}
-            entry = _validate_one(merged, OnPremCost, label, model, issues)
+            entry = _validate_one(merged, OnPremCost, label, model, issues, CONFIG_REFERENCE)
             if entry is not None:
                 new_onprem[model] = entry
         if issues:
@@ -317,37 +317,51 @@ class EconomicsData:
         return EconomicsData(new_cloud, new_onprem, self.egress, catalog)
 
 
-def _catalog_issues(catalog: Catalog, families: Iterable[str], families_file: str, models: Iterable[str], models_file: str) -> list[DataIssue]:
+def _catalog_issues(catalog: Catalog, families: Iterable[str], families_file: str, models: Iterable[str], models_file: str) -> list[Issue]:
     """Issues for families and GPU models the catalog does not know (``file`` names where each came from)."""
-    issues: list[DataIssue] = []
+    issues: list[Issue] = []
     known_families = catalog.families()
     for family in families:
         if family not in known_families:
-            issues.append(DataIssue(families_file, family, "family", f"is not a family of the GPU catalog (known: {', '.join(sorted(known_families))})"))
+            issues.append(
+                Issue.in_entry(
+                    families_file,
+                    family,
+                    "family",
+                    f"is not a family of the GPU catalog (known: {', '.join(sorted(known_families))})",
+                    "use one of the known families (`hybridgpu catalog` lists them), or add the family's instance types to the catalog",
+                    "unknown-family",
+                )
+            )
     known_models = {g.name for g in catalog.gpu_models}
     for model in models:
         if model not in known_models:
-            issues.append(DataIssue(models_file, model, "gpuModel", f"is not a GPU catalog key (known: {', '.join(sorted(known_models))})"))
+            issues.append(
+                Issue.in_entry(
+                    models_file,
+                    model,
+                    "gpuModel",
+                    f"is not a GPU catalog key (known: {', '.join(sorted(known_models))})",
+                    "use one of the known GPU models (spelled as the catalog spells it, e.g. `H100-80GB`)",
+                    "unknown-gpu-model",
+                )
+            )
     return issues
 
 
-def _validate_one(entry: Any, model: type[Model], file: str, label: str, issues: list[DataIssue]) -> Any:
+def _validate_one(entry: Any, model: type[Model], file: str, label: str, issues: list[Issue], reference: str) -> Any:
+    """``entry`` validated by ``model``, or None with its issues added to ``issues`` (``reference`` documents the keys)."""
     if not isinstance(entry, dict):
-        issues.append(DataIssue(file, label, None, f"must be a mapping, got {type(entry).__name__}"))
+        issues.append(not_a_mapping_issue(file, label, entry))
         return None
     try:
         return model.model_validate(entry)
     except ValidationError as exc:
-        for err in exc.errors():
-            field = ".".join(str(p) for p in err["loc"]) or None
-            message = err["msg"]
-            if err["type"] not in ("missing", "extra_forbidden") and "input" in err and not isinstance(err["input"], dict):
-                message += f" (got {err['input']!r})"
-            issues.append(DataIssue(file, label, field, message))
+        issues += issues_from_validation(exc, file=file, root=model, reference=reference, entry=label, entry_kind="entry")
         return None
 
 
-def _entries(text: str, file: str, top: str, model: type[Model], key: str, issues: list[DataIssue]) -> dict[str, Any]:
+def _entries(text: str, file: str, top: str, model: type[Model], key: str, issues: list[Issue]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     try:
         raw = top_level_entries(text, file, top, EconomicsDataError)
@@ -356,19 +370,19 @@ def _entries(text: str, file: str, top: str, model: type[Model], key: str, issue
         return out
     for index, entry in enumerate(raw):
         label = str(entry.get(key)) if isinstance(entry, dict) and entry.get(key) else f"#{index}"
-        value = _validate_one(entry, model, file, label, issues)
+        value = _validate_one(entry, model, file, label, issues, f"the comment block at the top of {Path(file).name}")
         if value is None:
             continue
         name = getattr(value, {"family": "family", "gpuModel": "gpu_model", "name": "name"}[key])
         if name in out:
-            issues.append(DataIssue(file, label, key, f"duplicate {key} {name!r}"))
+            issues.append(Issue.in_entry(file, label, key, f"duplicate {key} {name!r}", f"delete one of the entries; each {key} is listed once", "duplicate"))
             continue
         out[name] = value
     return out
 
 
 def _build(texts: dict[str, tuple[str, str]], catalog: Catalog) -> EconomicsData:
-    issues: list[DataIssue] = []
+    issues: list[Issue] = []
     cloud_text, cloud_file = texts[CLOUD_PRICING_FILE]
     onprem_text, onprem_file = texts[ONPREM_COSTS_FILE]
     egress_text, egress_file = texts[EGRESS_FILE]
@@ -385,7 +399,7 @@ def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:  # a non-UTF-8 file too (found by fuzzing, tests/security)
-        raise EconomicsDataError([DataIssue(str(path), None, None, f"cannot read the file: {exc}")]) from exc
+        raise EconomicsDataError([unreadable_issue(str(path), exc)]) from exc
 
 
 def load_economics_data(path_override: Path | None = None, catalog: Catalog | None = None) -> EconomicsData:
@@ -422,7 +436,7 @@ def _packaged_texts() -> dict[str, tuple[str, str]]:
         try:
             out[name] = (res.read_text(encoding="utf-8"), str(res))
         except OSError as exc:
-            raise EconomicsDataError([DataIssue(str(res), None, None, f"cannot read the packaged file: {exc}")]) from exc
+            raise EconomicsDataError([unreadable_issue(str(res), exc, "the packaged file")]) from exc
     return out
 
 

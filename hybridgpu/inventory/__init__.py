@@ -23,7 +23,7 @@ Example::
 Modules:
 
 * :mod:`hybridgpu.inventory.models` - the pydantic models, :class:`Inventory`,
-  :class:`InventoryIssue`, :class:`InventoryError`.
+  :class:`InventoryError` (whose issues are :class:`hybridgpu.errors.Issue` records).
 * :mod:`hybridgpu.inventory.loader` - :func:`load_inventory`, :func:`inventory_from_documents`,
   :data:`RENAMED_FIELDS`.
 * :mod:`hybridgpu.inventory.checks` - one function per validation rule, :func:`run_checks`.
@@ -45,7 +45,6 @@ from hybridgpu.inventory.models import (
     HostRecord,
     Inventory,
     InventoryError,
-    InventoryIssue,
     MigLayoutSpec,
     Network,
     NodeTaint,
@@ -67,7 +66,6 @@ __all__ = [
     "HostRecord",
     "Inventory",
     "InventoryError",
-    "InventoryIssue",
     "MigLayoutSpec",
     "Network",
     "NodeTaint",

@@ -3,7 +3,7 @@
 The pydantic models (:mod:`hybridgpu.inventory.models`) check the shape of each document;
 these rules need several hosts, the site's networks, the GPU catalog or the MIG geometry.
 Every rule takes a :class:`CheckInput` (the parts that validated, with the file of each
-host) and returns :class:`~hybridgpu.inventory.models.InventoryIssue` records naming the
+host) and returns :class:`~hybridgpu.errors.Issue` records (:meth:`~hybridgpu.errors.Issue.on_host`) naming the
 file, the host (or the site section) and the field, with a fix. :func:`run_checks` runs
 them all; :func:`hybridgpu.inventory.load_inventory` calls it before anything else happens.
 
@@ -55,7 +55,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from hybridgpu.catalog import Catalog, UnknownGpuModelError, load_catalog
-from hybridgpu.inventory.models import Cluster, HostRecord, Inventory, InventoryIssue, Network
+from hybridgpu.errors import Issue
+from hybridgpu.inventory.models import Cluster, HostRecord, Inventory, Network
 from hybridgpu.mig import (
     InvalidMigCountError,
     UnknownMigModelError,
@@ -146,7 +147,7 @@ def _free_range(prefixlen: int, version: int, taken: Sequence[IpNet]) -> IpNet |
 # --------------------------------------------------------------------------- networks
 
 
-def check_networks(data: CheckInput) -> list[InventoryIssue]:
+def check_networks(data: CheckInput) -> list[Issue]:
     """Network names are unique, and no two declared networks overlap.
 
     Returns:
@@ -154,12 +155,12 @@ def check_networks(data: CheckInput) -> list[InventoryIssue]:
     """
     if data.networks is None:
         return []
-    issues: list[InventoryIssue] = []
+    issues: list[Issue] = []
     seen: dict[str, int] = {}
     for i, net in enumerate(data.networks):
         if net.name in seen:
             issues.append(
-                InventoryIssue(
+                Issue.on_host(
                     data.site_file,
                     None,
                     f"networks[{i}].name",
@@ -180,7 +181,7 @@ def check_networks(data: CheckInput) -> list[InventoryIssue]:
             if widest is not None and cidr.network_address <= widest[0].broadcast_address:
                 other = data.networks[widest[1]]
                 issues.append(
-                    InventoryIssue(
+                    Issue.on_host(
                         data.site_file,
                         None,
                         f"networks[{i}].cidr",
@@ -197,13 +198,13 @@ def check_networks(data: CheckInput) -> list[InventoryIssue]:
 # --------------------------------------------------------------------------- hosts: uniqueness
 
 
-def check_unique_hostnames(data: CheckInput) -> list[InventoryIssue]:
+def check_unique_hostnames(data: CheckInput) -> list[Issue]:
     """Every hostname appears once in the site (across all files).
 
     Returns:
         ``duplicate-hostname`` issues on the second and later occurrences, naming the first.
     """
-    issues: list[InventoryIssue] = []
+    issues: list[Issue] = []
     first: dict[str, HostRecord] = {}
     for record in data.records:
         name = record.host.hostname
@@ -212,7 +213,7 @@ def check_unique_hostnames(data: CheckInput) -> list[InventoryIssue]:
             first[name] = record
             continue
         issues.append(
-            InventoryIssue(
+            Issue.on_host(
                 record.file,
                 name,
                 "hostname",
@@ -224,7 +225,7 @@ def check_unique_hostnames(data: CheckInput) -> list[InventoryIssue]:
     return issues
 
 
-def check_unique_addresses(data: CheckInput) -> list[InventoryIssue]:
+def check_unique_addresses(data: CheckInput) -> list[Issue]:
     """Every address (management, data, BMC) is used once in the whole site.
 
     A host that sends data traffic over its management address leaves ``addresses.data``
@@ -233,7 +234,7 @@ def check_unique_addresses(data: CheckInput) -> list[InventoryIssue]:
     Returns:
         ``duplicate-address`` issues on the later use, naming the first.
     """
-    issues: list[InventoryIssue] = []
+    issues: list[Issue] = []
     # Keyed by (version, integer): hashing ipaddress objects is several times slower.
     owner: dict[tuple[int, int], tuple[HostRecord, str]] = {}
     for record in data.records:
@@ -245,7 +246,7 @@ def check_unique_addresses(data: CheckInput) -> list[InventoryIssue]:
                 continue
             who = "this host's" if earlier[0] is record else f"{earlier[0].host.hostname}'s"
             issues.append(
-                InventoryIssue(
+                Issue.on_host(
                     record.file,
                     record.host.hostname,
                     f"addresses.{slot}",
@@ -257,7 +258,7 @@ def check_unique_addresses(data: CheckInput) -> list[InventoryIssue]:
     return issues
 
 
-def check_addresses_in_networks(data: CheckInput) -> list[InventoryIssue]:
+def check_addresses_in_networks(data: CheckInput) -> list[Issue]:
     """Each host address lies in a declared network of the same purpose, and is not that
     network's network or broadcast address.
 
@@ -277,7 +278,7 @@ def check_addresses_in_networks(data: CheckInput) -> list[InventoryIssue]:
         by_purpose.setdefault(net.purpose, []).append(
             (net.cidr.version, int(net.cidr.network_address), int(net.cidr.netmask), net)
         )
-    issues: list[InventoryIssue] = []
+    issues: list[Issue] = []
     homeless: dict[str, list[HostRecord]] = {}
     for record in data.records:
         for slot, address in record.host.addresses.items():
@@ -295,7 +296,7 @@ def check_addresses_in_networks(data: CheckInput) -> list[InventoryIssue]:
                 nets_of_slot = [n for _, _, _, n in nets]
                 listed = ", ".join(f"{n.name} {n.cidr}" for n in nets_of_slot)
                 issues.append(
-                    InventoryIssue(
+                    Issue.on_host(
                         record.file,
                         record.host.hostname,
                         f"addresses.{slot}",
@@ -312,7 +313,7 @@ def check_addresses_in_networks(data: CheckInput) -> list[InventoryIssue]:
             if reserved:
                 what = "network" if value == int(cidr.network_address) else "broadcast"
                 issues.append(
-                    InventoryIssue(
+                    Issue.on_host(
                         record.file,
                         record.host.hostname,
                         f"addresses.{slot}",
@@ -323,7 +324,7 @@ def check_addresses_in_networks(data: CheckInput) -> list[InventoryIssue]:
                 )
     for slot, records in homeless.items():
         issues.append(
-            InventoryIssue(
+            Issue.on_host(
                 data.site_file,
                 None,
                 "networks",
@@ -338,7 +339,7 @@ def check_addresses_in_networks(data: CheckInput) -> list[InventoryIssue]:
 # --------------------------------------------------------------------------- cluster CIDRs
 
 
-def check_cidr_overlaps(data: CheckInput) -> list[InventoryIssue]:
+def check_cidr_overlaps(data: CheckInput) -> list[Issue]:
     """Pod and service subnets overlap neither each other, the site's networks, nor the linked
     cloud VPC; the site's networks do not overlap the linked cloud VPC either.
 
@@ -362,13 +363,13 @@ def check_cidr_overlaps(data: CheckInput) -> list[InventoryIssue]:
     ranges = [(key, name, cidr) for key, name, cidr in candidates if cidr is not None]
     vpc = cluster.linked_cloud_vpc_cidr
     everything = [r[2] for r in ranges] + [n.cidr for n in networks] + ([vpc] if vpc is not None else [])
-    issues: list[InventoryIssue] = []
+    issues: list[Issue] = []
 
     def report(key: str, name: str, cidr: IpNet, other_name: str, other: IpNet) -> None:
         free = _free_range(cidr.prefixlen, cidr.version, everything)
         hint = f", e.g. {free}" if free is not None else ""
         issues.append(
-            InventoryIssue(
+            Issue.on_host(
                 data.site_file,
                 None,
                 key,
@@ -391,7 +392,7 @@ def check_cidr_overlaps(data: CheckInput) -> list[InventoryIssue]:
         for net in networks:
             if _overlaps(net.cidr, vpc):
                 issues.append(
-                    InventoryIssue(
+                    Issue.on_host(
                         data.site_file,
                         None,
                         "cluster.linkedCloudVpcCidr",
@@ -407,7 +408,7 @@ def check_cidr_overlaps(data: CheckInput) -> list[InventoryIssue]:
 # --------------------------------------------------------------------------- control plane
 
 
-def check_control_plane_count(data: CheckInput) -> list[InventoryIssue]:
+def check_control_plane_count(data: CheckInput) -> list[Issue]:
     """There is at least one control-plane host, an odd number of them, and one is active.
 
     Every control-plane host counts, whatever its ``state``: in kubeadm's stacked topology
@@ -425,7 +426,7 @@ def check_control_plane_count(data: CheckInput) -> list[InventoryIssue]:
     planes = [r for r in data.records if r.host.role == "control-plane"]
     if not planes:
         return [
-            InventoryIssue(
+            Issue.on_host(
                 data.site_file,
                 None,
                 "hosts",
@@ -434,13 +435,13 @@ def check_control_plane_count(data: CheckInput) -> list[InventoryIssue]:
                 "no-control-plane",
             )
         ]
-    issues: list[InventoryIssue] = []
+    issues: list[Issue] = []
     count = len(planes)
     if count % 2 == 0:
         last = planes[-1]
         tolerated = (count - 1) // 2
         issues.append(
-            InventoryIssue(
+            Issue.on_host(
                 last.file,
                 last.host.hostname,
                 "role",
@@ -453,7 +454,7 @@ def check_control_plane_count(data: CheckInput) -> list[InventoryIssue]:
         )
     if not any(r.host.state == "active" for r in planes):
         issues.append(
-            InventoryIssue(
+            Issue.on_host(
                 data.site_file,
                 None,
                 "hosts",
@@ -465,7 +466,7 @@ def check_control_plane_count(data: CheckInput) -> list[InventoryIssue]:
     return issues
 
 
-def check_control_plane_endpoint(data: CheckInput) -> list[InventoryIssue]:
+def check_control_plane_endpoint(data: CheckInput) -> list[Issue]:
     """With more than one control-plane host, ``cluster.controlPlaneEndpoint`` is set and is
     not one of the hosts' own addresses.
 
@@ -484,7 +485,7 @@ def check_control_plane_endpoint(data: CheckInput) -> list[InventoryIssue]:
         return []
     if cluster.control_plane_endpoint is None:
         return [
-            InventoryIssue(
+            Issue.on_host(
                 data.site_file,
                 None,
                 "cluster.controlPlaneEndpoint",
@@ -503,7 +504,7 @@ def check_control_plane_endpoint(data: CheckInput) -> list[InventoryIssue]:
         for slot, own in record.host.addresses.items():
             if own == address:
                 return [
-                    InventoryIssue(
+                    Issue.on_host(
                         data.site_file,
                         None,
                         "cluster.controlPlaneEndpoint",
@@ -519,7 +520,7 @@ def check_control_plane_endpoint(data: CheckInput) -> list[InventoryIssue]:
 # --------------------------------------------------------------------------- GPUs
 
 
-def check_gpu_roles(data: CheckInput) -> list[InventoryIssue]:
+def check_gpu_roles(data: CheckInput) -> list[Issue]:
     """A ``gpu-worker`` declares its GPUs; a ``cpu-worker`` declares none.
 
     Control-plane hosts may have GPUs (small sites); they keep the control-plane taint.
@@ -527,12 +528,12 @@ def check_gpu_roles(data: CheckInput) -> list[InventoryIssue]:
     Returns:
         ``gpu-role`` issues on ``gpu`` (or ``role``).
     """
-    issues: list[InventoryIssue] = []
+    issues: list[Issue] = []
     for record in data.records:
         host = record.host
         if host.role == "gpu-worker" and host.gpu is None:
             issues.append(
-                InventoryIssue(
+                Issue.on_host(
                     record.file,
                     host.hostname,
                     "gpu",
@@ -543,7 +544,7 @@ def check_gpu_roles(data: CheckInput) -> list[InventoryIssue]:
             )
         elif host.role == "cpu-worker" and host.gpu is not None:
             issues.append(
-                InventoryIssue(
+                Issue.on_host(
                     record.file,
                     host.hostname,
                     "role",
@@ -559,7 +560,7 @@ def _known_models(catalog: Catalog) -> frozenset[str]:
     return frozenset(m.name for m in catalog.gpu_models)
 
 
-def check_gpu_models(data: CheckInput, catalog: Catalog | None = None) -> list[InventoryIssue]:
+def check_gpu_models(data: CheckInput, catalog: Catalog | None = None) -> list[Issue]:
     """Every ``gpu.model`` is a GPU catalog key (``hybridgpu.catalog``), e.g. ``H100-80GB``.
 
     Args:
@@ -571,7 +572,7 @@ def check_gpu_models(data: CheckInput, catalog: Catalog | None = None) -> list[I
     """
     catalog = catalog or load_catalog()
     known = _known_models(catalog)
-    issues: list[InventoryIssue] = []
+    issues: list[Issue] = []
     messages: dict[str, tuple[str, str]] = {}
     for record in data.records:
         gpu = record.host.gpu
@@ -584,7 +585,7 @@ def check_gpu_models(data: CheckInput, catalog: Catalog | None = None) -> list[I
                 hint = f"use {' or '.join(map(repr, exc.suggestions))}" if exc.suggestions else "use a catalog key"
                 messages[gpu.model] = (exc.message, f"{hint} (known: {', '.join(sorted(known))})")
         message, fix = messages[gpu.model]
-        issues.append(InventoryIssue(record.file, record.host.hostname, "gpu.model", message, fix, "unknown-gpu-model"))
+        issues.append(Issue.on_host(record.file, record.host.hostname, "gpu.model", message, fix, "unknown-gpu-model"))
     return issues
 
 
@@ -593,20 +594,20 @@ def _bus_key(bus_id: str) -> tuple[int, str]:
     return int(domain, 16), rest.lower()
 
 
-def check_pci_ids(data: CheckInput) -> list[InventoryIssue]:
+def check_pci_ids(data: CheckInput) -> list[Issue]:
     """``gpu.pciIds`` lists either nothing or one distinct bus id per GPU.
 
     Returns:
         ``pci-ids`` issues on ``gpu.pciIds``.
     """
-    issues: list[InventoryIssue] = []
+    issues: list[Issue] = []
     for record in data.records:
         gpu = record.host.gpu
         if gpu is None or not gpu.pci_ids:
             continue
         if len(gpu.pci_ids) != gpu.count:
             issues.append(
-                InventoryIssue(
+                Issue.on_host(
                     record.file,
                     record.host.hostname,
                     "gpu.pciIds",
@@ -624,7 +625,7 @@ def check_pci_ids(data: CheckInput) -> list[InventoryIssue]:
             seen.add(key)
         if repeated:
             issues.append(
-                InventoryIssue(
+                Issue.on_host(
                     record.file,
                     record.host.hostname,
                     "gpu.pciIds",
@@ -739,7 +740,7 @@ def _host_mig_verdict(model: str, count: int, layouts: MigKey) -> tuple[tuple[st
     return tuple(out)
 
 
-def check_mig_layouts(data: CheckInput, catalog: Catalog | None = None) -> list[InventoryIssue]:
+def check_mig_layouts(data: CheckInput, catalog: Catalog | None = None) -> list[Issue]:
     """Every ``gpu.migLayouts`` entry is valid for the host's GPUs.
 
     * the GPU model has MIG (:func:`hybridgpu.mig.mig_gpu`);
@@ -758,21 +759,21 @@ def check_mig_layouts(data: CheckInput, catalog: Catalog | None = None) -> list[
     """
     catalog = catalog or load_catalog()
     known = _known_models(catalog)
-    issues: list[InventoryIssue] = []
+    issues: list[Issue] = []
     for record in data.records:
         gpu = record.host.gpu
         if gpu is None or not gpu.mig_layouts or gpu.model not in known:
             continue
         key = tuple((spec.gpus, tuple(spec.layout.items())) for spec in gpu.mig_layouts)
         for field_path, message, fix, code in _host_mig_verdict(gpu.model, gpu.count, key):
-            issues.append(InventoryIssue(record.file, record.host.hostname, field_path, message, fix, code))
+            issues.append(Issue.on_host(record.file, record.host.hostname, field_path, message, fix, code))
     return issues
 
 
 # --------------------------------------------------------------------------- all rules
 
 #: The rules in the order they run (and report).
-RULES: tuple[Callable[..., list[InventoryIssue]], ...] = (
+RULES: tuple[Callable[..., list[Issue]], ...] = (
     check_networks,
     check_unique_hostnames,
     check_unique_addresses,
@@ -787,7 +788,7 @@ RULES: tuple[Callable[..., list[InventoryIssue]], ...] = (
 )
 
 
-def run_checks(data: CheckInput, catalog: Catalog | None = None) -> list[InventoryIssue]:
+def run_checks(data: CheckInput, catalog: Catalog | None = None) -> list[Issue]:
     """Run every rule of this module.
 
     Args:
@@ -798,7 +799,7 @@ def run_checks(data: CheckInput, catalog: Catalog | None = None) -> list[Invento
         All issues, rule by rule in :data:`RULES` order; empty when the inventory is sound.
     """
     catalog = catalog or load_catalog()
-    issues: list[InventoryIssue] = []
+    issues: list[Issue] = []
     for rule in RULES:
         if rule in (check_gpu_models, check_mig_layouts):
             issues += rule(data, catalog)
@@ -807,7 +808,7 @@ def run_checks(data: CheckInput, catalog: Catalog | None = None) -> list[Invento
     return issues
 
 
-def check_inventory(inventory: Inventory, catalog: Catalog | None = None) -> list[InventoryIssue]:
+def check_inventory(inventory: Inventory, catalog: Catalog | None = None) -> list[Issue]:
     """Run every rule on an already built :class:`~hybridgpu.inventory.models.Inventory`.
 
     Useful after building or changing an inventory in code; :func:`load_inventory` has

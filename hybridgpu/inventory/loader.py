@@ -36,7 +36,6 @@ import contextlib
 import difflib
 import gc
 import os
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +46,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from hybridgpu.catalog import Catalog
 from hybridgpu.datafile import load_unique_yaml_all
-from hybridgpu.modelbase import model_at
+from hybridgpu.errors import Issue, issues_from_validation, join_key, key_path, shown, unknown_key_fix
 from hybridgpu.inventory.checks import CheckInput, run_checks
 from hybridgpu.inventory.models import (
     API_VERSION,
@@ -58,7 +57,6 @@ from hybridgpu.inventory.models import (
     HostRecord,
     Inventory,
     InventoryError,
-    InventoryIssue,
     IpNetwork,
     Network,
     Site,
@@ -88,8 +86,6 @@ SAMPLE = "stacks/inventory/onprem-site-a.yaml"
 
 _SITE_KEYS = ("apiVersion", "kind", "metadata", "cluster", "networks")
 _HOSTLIST_KEYS = ("apiVersion", "kind", "metadata", "hosts")
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
-_MAX_SHOWN_VALUE = 80
 _PASS_FILES = "pass the inventory file(s) or the directory holding them"
 
 _HOSTS = TypeAdapter(list[Host])
@@ -129,45 +125,6 @@ def _parse(text: str) -> list[Any]:
 # --------------------------------------------------------------------------- pydantic errors -> issues
 
 
-def _path(parts: Sequence[Any]) -> str:
-    """Key path of a location: ``("gpu", "migLayouts", 1, "layout", "3g.40gb")`` -> ``gpu.migLayouts[1].layout["3g.40gb"]``."""
-    out = ""
-    for part in parts:
-        if isinstance(part, int) and not isinstance(part, bool):
-            out += f"[{part}]"
-        elif part == "[key]":
-            continue
-        elif isinstance(part, str) and _IDENT.fullmatch(part):
-            out += f".{part}" if out else part
-        else:
-            out += f"[{_shown(part, 40)}]"
-    return out
-
-
-def _join(prefix: str, path: str) -> str:
-    if not prefix:
-        return path
-    if not path:
-        return prefix
-    return prefix + (path if path.startswith("[") else "." + path)
-
-
-def _shown(value: Any, limit: int = _MAX_SHOWN_VALUE) -> str:
-    """``repr`` of a value for a message, cut to ``limit`` characters."""
-    try:
-        text = repr(value)
-    except Exception:  # noqa: BLE001 - a repr must never break error reporting
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-_model_at = model_at
-
-
-def _allowed(model: type[BaseModel]) -> list[str]:
-    return sorted(f.alias or n for n, f in model.model_fields.items())
-
-
 #: Friendlier fixes for pattern mismatches, by the field's (last) key.
 _PATTERN_FIXES = {
     "hostname": "lower-case letters, digits and '-' (dots between labels), starting and ending with a letter or digit, e.g. `gpu-h100-01`",
@@ -192,61 +149,17 @@ def _inline_secret(loc: Sequence[Any]) -> bool:
     return last in INLINE_SECRET_KEYS or (last in _SSH_ONLY_SECRET_KEYS and parent in ("ssh", "keySecret"))
 
 
-def _fix_for(error: dict[str, Any], root: type[BaseModel] | None) -> str:
-    kind = error["type"]
-    ctx = error.get("ctx") or {}
-    loc = tuple(error["loc"])
-    names = [p for p in loc if isinstance(p, str) and p != "[key]"]
-    last = names[-1] if names else ""
-    known = next((n for n in reversed(names) if n in _PATTERN_FIXES), None)
-    if kind == "extra_forbidden":
-        model = _model_at(root, loc)
-        if model is None:
-            return f"remove the key (the sample {SAMPLE} documents every field)"
-        allowed = _allowed(model)
-        close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
-        hint = f"did you mean `{close[0]}`? " if close else ""
-        return f"{hint}remove the key or use one of: {', '.join(allowed)}"
-    if kind == "missing":
-        return f"add `{last}` (the sample {SAMPLE} documents every field)"
-    if kind in ("literal_error", "enum"):
-        return f"use one of {ctx.get('expected', 'the documented values')}"
-    if kind == "string_pattern_mismatch":
-        return f"write {_PATTERN_FIXES[known]}" if known is not None else f"match the pattern {ctx.get('pattern')}"
-    if kind in ("int_type", "int_parsing", "int_from_float"):
-        return "write a whole number without quotes"
-    if kind == "string_type":
-        return 'write text; quote values YAML would read as numbers, booleans or dates (e.g. "1.35.2")'
-    if kind in ("dict_type", "model_type", "model_attributes_type"):
-        return "write a mapping (`key: value` lines)"
-    if kind in ("list_type", "tuple_type"):
-        return "write a list (`- item` lines or `[a, b]`)"
-    if kind in ("greater_than_equal", "greater_than"):
-        return f"use a value {'>=' if kind.endswith('equal') else '>'} {ctx.get('ge', ctx.get('gt'))}"
-    if kind in ("less_than_equal", "less_than"):
-        return f"use a value {'<=' if kind.endswith('equal') else '<'} {ctx.get('le', ctx.get('lt'))}"
-    if kind == "too_short":
-        return f"give at least {ctx.get('min_length', 1)} entr{'y' if ctx.get('min_length', 1) == 1 else 'ies'}"
-    if kind == "too_long":
-        return f"give at most {ctx.get('max_length')} entries"
-    if kind == "string_too_long":
-        return f"shorten it to at most {ctx.get('max_length')} characters"
-    if kind == "string_too_short":
-        return "give a non-empty value"
-    return f"see the message; the sample {SAMPLE} documents the field"
-
-
 @dataclass
 class _Report:
     """Issues found so far: renamed/removed fields apart (they are reported first)."""
 
-    renamed: list[InventoryIssue] = field(default_factory=list)
-    other: list[InventoryIssue] = field(default_factory=list)
+    renamed: list[Issue] = field(default_factory=list)
+    other: list[Issue] = field(default_factory=list)
 
-    def add(self, issue: InventoryIssue) -> None:
+    def add(self, issue: Issue) -> None:
         (self.renamed if issue.code == "renamed-field" else self.other).append(issue)
 
-    def all(self) -> list[InventoryIssue]:
+    def all(self) -> list[Issue]:
         return self.renamed + self.other
 
 
@@ -258,23 +171,23 @@ _RENAMED_FIXES = {
 }
 
 
-def _file_issue(file: str, message: str, fix: str, code: str = "file") -> InventoryIssue:
+def _file_issue(file: str, message: str, fix: str, code: str = "file") -> Issue:
     """An issue of a whole file (no host, no field)."""
-    return InventoryIssue(file, None, None, message, fix, code)
+    return Issue.on_host(file, None, None, message, fix, code)
 
 
-def _renamed_issue(file: str, host: str | None, field_path: str, old: str) -> InventoryIssue:
+def _renamed_issue(file: str, host: str | None, field_path: str, old: str) -> Issue:
     new, note = RENAMED_FIELDS[old]
     fix = _RENAMED_FIXES.get(old) or f"rename `{old}` to `{new}`"
     if new is None:
         message = f"`{old}` was {note} (the value is not shown)"
     else:
         message = f"`{old}` was {note}; it is now `{new}`"
-    return InventoryIssue(file, host, field_path, message, fix, "renamed-field")
+    return Issue.on_host(file, host, field_path, message, fix, "renamed-field")
 
 
-def _secret_issue(file: str, host: str | None, field_path: str) -> InventoryIssue:
-    return InventoryIssue(
+def _secret_issue(file: str, host: str | None, field_path: str) -> Issue:
+    return Issue.on_host(
         file,
         host,
         field_path,
@@ -304,29 +217,34 @@ def _validation_issues(
             new = RENAMED_FIELDS[loc[-1]][0]
             if new is not None:
                 renamed_targets.add((loc[:-1], new.split(".")[-1]))
+    rest = []
     for error in errors:
         loc = tuple(error["loc"])
         kind = error["type"]
-        where = _join(prefix, _path(loc))
+        where = join_key(prefix, key_path(loc))
         if kind == "extra_forbidden" and loc and _inline_secret(loc):
             report.add(_secret_issue(file, host, where))
-            continue
-        if kind == "extra_forbidden" and loc and loc[-1] in RENAMED_FIELDS:
+        elif kind == "extra_forbidden" and loc and loc[-1] in RENAMED_FIELDS:
             report.add(_renamed_issue(file, host, where, str(loc[-1])))
-            continue
-        if kind == "missing" and loc and (loc[:-1], loc[-1]) in renamed_targets:
-            continue  # the old spelling is present and reported as renamed
-        if kind == "extra_forbidden":
-            message = "unknown key"
-        else:
-            message = "has the wrong format" if kind == "string_pattern_mismatch" else str(error["msg"])
-            if loc and loc[-1] == "[key]":
-                message = f"key: {message}"
-        value = error.get("input")
-        secret = "ssh" in loc or "keySecret" in loc or looks_like_key_material(value)
-        if kind not in ("missing", "extra_forbidden") and not secret and "input" in error and not isinstance(value, (dict, list, tuple)):
-            message = f"{message} (got {_shown(value)})"
-        report.add(InventoryIssue(file, host, where or None, message, _fix_for({**error, "loc": loc}, root), "schema"))
+        elif not (kind == "missing" and loc and (loc[:-1], loc[-1]) in renamed_targets):  # else: the old spelling is reported
+            rest.append({**error, "loc": loc})
+    for issue in issues_from_validation(
+        rest,
+        file=file,
+        root=root,
+        reference=f"the sample {SAMPLE}",
+        key_of=lambda loc: join_key(prefix, key_path(loc)),
+        entry=host,
+        entry_kind="host",
+        pattern_fixes=_PATTERN_FIXES,
+        hide_input=_hide_input,
+    ):
+        report.add(issue)
+
+
+def _hide_input(loc: tuple[Any, ...], value: Any) -> bool:
+    """True when a value at ``loc`` must not be echoed in a message (SSH settings, key material)."""
+    return "ssh" in loc or "keySecret" in loc or looks_like_key_material(value)
 
 
 def _validate(model: Any, value: Any, file: str, prefix: str, report: _Report) -> Any:
@@ -347,7 +265,7 @@ def _validate(model: Any, value: Any, file: str, prefix: str, report: _Report) -
         head = loc[0] if loc and isinstance(loc[0], int) else None
         by_index.setdefault(head, []).append({**error, "loc": loc[1:] if head is not None else loc})
     for index, group in by_index.items():
-        where = prefix if index is None else _join(prefix, f"[{index}]")
+        where = prefix if index is None else join_key(prefix, f"[{index}]")
         _validation_issues(group, file, None, where, None if index is None else Network, report)
     return None
 
@@ -427,17 +345,15 @@ def _top_level_keys(doc: dict[Any, Any], allowed: Sequence[str], file: str, pref
     for key in doc:
         if key in allowed:
             continue
-        where = _join(prefix, _path([key]))
+        where = join_key(prefix, key_path([key]))
         if key in RENAMED_FIELDS:
             state.report.add(_renamed_issue(file, None, where, key))
         elif key in INLINE_SECRET_KEYS:
             state.report.add(_secret_issue(file, None, where))
         else:
             close = difflib.get_close_matches(str(key), list(allowed), n=1)
-            hint = f"did you mean `{close[0]}`? " if close else ""
-            state.report.add(
-                InventoryIssue(file, None, where, "unknown key", f"{hint}remove the key or use one of: {', '.join(allowed)}", "schema")
-            )
+            message = f"unknown key; did you mean `{close[0]}`?" if close else "unknown key"
+            state.report.add(Issue.on_host(file, None, where, message, unknown_key_fix(key, list(allowed)), "schema"))
 
 
 def _site_document(doc: dict[Any, Any], file: str, prefix: str, state: _State) -> None:
@@ -445,18 +361,18 @@ def _site_document(doc: dict[Any, Any], file: str, prefix: str, state: _State) -
     _top_level_keys(doc, _SITE_KEYS, file, prefix, state)
     parts = _SiteParts(file)
     for key, model in (("metadata", SiteMetadata), ("cluster", Cluster), ("networks", _NETWORKS)):
-        where = _join(prefix, key)
+        where = join_key(prefix, key)
         if key not in doc:
-            report.add(InventoryIssue(file, None, where, "missing", f"add `{key}` (the sample {SAMPLE} documents every field)", "schema"))
+            report.add(Issue.on_host(file, None, where, "missing", f"add `{key}` (the sample {SAMPLE} documents every field)", "schema"))
             continue
         value = doc[key]
         if key == "networks" and (not isinstance(value, list) or not value):
             report.add(
-                InventoryIssue(
+                Issue.on_host(
                     file,
                     None,
                     where,
-                    f"must be a non-empty list of networks (got {_shown(value)})",
+                    f"must be a non-empty list of networks (got {shown(value)})",
                     "list the site's networks: `- {name, cidr, purpose}`",
                     "schema",
                 )
@@ -474,19 +390,19 @@ def _host_list_document(doc: dict[Any, Any], file: str, prefix: str, state: _Sta
     metadata = None
     if "metadata" not in doc:
         fix = "add `metadata: {site: <the Site's metadata.name>}`"
-        report.add(InventoryIssue(file, None, _join(prefix, "metadata"), "missing", fix, "schema"))
+        report.add(Issue.on_host(file, None, join_key(prefix, "metadata"), "missing", fix, "schema"))
     else:
-        metadata = _validate(HostListMetadata, doc["metadata"], file, _join(prefix, "metadata"), report)
+        metadata = _validate(HostListMetadata, doc["metadata"], file, join_key(prefix, "metadata"), report)
     state.host_lists.append((file, prefix, metadata))
     raw_hosts = doc.get("hosts")
     if not isinstance(raw_hosts, list):
         state.hosts_complete = False
         report.add(
-            InventoryIssue(
+            Issue.on_host(
                 file,
                 None,
-                _join(prefix, "hosts"),
-                "missing" if "hosts" not in doc else f"must be a list of hosts (got {_shown(raw_hosts)})",
+                join_key(prefix, "hosts"),
+                "missing" if "hosts" not in doc else f"must be a list of hosts (got {shown(raw_hosts)})",
                 "list the hosts under `hosts:` (`- hostname: ...`); an empty list is `hosts: []`",
                 "schema",
             )
@@ -513,11 +429,11 @@ def _document(doc: Any, file: str, position: int, many: bool, state: _State) -> 
     prefix = f"documents[{position}]" if many else ""
     if not isinstance(doc, dict):
         report.add(
-            InventoryIssue(
+            Issue.on_host(
                 file,
                 None,
                 prefix or None,
-                f"a document must be a mapping with apiVersion and kind, got a {type(doc).__name__} ({_shown(doc, 40)})",
+                f"a document must be a mapping with apiVersion and kind, got a {type(doc).__name__} ({shown(doc, 40)})",
                 f"start the document with `apiVersion: {API_VERSION}` and `kind: Site` or `kind: HostList`",
                 "document",
             )
@@ -525,14 +441,14 @@ def _document(doc: Any, file: str, position: int, many: bool, state: _State) -> 
         return
     api = doc.get("apiVersion")
     if api != API_VERSION:
-        got = "missing" if "apiVersion" not in doc else f"unsupported apiVersion {_shown(api)}"
-        report.add(InventoryIssue(file, None, _join(prefix, "apiVersion"), got, f"set `apiVersion: {API_VERSION}`", "document"))
+        got = "missing" if "apiVersion" not in doc else f"unsupported apiVersion {shown(api)}"
+        report.add(Issue.on_host(file, None, join_key(prefix, "apiVersion"), got, f"set `apiVersion: {API_VERSION}`", "document"))
     kind = doc.get("kind")
     if kind not in KINDS:
         close = difflib.get_close_matches(str(kind), list(KINDS), n=1) if isinstance(kind, str) else []
         hint = f"did you mean `{close[0]}`? " if close else ""
-        got = "missing" if "kind" not in doc else f"unknown kind {_shown(kind)}"
-        report.add(InventoryIssue(file, None, _join(prefix, "kind"), got, f"{hint}set `kind: Site` or `kind: HostList`", "document"))
+        got = "missing" if "kind" not in doc else f"unknown kind {shown(kind)}"
+        report.add(Issue.on_host(file, None, join_key(prefix, "kind"), got, f"{hint}set `kind: Site` or `kind: HostList`", "document"))
         return
     if kind == "Site":
         _site_document(doc, file, "", state)  # one Site per inventory: its keys need no document index
@@ -546,7 +462,7 @@ def _assemble(state: _State, files: Sequence[str], catalog: Catalog | None) -> I
     if not state.sites:
         if files and not state.unreadable:
             report.add(
-                InventoryIssue(
+                Issue.on_host(
                     site_file,
                     None,
                     "kind",
@@ -557,7 +473,7 @@ def _assemble(state: _State, files: Sequence[str], catalog: Catalog | None) -> I
             )
     for extra in state.sites[1:]:
         report.add(
-            InventoryIssue(
+            Issue.on_host(
                 extra.file,
                 None,
                 "kind",
@@ -572,10 +488,10 @@ def _assemble(state: _State, files: Sequence[str], catalog: Catalog | None) -> I
         for file, prefix, metadata in state.host_lists:
             if metadata is not None and metadata.site != site_name:
                 report.add(
-                    InventoryIssue(
+                    Issue.on_host(
                         file,
                         None,
-                        _join(prefix, "metadata.site"),
+                        join_key(prefix, "metadata.site"),
                         f"this HostList belongs to site {metadata.site!r}, but the Site is {site_name!r} ({site.file})",
                         f"set `metadata.site: {site_name}`, or load this file with its own site",
                         "site-mismatch",

@@ -35,7 +35,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, PlainValidator, StringConstraints, WithJsonSchema, field_validator, model_validator
 
-from hybridgpu.errors import HybridGpuError
+from hybridgpu.errors import HybridGpuError, Issue
 from hybridgpu.modelbase import Dns1123Name, Model
 
 __all__ = [
@@ -50,7 +50,6 @@ __all__ = [
     "HostRecord",
     "Inventory",
     "InventoryError",
-    "InventoryIssue",
     "IpAddress",
     "IpNetwork",
     "looks_like_key_material",
@@ -77,41 +76,6 @@ Fabric = Literal["none", "infiniband", "roce"]
 # --------------------------------------------------------------------------- errors
 
 
-@dataclass(frozen=True)
-class InventoryIssue:
-    """One problem found in an inventory.
-
-    Attributes:
-        file: the inventory file as given (or found in a given directory), e.g.
-            ``stacks/inventory/onprem-site-a.yaml``.
-        host: the host's ``hostname`` (or ``hosts[<index>]`` when it has no usable one);
-            ``None`` for a problem of the site itself (``cluster``, ``networks``,
-            ``metadata``) or of the file/document.
-        field: key path of the offending field: relative to the host for host problems
-            (``gpu.migLayouts[1].layout["3g.40gb"]``), from the document root otherwise
-            (``cluster.podSubnet``); ``None`` when the whole file is at fault.
-        message: what is wrong, with the offending value where useful (never a secret).
-        fix: what to change to make it right.
-        code: short machine-readable rule name, e.g. ``duplicate-hostname``,
-            ``renamed-field``, ``mig-unplaceable`` (see :mod:`hybridgpu.inventory.checks`).
-    """
-
-    file: str
-    host: str | None
-    field: str | None
-    message: str
-    fix: str
-    code: str = "schema"
-
-    def __str__(self) -> str:
-        where = [self.file]
-        if self.host is not None:
-            where.append(f"host {self.host}")
-        if self.field is not None:
-            where.append(self.field)
-        return f"{': '.join(where)}: {self.message}\n    fix: {self.fix}"
-
-
 class InventoryError(HybridGpuError):
     """An inventory is invalid; every problem found is reported at once, not only the first.
 
@@ -120,18 +84,28 @@ class InventoryError(HybridGpuError):
     shape, schema errors, and the cross-host rules of :mod:`hybridgpu.inventory.checks`.
 
     Args:
-        issues: the problems (at least one).
+        issues: the problems (at least one), each an :class:`~hybridgpu.errors.Issue` built with
+            :meth:`~hybridgpu.errors.Issue.on_host`: ``file``; ``host`` (the host's ``hostname``,
+            or ``hosts[<index>]`` when it has no usable one; ``None`` for a problem of the site
+            itself or of the file/document); ``field`` (key path relative to the host for host
+            problems, ``gpu.migLayouts[1].layout['3g.40gb']``, from the document root otherwise,
+            ``cluster.podSubnet``; ``None`` when the whole file is at fault); ``message`` (never
+            a secret); ``fix``; and ``code`` (e.g. ``duplicate-hostname``, ``renamed-field``,
+            ``mig-unplaceable``; see :mod:`hybridgpu.inventory.checks`).
 
     Attributes:
         issues: the problems, renamed/removed fields first, then in the order found.
         files: the distinct files named by the issues, in order.
         codes: the issues' rule codes, in order.
+
+    Raises:
+        ValueError: (on construction) no issue given.
     """
 
     #: At most this many issues are spelled out in the message; ``issues`` holds them all.
     MAX_SHOWN = 100
 
-    def __init__(self, issues: list[InventoryIssue]):
+    def __init__(self, issues: list[Issue]):
         if not issues:
             raise ValueError("InventoryError needs at least one issue")
         self.issues = list(issues)

@@ -5,12 +5,15 @@
   :func:`mig_models`, :class:`MigGpu`, :class:`MigProfile`.
 * :mod:`hybridgpu.mig.placement` - :func:`check_layout` (does a mix fit on one GPU, and
   where), :func:`valid_layouts`, :func:`maximal_layouts`, :func:`slot_diagram`.
+* :mod:`hybridgpu.mig.parted` - :func:`render_mig_parted`, the one renderer of NVIDIA
+  mig-parted config files (:class:`MigPartedEntry` per ``mig-configs`` entry).
 
 Nothing here imports Pulumi.
 """
 
 from __future__ import annotations
 
+from hybridgpu.mig.parted import MigPartedEntry, render_mig_parted
 from hybridgpu.mig.placement import (
     InvalidMigCountError,
     MigLayout,
@@ -40,6 +43,7 @@ __all__ = [
     "MigDataError",
     "MigGpu",
     "MigLayout",
+    "MigPartedEntry",
     "MigProfile",
     "PciDevice",
     "Placement",
@@ -50,6 +54,7 @@ __all__ = [
     "maximal_layouts",
     "mig_gpu",
     "mig_models",
+    "render_mig_parted",
     "slot_diagram",
     "slot_header",
     "valid_layouts",

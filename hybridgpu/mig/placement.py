@@ -118,7 +118,8 @@ class MigLayout(Mapping[str, int]):
     def __contains__(self, name: object) -> bool:
         return name in self._items
 
-    def get(self, name: str, default: Any = None) -> Any:  # noqa: D102 - dict semantics
+    def get(self, name: str, default: Any = None) -> Any:
+        """Instances of profile ``name`` in the layout, or ``default`` (dict semantics)."""
         return self._items.get(name, default)
 
     def __iter__(self) -> Iterator[str]:

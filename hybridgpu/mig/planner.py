@@ -90,12 +90,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hybridgpu.errors import HybridGpuError
+from hybridgpu.k8s import MIG_CONFIG_LABEL
+from hybridgpu.mig.parted import ALL_DEVICES, MigPartedEntry, render_mig_parted
 from hybridgpu.mig.placement import MigLayout, check_layout, maximal_layouts
 from hybridgpu.mig.profiles import MigGpu, UnknownMigModelError, UnknownMigProfileError, mig_gpu
 
 __all__ = [
     "CONFIG_PREFIX",
-    "MIG_CONFIG_LABEL",
     "GpuAssignment",
     "GpuPool",
     "InsufficientGpusError",
@@ -107,9 +108,6 @@ __all__ = [
     "UnknownDemandProfileError",
     "plan_mig",
 ]
-
-#: Node label the NVIDIA mig-manager reads to pick a mig-parted config (GPU Operator).
-MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 
 #: Prefix of every config name this module generates (keeps clear of mig-parted's
 #: default names such as ``all-1g.10gb``, which mean something else).
@@ -399,21 +397,29 @@ class MigPlan:
             gpus[a.gpu] = a.layout
         return list(per_node.items())
 
-    def _node_configs(self) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    def _node_configs(self) -> list[tuple[str, str, list[MigPartedEntry]]]:
+        """(node, config name, mig-parted entries) for every node with an assigned GPU, in order."""
         out = []
         for node, gpus in self._nodes():
             groups: dict[MigLayout | None, list[int]] = {}
             for index, layout in enumerate(gpus):
                 groups.setdefault(layout, []).append(index)
-            entries: list[dict[str, Any]] = []
-            for layout, indices in groups.items():
-                devices: str | list[int] = "all" if len(groups) == 1 else indices
-                if layout is None:
-                    entries.append({"devices": devices, "mig-enabled": False})
-                else:
-                    entries.append({"devices": devices, "mig-enabled": True, "mig-devices": layout.as_dict()})
+            entries = [
+                MigPartedEntry(
+                    devices=ALL_DEVICES if len(groups) == 1 else tuple(indices),
+                    mig_devices=None if layout is None else layout.as_dict(),
+                )
+                for layout, indices in groups.items()
+            ]
             out.append((node, _config_name(entries), entries))
         return out
+
+    def _configs(self) -> dict[str, list[MigPartedEntry]]:
+        """Config name -> entries, one per distinct per-node combination, in node order of first use."""
+        configs: dict[str, list[MigPartedEntry]] = {}
+        for _, name, entries in self._node_configs():
+            configs.setdefault(name, entries)
+        return configs
 
     def mig_parted_configs(self) -> dict[str, list[dict[str, Any]]]:
         """Named NVIDIA mig-parted configs, one per distinct per-node layout combination.
@@ -432,16 +438,15 @@ class MigPlan:
             the entries as sorted JSON>``; all are valid label values.
 
         Source: NVIDIA/mig-parted ``api/spec/v1/spec.go`` (2024-01-28, unchanged at
-        2026-08-21).
+        2026-08-21). No ``device-filter``: every GPU a plan assigns on a node is of the
+        plan's model, and mig-parted applies an entry without filter to every GPU model.
         """
-        configs: dict[str, list[dict[str, Any]]] = {}
-        for _, name, entries in self._node_configs():
-            configs.setdefault(name, entries)
-        return configs
+        return self.mig_parted_document()["mig-configs"]
 
     def mig_parted_document(self) -> dict[str, Any]:
-        """A whole mig-parted config file: ``{"version": "v1", "mig-configs": mig_parted_configs()}``."""
-        return {"version": "v1", "mig-configs": self.mig_parted_configs()}
+        """A whole mig-parted config file: ``{"version": "v1", "mig-configs": mig_parted_configs()}``,
+        rendered by :func:`hybridgpu.mig.parted.render_mig_parted`."""
+        return render_mig_parted(self._configs())
 
     def node_labels(self) -> dict[str, dict[str, str]]:
         """Node name -> ``{"nvidia.com/mig.config": <config name>}`` for every node with an assigned GPU.
@@ -454,17 +459,18 @@ class MigPlan:
         return {node: {MIG_CONFIG_LABEL: name} for node, name, _ in self._node_configs()}
 
 
-def _config_name(entries: list[dict[str, Any]]) -> str:
-    if len(entries) == 1 and entries[0]["devices"] == "all":
+def _config_name(entries: list[MigPartedEntry]) -> str:
+    if len(entries) == 1 and entries[0].devices == ALL_DEVICES:
         entry = entries[0]
-        if not entry["mig-enabled"]:
+        if entry.mig_devices is None:
             readable = f"{CONFIG_PREFIX}all-disabled"
         else:
-            parts = [f"{p.replace('+me', '.me')}-{c}" for p, c in entry["mig-devices"].items()]
+            parts = [f"{p.replace('+me', '.me')}-{c}" for p, c in entry.mig_devices.items()]
             readable = f"{CONFIG_PREFIX}all-" + "-".join(parts)
         if _LABEL_VALUE.match(readable):
             return readable
-    digest = hashlib.sha256(json.dumps(entries, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    rendered = [entry.as_dict() for entry in entries]
+    digest = hashlib.sha256(json.dumps(rendered, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     return f"{CONFIG_PREFIX}{digest[:8]}"
 
 

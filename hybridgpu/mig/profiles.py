@@ -39,10 +39,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from hybridgpu.datafile import DataFileError, DataIssue, top_level_entries
-
-CatalogIssue = DataIssue  # one problem in the data file (file, entry, field, message)
-from hybridgpu.errors import HybridGpuError
+from hybridgpu.datafile import DataFileError, not_a_mapping_issue, stray_key_issue, top_level_entries, unreadable_issue
+from hybridgpu.errors import FieldError, HybridGpuError, Issue, issues_from_validation
 
 __all__ = [
     "MIG_PROFILES_FILE",
@@ -149,14 +147,6 @@ def _profile_suggestions(name: str, known: list[str]) -> list[str]:
     return out[:4]
 
 
-class _FieldError(ValueError):
-    """A model-level check failed; carries the YAML key path at fault."""
-
-    def __init__(self, field: str, message: str):
-        self.field = field
-        super().__init__(message)
-
-
 # --------------------------------------------------------------------------- models
 
 
@@ -228,23 +218,23 @@ class MigProfile(_MigModel):
     def _check(self) -> MigProfile:
         match = _PROFILE_NAME.match(self.name)
         if match is None:
-            raise _FieldError("name", f"{self.name!r} is not a MIG profile name like '1g.10gb' or '1g.10gb+me'")
+            raise FieldError("name", f"{self.name!r} is not a MIG profile name like '1g.10gb' or '1g.10gb+me'")
         if int(match["g"]) != self.compute_slices:
-            raise _FieldError("computeSlices", f"is {self.compute_slices} but the name {self.name!r} says {match['g']}")
+            raise FieldError("computeSlices", f"is {self.compute_slices} but the name {self.name!r} says {match['g']}")
         if int(match["gb"]) != self.memory_gb:
-            raise _FieldError("memoryGB", f"is {self.memory_gb} but the name {self.name!r} says {match['gb']}")
+            raise FieldError("memoryGB", f"is {self.memory_gb} but the name {self.name!r} says {match['gb']}")
         if bool(match["me"]) != self.media_extensions:
-            raise _FieldError(
+            raise FieldError(
                 "mediaExtensions", f"is {self.media_extensions} but the name {self.name!r} says {bool(match['me'])}"
             )
         if any(s < 0 for s in self.starts) or list(self.starts) != sorted(set(self.starts)):
-            raise _FieldError(
+            raise FieldError(
                 "starts", f"must be distinct non-negative slice indices in ascending order, got {list(self.starts)}"
             )
         if self.media_extensions and self.max_instances != 1:
-            raise _FieldError("maxInstances", f"is {self.max_instances} but a '+me' profile allows exactly 1 instance")
+            raise FieldError("maxInstances", f"is {self.max_instances} but a '+me' profile allows exactly 1 instance")
         if self.max_instances > len(self.starts):
-            raise _FieldError(
+            raise FieldError(
                 "maxInstances", f"is {self.max_instances} but only {len(self.starts)} start slices are allowed"
             )
         return self
@@ -318,21 +308,21 @@ class MigGpu(_MigModel):
         for profile in self.profiles:
             where = f"profiles[{profile.name}]"
             if profile.name in by_name:
-                raise _FieldError(f"{where}.name", "duplicate profile name")
+                raise FieldError(f"{where}.name", "duplicate profile name")
             by_name[profile.name] = profile
             if profile.memory_slots > self.memory_slots:
-                raise _FieldError(
+                raise FieldError(
                     f"{where}.memorySlots",
                     f"is {profile.memory_slots} but the GPU has {self.memory_slots} memory slices",
                 )
             if profile.compute_slices > self.compute_slices:
-                raise _FieldError(
+                raise FieldError(
                     f"{where}.computeSlices",
                     f"is {profile.compute_slices} but the GPU has {self.compute_slices} compute slices",
                 )
             past = [s for s in profile.starts if s + profile.memory_slots > self.memory_slots]
             if past:
-                raise _FieldError(
+                raise FieldError(
                     f"{where}.starts",
                     f"start(s) {past} + width {profile.memory_slots} run past memory slice {self.memory_slots - 1}",
                 )
@@ -342,16 +332,16 @@ class MigGpu(_MigModel):
             where = f"profiles[{profile.name}]"
             base = by_name.get(profile.base_name)
             if base is None:
-                raise _FieldError(f"{where}.name", f"'+me' profile without its base profile {profile.base_name!r}")
+                raise FieldError(f"{where}.name", f"'+me' profile without its base profile {profile.base_name!r}")
             if (base.memory_slots, base.compute_slices, base.starts) != (
                 profile.memory_slots,
                 profile.compute_slices,
                 profile.starts,
             ):
-                raise _FieldError(f"{where}.starts", f"geometry differs from its base profile {base.name!r}")
+                raise FieldError(f"{where}.starts", f"geometry differs from its base profile {base.name!r}")
         ids = [device.id for device in self.pci_devices]
         if len(set(ids)) != len(ids):
-            raise _FieldError("pciDevices", f"duplicate PCI ids in {ids}")
+            raise FieldError("pciDevices", f"duplicate PCI ids in {ids}")
         self._check_verification()
         self._by_name = by_name
         return self
@@ -360,13 +350,23 @@ class MigGpu(_MigModel):
         allowed = self._aliases() | {f"profiles.{alias}" for alias in MigProfile._aliases()}
         unknown = sorted(set(self.unverified_fields) - allowed)
         if unknown:
-            raise _FieldError("unverifiedFields", f"names no field of this entry: {unknown}")
+            raise FieldError(
+                "unverifiedFields",
+                f"names no field of this entry: {unknown}",
+                "list only keys of this entry, or `profiles.<key>` for that key of every profile",
+            )
         if self.verified and self.unverified_fields:
-            raise _FieldError(
-                "verified", f"is true but unverifiedFields lists {list(self.unverified_fields)}; set verified: false"
+            raise FieldError(
+                "verified",
+                f"is true but unverifiedFields lists {list(self.unverified_fields)}",
+                "set `verified: false`, or check those fields against a source and empty `unverifiedFields`",
             )
         if not self.verified and not self.unverified_fields:
-            raise _FieldError("unverifiedFields", "must list the unverified fields when verified is false")
+            raise FieldError(
+                "unverifiedFields",
+                "must list the unverified fields when verified is false",
+                "list the fields not checked against a source, or set `verified: true`",
+            )
 
     # ------------------------------------------------------------------ lookups
 
@@ -428,7 +428,7 @@ def load_mig_models(path: Path | None = None) -> tuple[MigGpu, ...]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:  # a non-UTF-8 file too (found by fuzzing, tests/security)
-        raise MigDataError([CatalogIssue(str(path), None, None, f"cannot read the file: {exc}")]) from exc
+        raise MigDataError([unreadable_issue(str(path), exc)]) from exc
     return _build(text, str(path))
 
 
@@ -438,7 +438,7 @@ def _load_packaged() -> tuple[MigGpu, ...]:
     try:
         text = resource.read_text(encoding="utf-8")
     except OSError as exc:
-        raise MigDataError([CatalogIssue(str(resource), None, None, f"cannot read the packaged file: {exc}")]) from exc
+        raise MigDataError([unreadable_issue(str(resource), exc, "the packaged file")]) from exc
     return _build(text, str(resource))
 
 
@@ -471,11 +471,11 @@ def mig_models() -> list[str]:
     return list(_packaged_by_name())
 
 
-def _stray_keys(entry: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(field path, allowed) for every key not spelled as the YAML alias, recursively."""
-    out: list[tuple[str, str]] = []
+def _stray_keys(entry: Mapping[str, Any]) -> list[tuple[str, str, set[str]]]:
+    """(field path, key as written, allowed keys) for every key not spelled as the YAML alias, recursively."""
+    out: list[tuple[str, str, set[str]]] = []
     allowed = MigGpu._aliases()
-    out += [(str(k), ", ".join(sorted(allowed))) for k in entry if k not in allowed]
+    out += [(str(k), str(k), allowed) for k in entry if k not in allowed]
     for key, model in (("profiles", MigProfile), ("pciDevices", PciDevice)):
         items = entry.get(key)
         if not isinstance(items, list):
@@ -485,7 +485,7 @@ def _stray_keys(entry: Mapping[str, Any]) -> list[tuple[str, str]]:
             if not isinstance(item, dict):
                 continue
             label = item.get("name") if key == "profiles" and isinstance(item.get("name"), str) else index
-            out += [(f"{key}[{label}].{k}", ", ".join(sorted(sub_allowed))) for k in item if k not in sub_allowed]
+            out += [(f"{key}[{label}].{k}", str(k), sub_allowed) for k in item if k not in sub_allowed]
     return out
 
 
@@ -508,42 +508,34 @@ def _loc_to_field(loc: tuple[Any, ...], entry: Mapping[str, Any]) -> str | None:
 
 def _build(text: str, file: str) -> tuple[MigGpu, ...]:
     entries = top_level_entries(text, file, _TOP_KEY, MigDataError)
-    issues: list[CatalogIssue] = []
+    issues: list[Issue] = []
     out: list[MigGpu] = []
     seen: set[str] = set()
+    reference = f"the comment block at the top of {Path(file).name}"
     for index, entry in enumerate(entries):
         label = entry["name"] if isinstance(entry, dict) and isinstance(entry.get("name"), str) else f"#{index}"
         if not isinstance(entry, dict):
-            issues.append(CatalogIssue(file, label, None, f"must be a mapping, got {type(entry).__name__}"))
+            issues.append(not_a_mapping_issue(file, label, entry))
             continue
         stray = _stray_keys(entry)
         if stray:
-            issues += [CatalogIssue(file, label, key, f"unknown field; allowed: {allowed}") for key, allowed in stray]
+            issues += [stray_key_issue(file, label, path, name, allowed) for path, name, allowed in stray]
             continue
         try:
             gpu = MigGpu.model_validate(entry)
         except ValidationError as exc:
-            errors = exc.errors()
-            for err in errors:
-                loc = tuple(err["loc"])
-                if err["type"] == "too_short" and any(
-                    len(other["loc"]) > len(loc) and tuple(other["loc"][: len(loc)]) == loc for other in errors
-                ):
-                    continue  # a list emptied by its own invalid items; those are reported
-                field = _loc_to_field(tuple(err["loc"]), entry)
-                cause = (err.get("ctx") or {}).get("error")
-                if isinstance(cause, _FieldError):
-                    prefix = f"{field}." if field else ""
-                    field = prefix + cause.field
-                    message = str(cause)
-                else:
-                    message = err["msg"]
-                    if err["type"] not in ("missing", "extra_forbidden"):
-                        message += f" (got {err.get('input')!r})"
-                issues.append(CatalogIssue(file, label, field, message))
+            issues += issues_from_validation(
+                exc,
+                file=file,
+                root=MigGpu,
+                reference=reference,
+                key_of=lambda loc, entry=entry: _loc_to_field(loc, entry),  # type: ignore[misc]
+                entry=label,
+                entry_kind="entry",
+            )
             continue
         if gpu.name in seen:
-            issues.append(CatalogIssue(file, label, "name", "duplicate name"))
+            issues.append(Issue.in_entry(file, label, "name", "duplicate name", "delete one of the entries; each GPU model is listed once", "duplicate"))
             continue
         seen.add(gpu.name)
         out.append(gpu)

@@ -40,6 +40,9 @@ class PolicyResource:
         props: the resource's inputs as Pulumi sends them to analyzers (camelCase keys).
         provider_props: inputs of the resource's explicit provider (e.g. the AWS provider's
             ``defaultTags``), or None for the default provider.
+        taggable: whether the resource's type takes ``tags``, as the installed provider SDK
+            says (the pack fills it in from :func:`hybridgpu.shell.policy.taggable.is_taggable`);
+            None when unknown, and validators then go by whether the inputs carry ``tags``.
     """
 
     type: str
@@ -47,6 +50,7 @@ class PolicyResource:
     urn: str = ""
     props: Mapping[str, Any] = field(default_factory=dict)
     provider_props: Mapping[str, Any] | None = None
+    taggable: bool | None = None
 
     @property
     def stack(self) -> str:

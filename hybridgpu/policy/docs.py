@@ -2,7 +2,9 @@
 
 The reference sits between two marker lines in docs/policies.md; everything else in that file is
 written by hand. ``python -m hybridgpu.policy.docs`` rewrites the reference in place;
-``--check`` exits 1 when the committed file is stale (a test runs it).
+``--check`` exits 1 when the committed file is stale (a test runs it). docs/policies.md is a
+file of the source checkout, not package data: it is found at or above the working directory
+(or under ``--root``).
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ import json
 import sys
 from pathlib import Path
 
+from hybridgpu.checkout import CheckoutFileMissing, find_checkout
 from hybridgpu.policy.registry import POLICIES
 
 BEGIN = "<!-- BEGIN GENERATED POLICY REFERENCE (python -m hybridgpu.policy.docs) -->"
 END = "<!-- END GENERATED POLICY REFERENCE -->"
-DOC = Path(__file__).resolve().parents[2] / "docs" / "policies.md"
+#: The policy guide, relative to the root of the source checkout.
+DOC = Path("docs") / "policies.md"
 
 
 def _type(prop: dict) -> str:
@@ -58,18 +62,29 @@ def render(text: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Rewrite docs/policies.md (or with ``--check`` report whether it is current)."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--check", action="store_true")
+    """Rewrite docs/policies.md (or with ``--check`` report whether it is current).
+
+    Returns:
+        0 done (or current), 1 stale (``--check``), 2 when the file or its markers are missing
+        (the message on stderr says what and how to fix it).
+    """
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="exit 1 if docs/policies.md is stale instead of rewriting it")
+    parser.add_argument("--root", type=Path, default=None, help="source checkout holding docs/ (default: found from the working directory)")
     args = parser.parse_args(argv)
-    current = DOC.read_text()
-    wanted = render(current)
+    try:
+        doc = find_checkout(DOC, root=args.root, needed_by="python -m hybridgpu.policy.docs", option="--root DIR") / DOC
+        current = doc.read_text(encoding="utf-8")
+        wanted = render(current)
+    except (CheckoutFileMissing, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if args.check:
         if current != wanted:
-            print(f"{DOC} is stale: run python -m hybridgpu.policy.docs", file=sys.stderr)
+            print(f"{doc} is stale: run python -m hybridgpu.policy.docs", file=sys.stderr)
             return 1
         return 0
-    DOC.write_text(wanted)
+    doc.write_text(wanted, encoding="utf-8")
     return 0
 
 

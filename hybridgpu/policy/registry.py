@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from hybridgpu.errors import Issue, issues_from_validation
+from hybridgpu.k8s import DEFAULT_COST_KEYS
 from hybridgpu.policy import rules
 from hybridgpu.policy.base import CONFIGMAP, EC2NODECLASS, NODEPOOL, ONPREM_HOST, PolicyResource, PolicySettings
 
@@ -55,14 +57,22 @@ class PolicySpec:
     def parse_settings(self, raw: Mapping[str, Any] | None) -> PolicySettings:
         """Validate this policy's config (defaults filled in).
 
+        Args:
+            raw: the policy's entry of ``--policy-pack-config`` without ``enforcementLevel``
+                (None: the defaults).
+
+        Returns:
+            The validated settings.
+
         Raises:
-            PolicyConfigError: the config does not match the settings model; names the policy and field.
+            PolicyConfigError: the config does not match the settings model; names the policy,
+                the field and the fix of each problem (its ``issues``).
         """
         try:
             return self.settings.model_validate(dict(raw or {}))
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors())
-            raise PolicyConfigError(f"policy config of {self.name!r} is invalid: {problems}") from None
+            issues = issues_from_validation(exc, file=f"policy {self.name}", root=self.settings, reference=POLICY_REFERENCE)
+            raise PolicyConfigError(self.name, issues) from None
 
     def run_resource(self, resource: PolicyResource, settings: PolicySettings) -> list[str]:
         """Messages of a resource policy for one resource ([] when it passes or is waived)."""
@@ -81,8 +91,26 @@ class PolicySpec:
         return {k: _inline(v, defs) for k, v in schema.get("properties", {}).items()}
 
 
+#: What documents every policy's settings (named in fix hints).
+POLICY_REFERENCE = "docs/policies.md"
+
+
 class PolicyConfigError(ValueError):
-    """A policy's ``--policy-pack-config`` entry is invalid (names the policy and the field)."""
+    """A policy's ``--policy-pack-config`` entry is invalid (names the policy, the field and the fix).
+
+    Args:
+        policy: the policy's name.
+        issues: the problems (``file`` is ``policy <name>``, ``key`` the setting's path).
+
+    Attributes:
+        policy, issues: as given.
+    """
+
+    def __init__(self, policy: str, issues: list[Issue]):
+        self.policy = policy
+        self.issues = list(issues)
+        problems = "; ".join(f"{i.key or '(top)'}: {i.message} (fix: {i.fix})" for i in self.issues)
+        super().__init__(f"policy config of {policy!r} is invalid: {problems}")
 
 
 def _inline(node: Any, defs: Mapping[str, Any]) -> Any:
@@ -112,7 +140,7 @@ POLICIES: tuple[PolicySpec, ...] = (
     ),
     PolicySpec(
         "gpu-workload-cost-labels", "untagged", "resource",
-        "Pods that request GPUs carry the cost-attribution labels (team, project, cost-center).",
+        f"Pods that request GPUs carry the cost-attribution labels ({', '.join(DEFAULT_COST_KEYS)}).",
         "GPU cost tools (OpenCost, Kubecost) attribute node cost to pods by their labels.",
         rules.gpu_workload_cost_labels, rules.WorkloadLabelSettings,
         types=("kubernetes:",),

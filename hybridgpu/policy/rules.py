@@ -51,12 +51,15 @@ from hybridgpu.policy.base import (
     parse_quantity,
     walk_known_strings,
 )
-from hybridgpu.policy.taggable import is_taggable
-from hybridgpu.policy.workloads import GPU_RESOURCE, MIG_RESOURCE_PREFIX, pod_templates
-
-#: Default cost-attribution keys (tags on AWS resources, labels on workloads); the same keys as
-#: the project's ``requiredTagKeys`` default in Pulumi.yaml.
-DEFAULT_COST_KEYS = ["team", "project", "cost-center"]
+from hybridgpu.k8s import (
+    DEFAULT_COST_KEYS,
+    GPU_RESOURCE,
+    INSTANCE_FAMILY_LABEL,
+    INSTANCE_GPU_COUNT_LABEL,
+    INSTANCE_TYPE_LABEL,
+    MIG_RESOURCE_PREFIX,
+)
+from hybridgpu.policy.workloads import pod_templates
 
 PerStackInt = Annotated[int | dict[str, int], AfterValidator(check_per_stack)]
 PerStackFloat = Annotated[float | dict[str, float] | None, AfterValidator(check_per_stack)]
@@ -97,7 +100,8 @@ class CostTagSettings(PolicySettings):
     required_tag_keys: PerStackList = Field(
         default_factory=lambda: list(DEFAULT_COST_KEYS),
         description="Tag keys every taggable AWS resource must carry (after merging the provider's default tags); "
-        "a list, or per stack {\"default\": [...], \"<stack glob>\": [...]}. Default: team, project, cost-center.",
+        "a list, or per stack {\"default\": [...], \"<stack glob>\": [...]}. "
+        f"Default: {', '.join(DEFAULT_COST_KEYS)}.",
     )
 
 
@@ -130,13 +134,15 @@ def _provider_config(props: Mapping[str, Any]) -> dict[str, Any]:
 def required_cost_tags(res: PolicyResource, cfg: CostTagSettings) -> Findings:
     """Taggable AWS resources carry the cost tags, counting the provider's ``defaultTags``.
 
+    Whether a type takes tags is ``res.taggable`` (the pack reads it from the installed
+    pulumi-aws SDK); when unknown, a resource whose inputs carry ``tags`` is checked.
+
     Yields:
         One message per resource missing keys (empty values count as missing).
     """
     if not res.type.startswith("aws:") or res.type.startswith("pulumi:providers:"):
         return
-    taggable = is_taggable(res.type)
-    if taggable is False or (taggable is None and "tags" not in res.props):
+    if res.taggable is False or (res.taggable is None and "tags" not in res.props):
         return
     defaults = _tags_of(dig(_provider_config(res.provider_props or {}), "defaultTags", "tags") or {})
     tags = {**defaults, **_tags_of(res.props.get("tags"))}
@@ -171,7 +177,7 @@ class WorkloadLabelSettings(PolicySettings):
     required_labels: PerStackList = Field(
         default_factory=lambda: list(DEFAULT_COST_KEYS),
         description="Labels every pod that requests GPUs must carry (read by cost tools such as OpenCost); "
-        "a list or per stack. Default: team, project, cost-center.",
+        f"a list or per stack. Default: {', '.join(DEFAULT_COST_KEYS)}.",
     )
 
 
@@ -288,8 +294,8 @@ def nodepool_instance_bounds(res: PolicyResource, cfg: CapacitySettings) -> Find
     stack = res.stack
     allowed = cfg.families(stack)
     most = for_stack(cfg.max_gpus_per_instance, stack)
-    types = _in_values(_requirement(res, "node.kubernetes.io/instance-type"))
-    families = _in_values(_requirement(res, "karpenter.k8s.aws/instance-family"))
+    types = _in_values(_requirement(res, INSTANCE_TYPE_LABEL))
+    families = _in_values(_requirement(res, INSTANCE_FAMILY_LABEL))
     if types is not None:
         bad_family = sorted({t for t in types if t.split(".", 1)[0] not in allowed})
         if bad_family:
@@ -313,8 +319,8 @@ def nodepool_instance_bounds(res: PolicyResource, cfg: CapacitySettings) -> Find
         return
     if families is None:
         yield (
-            f"{res.label} does not bound its instance types (no `In` requirement on node.kubernetes.io/instance-type "
-            "or karpenter.k8s.aws/instance-family): Karpenter may pick any GPU size. Fix: list instanceTypes, or "
+            f"{res.label} does not bound its instance types (no `In` requirement on {INSTANCE_TYPE_LABEL} "
+            f"or {INSTANCE_FAMILY_LABEL}): Karpenter may pick any GPU size. Fix: list instanceTypes, or "
             "gpuNames/families with a GPU-count bound."
         )
         return
@@ -324,7 +330,7 @@ def nodepool_instance_bounds(res: PolicyResource, cfg: CapacitySettings) -> Find
             f"{res.label} allows instance families {names(bad)}, outside those allowed in stack {stack or '?'} "
             f"({names(allowed)}). Fix: remove them or allow them in the policy config (allowedInstanceFamilies)."
         )
-    count = _requirement(res, "karpenter.k8s.aws/instance-gpu-count")
+    count = _requirement(res, INSTANCE_GPU_COUNT_LABEL)
     bounded = False
     if count is not None:
         op = count.get("operator")
@@ -336,7 +342,7 @@ def nodepool_instance_bounds(res: PolicyResource, cfg: CapacitySettings) -> Find
     if not bounded:
         yield (
             f"{res.label} picks by family without bounding GPUs per instance. Fix: add a requirement "
-            f"karpenter.k8s.aws/instance-gpu-count Lt {most + 1} (or In values <= {most}), or list instance types."
+            f"{INSTANCE_GPU_COUNT_LABEL} Lt {most + 1} (or In values <= {most}), or list instance types."
         )
 
 
@@ -463,7 +469,7 @@ def _profile_problems(label: str, where: str, profile: str, stack: str, cfg: Mig
     if profile in whole and not cfg.allow_whole_gpu_profiles:
         yield (
             f"{label} uses the whole-GPU MIG profile {profile} ({where}): MIG is meant for sharing. Fix: give the "
-            "GPU out whole (nvidia.com/gpu, MIG disabled) or split it into smaller profiles."
+            f"GPU out whole ({GPU_RESOURCE}, MIG disabled) or split it into smaller profiles."
         )
     elif allowed is not None and profile not in allowed:
         yield f"{label} uses MIG profile {profile} ({where}), not in the allowed list ({names(allowed)}). Fix: use an allowed profile."
@@ -550,10 +556,10 @@ class BudgetSettings(PolicySettings):
 
 
 def _pool_types(res: PolicyResource) -> list[str]:
-    types = _in_values(_requirement(res, "node.kubernetes.io/instance-type"))
+    types = _in_values(_requirement(res, INSTANCE_TYPE_LABEL))
     if types is not None:
         return types
-    families = _in_values(_requirement(res, "karpenter.k8s.aws/instance-family")) or []
+    families = _in_values(_requirement(res, INSTANCE_FAMILY_LABEL)) or []
     return sorted(t.name for f in families for t in load_catalog().family(f)) if families else []
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hybridgpu.config.nvidia import GPU_RESOURCE, MIG_RESOURCE_PREFIX
+from hybridgpu.k8s import GPU_RESOURCE, MIG_RESOURCE_PREFIX
 from hybridgpu.policy.base import as_list, dig, parse_quantity
 
 # Extended resources that stand for GPUs: whole GPUs (``GPU_RESOURCE``, device plugin) and MIG

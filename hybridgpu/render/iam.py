@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from hybridgpu.k8s import EC2NODECLASS_TAG, KARPENTER_NODEPOOL_LABEL, NODECLAIM_TAG, REGION_LABEL, cluster_tag
+
 VERSION = "2012-10-17"
 
 #: Managed policies of the Karpenter node role (cloudformation.yaml, KarpenterNodeRole).
@@ -179,14 +181,14 @@ def karpenter_controller_policies(
         "interruption": doc, "resource-discovery": doc}``.
     """
     arn_ec2 = f"arn:{partition}:ec2:{region}"
-    owned = {f"aws:ResourceTag/kubernetes.io/cluster/{cluster_name}": "owned"}
+    owned = {f"aws:ResourceTag/{cluster_tag(cluster_name)}": "owned"}
     request_owned = {
-        f"aws:RequestTag/kubernetes.io/cluster/{cluster_name}": "owned",
+        f"aws:RequestTag/{cluster_tag(cluster_name)}": "owned",
         "aws:RequestTag/eks:eks-cluster-name": cluster_name,
     }
     launched = [f"{arn_ec2}:*:{kind}/*" for kind in ("fleet", "instance", "volume", "network-interface", "launch-template", "spot-instances-request")]
     profile_arn = f"arn:{partition}:iam::{account_id}:instance-profile/*"
-    region_tag = {"aws:RequestTag/topology.kubernetes.io/region": region}
+    region_tag = {f"aws:RequestTag/{REGION_LABEL}": region}
 
     node_lifecycle = {
         "Version": VERSION,
@@ -211,7 +213,7 @@ def karpenter_controller_policies(
                 "Effect": "Allow",
                 "Action": ["ec2:RunInstances", "ec2:CreateFleet"],
                 "Resource": f"{arn_ec2}:*:launch-template/*",
-                "Condition": {"StringEquals": owned, "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"}},
+                "Condition": {"StringEquals": owned, "StringLike": {f"aws:ResourceTag/{KARPENTER_NODEPOOL_LABEL}": "*"}},
             },
             {
                 # parliament finding justified in PARLIAMENT_JUSTIFICATIONS['AllowScopedEC2InstanceActionsWithTags', ...]
@@ -219,7 +221,7 @@ def karpenter_controller_policies(
                 "Effect": "Allow",
                 "Action": ["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"],
                 "Resource": launched,
-                "Condition": {"StringEquals": request_owned, "StringLike": {"aws:RequestTag/karpenter.sh/nodepool": "*"}},
+                "Condition": {"StringEquals": request_owned, "StringLike": {f"aws:RequestTag/{KARPENTER_NODEPOOL_LABEL}": "*"}},
             },
             {
                 "Sid": "AllowScopedResourceCreationTagging",
@@ -228,7 +230,7 @@ def karpenter_controller_policies(
                 "Resource": launched,
                 "Condition": {
                     "StringEquals": {**request_owned, "ec2:CreateAction": ["RunInstances", "CreateFleet", "CreateLaunchTemplate"]},
-                    "StringLike": {"aws:RequestTag/karpenter.sh/nodepool": "*"},
+                    "StringLike": {f"aws:RequestTag/{KARPENTER_NODEPOOL_LABEL}": "*"},
                 },
             },
             {
@@ -238,9 +240,9 @@ def karpenter_controller_policies(
                 "Resource": f"{arn_ec2}:*:instance/*",
                 "Condition": {
                     "StringEquals": owned,
-                    "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"},
+                    "StringLike": {f"aws:ResourceTag/{KARPENTER_NODEPOOL_LABEL}": "*"},
                     "StringEqualsIfExists": {"aws:RequestTag/eks:eks-cluster-name": cluster_name},
-                    "ForAllValues:StringEquals": {"aws:TagKeys": ["eks:eks-cluster-name", "karpenter.sh/nodeclaim", "Name"]},
+                    "ForAllValues:StringEquals": {"aws:TagKeys": ["eks:eks-cluster-name", NODECLAIM_TAG, "Name"]},
                 },
             },
             {
@@ -248,7 +250,7 @@ def karpenter_controller_policies(
                 "Effect": "Allow",
                 "Action": ["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"],
                 "Resource": [f"{arn_ec2}:*:instance/*", f"{arn_ec2}:*:launch-template/*"],
-                "Condition": {"StringEquals": owned, "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"}},
+                "Condition": {"StringEquals": owned, "StringLike": {f"aws:ResourceTag/{KARPENTER_NODEPOOL_LABEL}": "*"}},
             },
         ],
     }
@@ -271,7 +273,7 @@ def karpenter_controller_policies(
                 "Resource": profile_arn,
                 "Condition": {
                     "StringEquals": {**request_owned, **region_tag},
-                    "StringLike": {"aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*"},
+                    "StringLike": {f"aws:RequestTag/{EC2NODECLASS_TAG}": "*"},
                 },
             },
             {
@@ -282,13 +284,13 @@ def karpenter_controller_policies(
                 "Condition": {
                     "StringEquals": {
                         **owned,
-                        "aws:ResourceTag/topology.kubernetes.io/region": region,
+                        f"aws:ResourceTag/{REGION_LABEL}": region,
                         **request_owned,
                         **region_tag,
                     },
                     "StringLike": {
-                        "aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*",
-                        "aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*",
+                        f"aws:ResourceTag/{EC2NODECLASS_TAG}": "*",
+                        f"aws:RequestTag/{EC2NODECLASS_TAG}": "*",
                     },
                 },
             },
@@ -299,8 +301,8 @@ def karpenter_controller_policies(
                 "Action": ["iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"],
                 "Resource": profile_arn,
                 "Condition": {
-                    "StringEquals": {**owned, "aws:ResourceTag/topology.kubernetes.io/region": region},
-                    "StringLike": {"aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*"},
+                    "StringEquals": {**owned, f"aws:ResourceTag/{REGION_LABEL}": region},
+                    "StringLike": {f"aws:ResourceTag/{EC2NODECLASS_TAG}": "*"},
                 },
             },
             {"Sid": "AllowInstanceProfileReadActions", "Effect": "Allow", "Action": "iam:GetInstanceProfile", "Resource": profile_arn},

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from hybridgpu.catalog import Catalog, InstanceType
-from hybridgpu.config.nvidia import GPU_RESOURCE
 from hybridgpu.config.models import (
     RECOMMENDED_SPOT_INSTANCE_TYPES,
     CapacityType,
@@ -28,16 +27,25 @@ from hybridgpu.config.models import (
     NodeClassConfig,
     NodePoolConfig,
 )
+from hybridgpu.k8s import (
+    ARCH_LABEL,
+    CAPACITY_TYPE_LABEL,
+    CRITICAL_ADDONS_TAINT,
+    DISCOVERY_TAG,
+    GPU_RESOURCE,
+    INSTANCE_FAMILY_LABEL,
+    INSTANCE_GPU_COUNT_LABEL,
+    INSTANCE_GPU_NAME_LABEL,
+    INSTANCE_TYPE_LABEL,
+    NODEPOOL_LABEL,
+    OS_LABEL,
+    ROLE_LABEL,
+    SYSTEM_ROLE,
+    managed_by_labels,
+)
 
 NODEPOOL_API = "karpenter.sh/v1"
 NODECLASS_API = "karpenter.k8s.aws/v1"
-NODEPOOL_LABEL = "hybridgpu.io/nodepool"
-
-#: Tag that Karpenter's EC2NodeClass selectors use to find subnets and security groups.
-DISCOVERY_TAG = "karpenter.sh/discovery"
-
-#: Tag keys Karpenter reserves and refuses in ``EC2NodeClass.spec.tags`` (nodeclasses.md, "spec.tags").
-RESERVED_TAG_PREFIXES = ("kubernetes.io/cluster", "karpenter.sh/", "karpenter.k8s.aws/")
 
 
 def resolve_instance_types(pool: NodePoolConfig, catalog: Catalog) -> list[InstanceType]:
@@ -145,16 +153,16 @@ def render_nodepool(
     resolved = resolve_instance_types(pool, catalog)
     families = sorted({t.family for t in resolved})
     requirements = [
-        _requirement("karpenter.sh/capacity-type", [c.value for c in pool.capacity_types]),
-        _requirement("kubernetes.io/arch", [pool.architecture]),
-        _requirement("kubernetes.io/os", ["linux"]),
-        _requirement("karpenter.k8s.aws/instance-family", families),
-        _requirement("node.kubernetes.io/instance-type", [t.name for t in resolved], min_values(pool, resolved)),
+        _requirement(CAPACITY_TYPE_LABEL, [c.value for c in pool.capacity_types]),
+        _requirement(ARCH_LABEL, [pool.architecture]),
+        _requirement(OS_LABEL, ["linux"]),
+        _requirement(INSTANCE_FAMILY_LABEL, families),
+        _requirement(INSTANCE_TYPE_LABEL, [t.name for t in resolved], min_values(pool, resolved)),
     ]
     if pool.gpu_names:
-        requirements.append(_requirement("karpenter.k8s.aws/instance-gpu-name", sorted(pool.gpu_names)))
+        requirements.append(_requirement(INSTANCE_GPU_NAME_LABEL, sorted(pool.gpu_names)))
     if pool.gpu_counts:
-        requirements.append(_requirement("karpenter.k8s.aws/instance-gpu-count", [str(c) for c in sorted(pool.gpu_counts)]))
+        requirements.append(_requirement(INSTANCE_GPU_COUNT_LABEL, [str(c) for c in sorted(pool.gpu_counts)]))
 
     labels = {NODEPOOL_LABEL: pool.name, **pool.labels, **(extra_labels or {})}
     template_spec: dict[str, Any] = {
@@ -185,7 +193,7 @@ def render_nodepool(
     return {
         "apiVersion": NODEPOOL_API,
         "kind": "NodePool",
-        "metadata": {"name": pool.name, "labels": {"app.kubernetes.io/managed-by": "hybridgpu"}},
+        "metadata": {"name": pool.name, "labels": managed_by_labels()},
         "spec": spec,
     }
 
@@ -262,7 +270,7 @@ def render_ec2_nodeclass(
     return {
         "apiVersion": NODECLASS_API,
         "kind": "EC2NodeClass",
-        "metadata": {"name": node_class.name, "labels": {"app.kubernetes.io/managed-by": "hybridgpu"}},
+        "metadata": {"name": node_class.name, "labels": managed_by_labels()},
         "spec": spec,
     }
 
@@ -295,7 +303,7 @@ def karpenter_helm_values(config: KarpenterConfig, *, cluster_name: str, interru
                 "nodeOverlay": config.node_overlay,
             },
         },
-        "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}],
-        "nodeSelector": {"kubernetes.io/os": "linux", "hybridgpu.io/role": "system"},
+        "tolerations": [{"key": CRITICAL_ADDONS_TAINT.key, "operator": "Exists"}],
+        "nodeSelector": {OS_LABEL: "linux", ROLE_LABEL: SYSTEM_ROLE},
         "controller": {"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"memory": "1Gi"}}},
     }

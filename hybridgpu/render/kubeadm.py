@@ -29,7 +29,7 @@ Choices worth knowing:
 * Node labels go through kubelet ``--node-labels``. The kubelet refuses to start, and the
   NodeRestriction admission plugin refuses the update, for labels in the ``kubernetes.io`` /
   ``k8s.io`` namespaces other than ``kubelet.kubernetes.io/*``, ``node.kubernetes.io/*`` and a
-  short allow-list (:data:`KUBELET_ALLOWED_LABELS`), and for ``node-restriction.kubernetes.io/*``.
+  short allow-list (:data:`hybridgpu.k8s.KUBELET_ALLOWED_LABELS`), and for ``node-restriction.kubernetes.io/*``.
   So ``node-role.kubernetes.io/worker`` is refused here; label roles with ``hybridgpu.io/role``.
 * ``ClusterSpec.feature_gates`` are *component* gates (kube-apiserver, controller-manager,
   scheduler ``--feature-gates`` and ``KubeletConfiguration.featureGates``);
@@ -94,7 +94,19 @@ from typing import Any, Literal
 
 import yaml
 
-from hybridgpu.mig.planner import MIG_CONFIG_LABEL
+from hybridgpu.k8s import (
+    CONTROL_PLANE_TAINT,
+    GPU_COUNT_LABEL,
+    GPU_MODEL_LABEL,
+    GPU_PRESENT_LABEL,
+    GPU_TAINT,
+    KUBELET_ALLOWED_LABEL_NAMESPACES,
+    KUBELET_ALLOWED_LABELS,
+    KUBELET_RESTRICTED_LABEL_NAMESPACES,
+    MIG_CONFIG_LABEL,
+    ROLE_LABEL,
+    is_kubelet_settable_label,
+)
 
 KUBEADM_API = "kubeadm.k8s.io/v1beta4"
 KUBELET_API = "kubelet.config.k8s.io/v1beta1"
@@ -231,38 +243,6 @@ _VERSION_RE = re.compile(r"\Av?(1)\.(\d+)\.(\d+)\Z")
 
 TAINT_EFFECTS: tuple[str, ...] = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
-#: Label keys the kubelet may set on its own Node although they are in the kubernetes.io namespace
-#: (``kubeletLabels`` in ``k8s.io/kubelet/pkg/apis/well_known_labels.go``).
-KUBELET_ALLOWED_LABELS: frozenset[str] = frozenset(
-    {
-        "kubernetes.io/hostname",
-        "topology.kubernetes.io/zone",
-        "topology.kubernetes.io/region",
-        "failure-domain.beta.kubernetes.io/zone",
-        "failure-domain.beta.kubernetes.io/region",
-        "beta.kubernetes.io/instance-type",
-        "node.kubernetes.io/instance-type",
-        "kubernetes.io/os",
-        "kubernetes.io/arch",
-        "beta.kubernetes.io/os",
-        "beta.kubernetes.io/arch",
-    }
-)
-#: Label namespaces (and their subdomains) the kubelet may set (``kubeletLabelNamespaces``).
-KUBELET_ALLOWED_LABEL_NAMESPACES: tuple[str, ...] = ("kubelet.kubernetes.io", "node.kubernetes.io")
-#: Namespace NodeRestriction forbids kubelets to set at all.
-NODE_RESTRICTION_NAMESPACE = "node-restriction.kubernetes.io"
-
-#: Taint every GPU worker registers with; GPU pods tolerate it (the NVIDIA charts do by default).
-GPU_TAINT = ("nvidia.com/gpu", "true", "NoSchedule")
-#: kubeadm's default control-plane taint (kept when extra control-plane taints are given).
-CONTROL_PLANE_TAINT = ("node-role.kubernetes.io/control-plane", None, "NoSchedule")
-
-ROLE_LABEL = "hybridgpu.io/role"
-GPU_MODEL_LABEL = "hybridgpu.io/gpu-model"
-GPU_COUNT_LABEL = "hybridgpu.io/gpu-count"
-GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
-
 #: Where :mod:`hybridgpu.render.bootstrap` writes the API server audit policy on control planes.
 AUDIT_POLICY_PATH = "/etc/kubernetes/audit/policy.yaml"
 AUDIT_LOG_DIR = "/var/log/kubernetes/audit"
@@ -304,22 +284,6 @@ def label_value_problem(value: str) -> str | None:
     return None
 
 
-def is_kubelet_settable_label(key: str) -> bool:
-    """True if a kubelet may set ``key`` on its own Node (``--node-labels`` and NodeRestriction).
-
-    Keys outside the ``kubernetes.io`` / ``k8s.io`` namespaces are free, except
-    ``node-restriction.kubernetes.io``; inside them only the allow-list and the
-    ``kubelet.kubernetes.io`` / ``node.kubernetes.io`` namespaces (with subdomains) pass.
-    """
-    namespace = key.split("/", 1)[0] if "/" in key else ""
-    if namespace == NODE_RESTRICTION_NAMESPACE or namespace.endswith("." + NODE_RESTRICTION_NAMESPACE):
-        return False
-    is_k8s = any(namespace == d or namespace.endswith("." + d) for d in ("kubernetes.io", "k8s.io"))
-    if not is_k8s or key in KUBELET_ALLOWED_LABELS:
-        return True
-    return any(namespace == ns or namespace.endswith("." + ns) for ns in KUBELET_ALLOWED_LABEL_NAMESPACES)
-
-
 def label_value_from(text: str) -> str:
     """Turn free text (e.g. ``"A100 40GB"``) into a legal label value (``"A100-40GB"``)."""
     value = re.sub(r"[^A-Za-z0-9_.-]+", "-", text)[:63]
@@ -334,8 +298,9 @@ def _check_labels(labels: Mapping[str, str], where: str) -> None:
             raise ValueError(f"{where}: {problem}")
         if not is_kubelet_settable_label(key):
             raise ValueError(
-                f"{where}: label {key!r} cannot be self-set by the kubelet (kubernetes.io/k8s.io namespaces allow only "
-                f"kubelet.kubernetes.io/*, node.kubernetes.io/* and {', '.join(sorted(KUBELET_ALLOWED_LABELS))}); "
+                f"{where}: label {key!r} cannot be self-set by the kubelet ({'/'.join(KUBELET_RESTRICTED_LABEL_NAMESPACES)} "
+                f"namespaces allow only {', '.join(ns + '/*' for ns in KUBELET_ALLOWED_LABEL_NAMESPACES)} and "
+                f"{', '.join(sorted(KUBELET_ALLOWED_LABELS))}); "
                 f"use e.g. {ROLE_LABEL} or set it later with kubectl"
             )
 

@@ -12,7 +12,7 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Literal
 
-from hybridgpu.render.karpenter import DISCOVERY_TAG
+from hybridgpu.k8s import DISCOVERY_TAG, ELB_TAG, INTERNAL_ELB_TAG
 
 
 @dataclass(frozen=True)
@@ -75,12 +75,12 @@ def plan_subnets(vpc_cidr: str, zones: list[str], *, private_prefix: int, public
             tier="private",
             zone=zone,
             cidr=str(net),
-            tags={"kubernetes.io/role/internal-elb": "1", DISCOVERY_TAG: cluster_name},
+            tags={INTERNAL_ELB_TAG: "1", DISCOVERY_TAG: cluster_name},
         )
         for zone, net in zip(zones, private)
     ]
     plans += [
-        SubnetPlan(name=f"public-{zone}", tier="public", zone=zone, cidr=str(net), tags={"kubernetes.io/role/elb": "1"})
+        SubnetPlan(name=f"public-{zone}", tier="public", zone=zone, cidr=str(net), tags={ELB_TAG: "1"})
         for zone, net in zip(zones, public)
     ]
     return plans

@@ -2,7 +2,8 @@
 
 Creates plain dicts, ready for YAML, a Pulumi ``kubernetes`` resource or Helm values:
 
-* the NVIDIA mig-parted config (:func:`mig_parted_config`) and the ``v1`` ConfigMap the GPU
+* the NVIDIA mig-parted config (:func:`mig_parted_config`, rendered by
+  :func:`hybridgpu.mig.parted.render_mig_parted`) and the ``v1`` ConfigMap the GPU
   Operator's mig-manager reads (:func:`mig_parted_configmap`, key ``config.yaml``);
 * device-plugin config files (:func:`device_plugin_config`) and their ConfigMap
   (:func:`device_plugin_configmap`, one key per named config plus ``default``);
@@ -56,19 +57,24 @@ import math
 from hybridgpu.config.nvidia import (
     ALL_DISABLED,
     DEFAULT_DEVICE_CONFIG,
-    GPU_RESOURCE,
     NvidiaConfig,
     TimeSlicingConfig,
+)
+from hybridgpu.k8s import (
+    DEVICE_PLUGIN_CONFIG_LABEL,
+    GPU_RESOURCE,
+    INSTANCE_TYPE_LABEL,
+    KARPENTER_NODEPOOL_LABEL,
+    MIG_CONFIG_LABEL,
+    managed_by_labels,
     mig_resource_name,
 )
 from hybridgpu.mig import mig_gpu
-from hybridgpu.mig.planner import MIG_CONFIG_LABEL
+from hybridgpu.mig.parted import ALL_DEVICES, MigPartedEntry, render_mig_parted
 from hybridgpu.render import dump_yaml
 
 __all__ = [
     "DEVICE_PLUGIN_CONFIGMAP",
-    "DEVICE_PLUGIN_CONFIG_LABEL",
-    "MIG_CONFIG_LABEL",
     "MIG_PARTED_CONFIGMAP",
     "MIG_PARTED_CONFIG_KEY",
     "NODEOVERLAY_API",
@@ -92,21 +98,17 @@ MIG_PARTED_CONFIGMAP = "hybridgpu-mig-parted-config"
 MIG_PARTED_CONFIG_KEY = "config.yaml"
 #: ConfigMap holding the device-plugin configs (``devicePlugin.config.name`` / ``config.name``).
 DEVICE_PLUGIN_CONFIGMAP = "hybridgpu-device-plugin-config"
-#: Node label that selects a device-plugin config (read by the device plugin's config-manager).
-DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 #: API version of Karpenter's NodeOverlay (alpha, feature gate ``nodeOverlay``).
 NODEOVERLAY_API = "karpenter.sh/v1alpha1"
 #: Suffix the device plugin appends with ``renameByDefault`` (api/config/v1/consts.go).
 SHARED_SUFFIX = ".shared"
-
-_MANAGED = {"app.kubernetes.io/managed-by": "hybridgpu"}
 
 
 def _configmap(name: str, namespace: str, data: dict[str, str]) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": namespace, "labels": dict(_MANAGED)},
+        "metadata": {"name": name, "namespace": namespace, "labels": managed_by_labels()},
         "data": data,
     }
 
@@ -121,6 +123,7 @@ def mig_parted_config(nvidia: NvidiaConfig) -> dict[str, Any]:
     layout becomes one config whose entries carry ``device-filter`` = the PCI ids of the
     layout's GPU model, so a node with another GPU is left alone instead of failing.
     ``mig-devices`` is present exactly on MIG-enabled entries, as mig-parted requires.
+    Rendered by :func:`hybridgpu.mig.parted.render_mig_parted` (as the MIG planner's configs).
 
     Args:
         nvidia: a checked NVIDIA section.
@@ -132,21 +135,18 @@ def mig_parted_config(nvidia: NvidiaConfig) -> dict[str, Any]:
         UnknownMigModelError: a layout names a GPU model without MIG data (the config
             checks report this first).
     """
-    configs: dict[str, list[dict[str, Any]]] = {ALL_DISABLED: [{"devices": "all", "mig-enabled": False}]}
+    configs: dict[str, list[MigPartedEntry]] = {ALL_DISABLED: [MigPartedEntry(devices=ALL_DEVICES)]}
     for layout in nvidia.mig_layouts:
-        device_filter = list(mig_gpu(layout.gpu_model).device_filter)
-        entries = []
-        for gpus, enabled, counts in layout.groups():
-            entry: dict[str, Any] = {
-                "device-filter": list(device_filter),  # a copy per entry: no YAML anchors
-                "devices": "all" if gpus is None else sorted(gpus),
-                "mig-enabled": enabled,
-            }
-            if enabled:
-                entry["mig-devices"] = dict(counts)
-            entries.append(entry)
-        configs[layout.name] = entries
-    return {"version": "v1", "mig-configs": configs}
+        device_filter = mig_gpu(layout.gpu_model).device_filter
+        configs[layout.name] = [
+            MigPartedEntry(
+                devices=ALL_DEVICES if gpus is None else tuple(sorted(gpus)),
+                mig_devices=dict(counts) if enabled else None,
+                device_filter=device_filter,
+            )
+            for gpus, enabled, counts in layout.groups()
+        ]
+    return render_mig_parted(configs)
 
 
 def mig_parted_configmap(nvidia: NvidiaConfig) -> dict[str, Any]:
@@ -298,7 +298,7 @@ def dcgm_alert_rule(nvidia: NvidiaConfig) -> dict[str, Any] | None:
     return {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",
-        "metadata": {"name": "hybridgpu-gpu-idle", "namespace": nvidia.namespace, "labels": {**_MANAGED, **nvidia.dcgm.prometheus_labels}},
+        "metadata": {"name": "hybridgpu-gpu-idle", "namespace": nvidia.namespace, "labels": {**managed_by_labels(), **nvidia.dcgm.prometheus_labels}},
         "spec": {
             "groups": [
                 {
@@ -441,11 +441,11 @@ def node_overlays(
                 {
                     "apiVersion": NODEOVERLAY_API,
                     "kind": "NodeOverlay",
-                    "metadata": {"name": _overlay_name(pool, instance_type), "labels": dict(_MANAGED)},
+                    "metadata": {"name": _overlay_name(pool, instance_type), "labels": managed_by_labels()},
                     "spec": {
                         "requirements": [
-                            {"key": "karpenter.sh/nodepool", "operator": "In", "values": [pool]},
-                            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [instance_type]},
+                            {"key": KARPENTER_NODEPOOL_LABEL, "operator": "In", "values": [pool]},
+                            {"key": INSTANCE_TYPE_LABEL, "operator": "In", "values": [instance_type]},
                         ],
                         "capacity": dict(sorted(capacity.items())),
                     },

@@ -17,16 +17,36 @@ from pathlib import Path
 
 
 def main() -> int:
-    """Print the figures; exit 1 when a check has an open problem (unjustified finding, unskipped failure, hit)."""
-    from hybridgpu.stack.files import find_project_root, list_stacks
+    """Print the figures; exit 1 when a check has an open problem (unjustified finding, unskipped failure, hit).
+
+    Runs from a source checkout (its stacks, docs, ``tools/security`` and golden files); exit 2
+    with what is missing when the working directory is not in one or checkov is not installed.
+    """
+    from hybridgpu.checkout import CheckoutFileMissing
+    from hybridgpu.stack.files import list_stacks
     from hybridgpu.shell.preview import run_preview, write_manifests
     from hybridgpu.render import iam
-    from hybridgpu.security.checkov_scan import apply_skips, load_skips, run_checkov, write_example_manifests
+    from hybridgpu.security.checkov_scan import (
+        SKIPS_FILE,
+        CheckovMissing,
+        apply_skips,
+        checkout_root,
+        checkov_binary,
+        load_skips,
+        run_checkov,
+        write_example_manifests,
+    )
     from hybridgpu.security.iam_lint import LintReport, lint_policies, policies_of_records, renderer_policies, unjustified
     from hybridgpu.security.scripts import scripts_of_records, shellcheck
     from hybridgpu.security.secrets_scan import scan_files
 
-    root = find_project_root()
+    try:
+        root = checkout_root()
+        checkov_binary()
+    except (CheckoutFileMissing, CheckovMissing) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    skips = load_skips(root / SKIPS_FILE)
     stacks = list_stacks(root)
     problems = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -66,14 +86,14 @@ def main() -> int:
         for stack in stacks:
             (scan / stack).mkdir(parents=True)
             (out / stack / "manifests").rename(scan / stack / "manifests")
-        examples = write_example_manifests(scan / "examples")
+        examples = write_example_manifests(scan / "examples", root)
         checkov = run_checkov(scan)
-        open_failures, skipped, stale_skips = apply_skips(checkov.failed, load_skips())
+        open_failures, skipped, stale_skips = apply_skips(checkov.failed, skips)
         problems += len(open_failures) + len(stale_skips)
         print(
             f"Kubernetes (checkov): {checkov.resources} objects ({checkov.resources - examples} rendered, {examples} from the docs), "
             f"{len(checkov.passed)} checks passed, {len(checkov.failed)} failed, of which {len(skipped)} covered by "
-            f"{len(load_skips())} documented skips; {len(open_failures)} open"
+            f"{len(skips)} documented skips; {len(open_failures)} open"
         )
         for label, belongs in (("rendered", lambda r: not r.file.startswith("examples/")), ("examples", lambda r: r.file.startswith("examples/"))):
             passed = [r for r in checkov.passed if belongs(r)]

@@ -4,7 +4,8 @@ checkov (Bridgecrew/Prisma Cloud, PyPI ``checkov``) is installed by ``make setup
 venv, ``.venv-tools/`` (it pins many dependencies of its own); :func:`checkov_binary` finds it.
 It runs offline with ``--skip-download`` (no guideline download, no platform).
 
-Skips live in ``tools/security/checkov-skips.yaml``: each names a check id, the objects it
+Skips live in ``tools/security/checkov-skips.yaml`` of the source checkout (repository
+tooling, not package data: :func:`checkout_root` finds it from the working directory): each names a check id, the objects it
 applies to (shell-style patterns over ``<file relative to the scanned directory>::<checkov
 resource id>``, e.g. ``examples/docs-runbook.md-1.yaml::Pod.default.gpu-smoke``) and why.
 :func:`apply_skips` reports failures no skip covers and skips no failure uses (stale).
@@ -25,9 +26,22 @@ from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
-#: The skips file (check id, objects, justification).
-SKIPS_FILE = ROOT / "tools" / "security" / "checkov-skips.yaml"
+from hybridgpu.checkout import CheckoutFileMissing, find_checkout
+from hybridgpu.datafile import load_unique_yaml
+
+#: The skips file (check id, objects, justification), relative to the checkout root.
+SKIPS_FILE = Path("tools") / "security" / "checkov-skips.yaml"
+#: checkov as ``make setup`` installs it, relative to the checkout root.
+_TOOLS_CHECKOV = Path(".venv-tools") / "bin" / "checkov"
+
+
+def checkout_root(root: Path | None = None) -> Path:
+    """The source checkout whose ``tools/security`` and docs are scanned: ``root``, else found from the working directory.
+
+    Raises:
+        hybridgpu.checkout.CheckoutFileMissing: no checkout holding ``tools/security/checkov-skips.yaml``.
+    """
+    return find_checkout(SKIPS_FILE, root=root, needed_by="the checkov scan (hybridgpu.security)")
 
 
 class CheckovMissing(RuntimeError):
@@ -95,12 +109,16 @@ class Skip:
 
 
 def checkov_binary() -> Path:
-    """The checkov executable: ``$HYBRIDGPU_CHECKOV``, else ``.venv-tools/bin/checkov``, else ``checkov`` on PATH.
+    """The checkov executable: ``$HYBRIDGPU_CHECKOV``, else ``.venv-tools/bin/checkov`` at or above the working directory, else ``checkov`` on PATH.
 
     Raises:
         CheckovMissing: none found.
     """
-    candidates = [os.environ.get("HYBRIDGPU_CHECKOV"), str(ROOT / ".venv-tools" / "bin" / "checkov"), shutil.which("checkov")]
+    try:
+        tools_venv = str(find_checkout(_TOOLS_CHECKOV) / _TOOLS_CHECKOV)
+    except CheckoutFileMissing:
+        tools_venv = None
+    candidates = [os.environ.get("HYBRIDGPU_CHECKOV"), tools_venv, shutil.which("checkov")]
     for candidate in candidates:
         if candidate and Path(candidate).is_file():
             return Path(candidate)
@@ -148,15 +166,19 @@ def run_checkov(directory: Path, *, timeout: float = 600) -> CheckovReport:
     return report
 
 
-def load_skips(path: Path = SKIPS_FILE) -> list[Skip]:
+def load_skips(path: Path | None = None) -> list[Skip]:
     """The skips of ``path`` (a YAML mapping ``skips:`` -> list of ``{check, objects, justification}``).
+
+    Args:
+        path: the skips file; default: :data:`SKIPS_FILE` of the checkout (:func:`checkout_root`).
 
     Raises:
         ValueError: the file is malformed (not YAML, a duplicate key), an entry lacks a
             justification or objects.
+        hybridgpu.checkout.CheckoutFileMissing: no path given and no checkout found.
     """
-    from hybridgpu.datafile import load_unique_yaml
-
+    if path is None:
+        path = checkout_root() / SKIPS_FILE
     try:
         data = load_unique_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
@@ -200,12 +222,16 @@ def apply_skips(failed: Iterable[CheckResult], skips: Sequence[Skip]) -> tuple[l
 _FENCE = re.compile(r"^```ya?ml[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
-def example_manifests(root: Path = ROOT) -> list[tuple[str, list[dict[str, Any]]]]:
+def example_manifests(root: Path | None = None) -> list[tuple[str, list[dict[str, Any]]]]:
     """Kubernetes objects shown in the docs (```yaml blocks of README.md and docs/*.md with ``apiVersion`` and ``kind``).
+
+    Args:
+        root: the source checkout (default: :func:`checkout_root`).
 
     Returns:
         ``[(file name "docs-<doc>-<n>.yaml", objects)]``, one entry per block that holds objects.
     """
+    root = checkout_root(root)
     found = []
     for doc in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
         text = doc.read_text(encoding="utf-8")
@@ -219,7 +245,7 @@ def example_manifests(root: Path = ROOT) -> list[tuple[str, list[dict[str, Any]]
     return found
 
 
-def write_example_manifests(target: Path, root: Path = ROOT) -> int:
+def write_example_manifests(target: Path, root: Path | None = None) -> int:
     """Write :func:`example_manifests` to ``target`` (one file per block); returns the object count."""
     target.mkdir(parents=True, exist_ok=True)
     count = 0

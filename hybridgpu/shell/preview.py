@@ -35,6 +35,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from hybridgpu.config.keys import PROJECT
+from hybridgpu.k8s import SERVICE_ACCOUNT_TOKEN_SECRET_TYPE
 from hybridgpu.shell.components.program import main as program_main
 from hybridgpu.stack.files import find_project_root, pulumi_config_strings
 from hybridgpu.stack.load import Stack, load_stack, preloaded
@@ -178,7 +179,7 @@ class HybridMocks(pulumi.runtime.Mocks):
             state.update(stdout=stdout, stderr="")
         elif typ.startswith("pulumi:providers:"):
             rid = f"{name}-provider"
-        elif typ == "kubernetes:core/v1:Secret" and inputs.get("type") == "kubernetes.io/service-account-token":
+        elif typ == "kubernetes:core/v1:Secret" and inputs.get("type") == SERVICE_ACCOUNT_TOKEN_SECRET_TYPE:
             # The token controller fills in the token (JWT-shaped here) and the namespace (the
             # worker kubeconfig takes its CA from the cluster, not from the Secret's ca.crt).
             state["data"] = {"token": base64.b64encode(_mock_jwt(h).encode()).decode(), "namespace": base64.b64encode(b"kueue-system").decode()}
@@ -309,6 +310,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self.records: list[ResourceRecord] = []
 
     def RegisterResource(self, request):  # noqa: N802 - gRPC method name
+        """Register through the stock mock monitor, then record the resource (type, name, inputs, parent)."""
         self._tap.local.inputs = None
         response = super().RegisterResource(request)
         inputs = self._tap.local.inputs
@@ -412,12 +414,14 @@ class FirstPreviewMocks(pulumi.runtime.Mocks):
     def __init__(self, inner: pulumi.runtime.Mocks):
         self.inner = inner
 
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs):  # noqa: D102 - see class doc
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        """StackReferences from the wrapped mocks; any other resource: no id, its inputs as its state."""
         if args.typ == "pulumi:pulumi:StackReference":
             return self.inner.new_resource(args)
         return None, dict(args.inputs)
 
-    def call(self, args: pulumi.runtime.MockCallArgs):  # noqa: D102 - delegates
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        """Invokes go to the wrapped mocks."""
         return self.inner.call(args)
 
 

@@ -16,8 +16,7 @@ from pydantic import ValidationError
 from hybridgpu.burst.plan import BurstPlan, BurstPlanError, plan_burst, read_plan_file
 from hybridgpu.catalog import Catalog, load_catalog
 from hybridgpu.config.models import CloudConfig, OnPremConfig, StackConfig
-from hybridgpu.datafile import DataFileError, DataIssue
-from hybridgpu.errors import ConfigIssue, HybridGpuError
+from hybridgpu.errors import HybridGpuError, Issue
 from hybridgpu.stack.files import read_stack_file, stack_config_dir
 from hybridgpu.stack.inventory import load_inventory_of
 
@@ -32,15 +31,19 @@ def _stack_section(root: Path, stack: str, key: str, file: str, field_name: str)
     try:
         values = read_stack_file(path, root=root)
     except HybridGpuError as exc:
-        raise BurstPlanError([DataIssue(file, None, field_name, f"cannot read the stack it names: {exc}")]) from None
+        fix = f"name a stack that has a readable stacks/Pulumi.<stack>.yaml in `{field_name}`, or repair {stack!r}'s stack file"
+        raise BurstPlanError([Issue.in_entry(file, None, field_name, f"cannot read the stack it names: {exc}", fix, "stack")]) from None
     raw = values.values.get(f"hybridgpu:{key}")
     if raw is None:
-        raise BurstPlanError([DataIssue(file, None, field_name, f"stack {stack!r} ({values.file}) has no `hybridgpu:{key}` section; name the stack that has it")])
+        message = f"stack {stack!r} ({values.file}) has no `hybridgpu:{key}` section"
+        raise BurstPlanError([Issue.in_entry(file, None, field_name, message, f"name the stack that has `hybridgpu:{key}` in `{field_name}`", "stack")])
     model = CloudConfig if key == "cloud" else OnPremConfig
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
-        raise BurstPlanError([DataIssue(file, None, field_name, f"stack {stack!r} has an invalid `hybridgpu:{key}` ({exc.error_count()} problems); run `hybridgpu validate {stack}`")]) from None
+        message = f"stack {stack!r} has an invalid `hybridgpu:{key}` ({exc.error_count()} problems)"
+        fix = f"run `hybridgpu validate {stack}` and fix what it reports in {values.file}"
+        raise BurstPlanError([Issue.in_entry(file, None, field_name, message, fix, "stack")]) from None
 
 
 def load_burst_plan(plan: str, root: Path, current: StackConfig | None = None, catalog: Catalog | None = None) -> BurstPlan:
@@ -71,7 +74,7 @@ def load_burst_plan(plan: str, root: Path, current: StackConfig | None = None, c
     return plan_burst(source, inventory, cloud_cfg, catalog, file=plan)
 
 
-def burst_issues(config: StackConfig, file: str, root: Path | None = None, catalog: Catalog | None = None) -> tuple[list[ConfigIssue], BurstPlan | None]:
+def burst_issues(config: StackConfig, file: str, root: Path | None = None, catalog: Catalog | None = None) -> tuple[list[Issue], BurstPlan | None]:
     """Problems of a stack's ``hybridgpu:burst`` section, as config issues (empty when sound).
 
     Checks that the plan loads and derives, that the stack takes part in it, that the stack has
@@ -86,22 +89,23 @@ def burst_issues(config: StackConfig, file: str, root: Path | None = None, catal
     key = "hybridgpu:burst.plan"
     try:
         plan = load_burst_plan(config.burst.plan, root, current=config, catalog=catalog)
-    except DataFileError as exc:
-        return [ConfigIssue(file, key, str(issue), "fix the burst plan file (docs/bursting.md)") for issue in exc.issues], None
-    except HybridGpuError as exc:
-        return [ConfigIssue(file, key, str(exc), "fix the files it names")], None
+    except HybridGpuError as exc:  # the plan file, a stack it names, or the on-prem inventory
+        found: list[Issue] = getattr(exc, "issues", None) or []
+        if not found:
+            return [Issue(file, key, str(exc), "fix the files it names")], None
+        return [Issue(file, key, f"{issue.where}: {issue.message}", issue.fix, issue.code) for issue in found], None
     role = plan.role_of(config.stack)
     if role is None:
         stacks = ", ".join(sorted(plan.clusters))
-        return [ConfigIssue(file, key, f"stack {config.stack!r} takes no part in {config.burst.plan} (stacks: {stacks})", "remove `hybridgpu:burst` or name this stack in the plan")], None
-    issues: list[ConfigIssue] = []
+        return [Issue(file, key, f"stack {config.stack!r} takes no part in {config.burst.plan} (stacks: {stacks})", "remove `hybridgpu:burst` or name this stack in the plan")], None
+    issues: list[Issue] = []
     if role in ("onprem-worker", "onprem-manager") and config.onprem is None:
-        issues.append(ConfigIssue(file, "hybridgpu:onprem", f"the burst plan makes this stack the on-prem cluster ({role})", "add `hybridgpu:onprem` or fix `onprem.stack` in the plan"))
+        issues.append(Issue(file, "hybridgpu:onprem", f"the burst plan makes this stack the on-prem cluster ({role})", "add `hybridgpu:onprem` or fix `onprem.stack` in the plan"))
     if role == "cloud-worker" and config.cloud is None:
-        issues.append(ConfigIssue(file, "hybridgpu:cloud", "the burst plan makes this stack the cloud worker", "add `hybridgpu:cloud` or fix `cloud.stack` in the plan"))
+        issues.append(Issue(file, "hybridgpu:cloud", "the burst plan makes this stack the cloud worker", "add `hybridgpu:cloud` or fix `cloud.stack` in the plan"))
     if role == "manager" and config.cloud is None and config.onprem is None:
         issues.append(
-            ConfigIssue(file, "hybridgpu:burst", "the spillover manager needs a cluster of its own", "add a small `hybridgpu:cloud` cluster (no GPU NodePools) to this stack")
+            Issue(file, "hybridgpu:burst", "the spillover manager needs a cluster of its own", "add a small `hybridgpu:cloud` cluster (no GPU NodePools) to this stack")
         )
     if role == "cloud-worker" and config.cloud is not None:
         limits = plan.nodepool_limits()
@@ -111,7 +115,7 @@ def burst_issues(config: StackConfig, file: str, root: Path | None = None, catal
                 cap = next(c for c in plan.cloud.values() if c.node_pool == pool.name)
                 origin = "spot" if cap.capacity_type == "spot" else "onDemand"
                 issues.append(
-                    ConfigIssue(
+                    Issue(
                         file,
                         f"hybridgpu:cloud.nodePools[{i}].gpuLimit",
                         f"is {pool.gpu_limit} but the burst plan {config.burst.plan} derives {want} GPUs for NodePool {pool.name!r} "

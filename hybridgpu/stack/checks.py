@@ -4,7 +4,7 @@ The pydantic models check shapes and ranges, and each section's own rules live w
 (:func:`hybridgpu.config.nvidia.nvidia_issues`). The checks here need the whole stack: the
 cloud section with ``aws:region`` and ``hybridgpu:environment``, the NVIDIA section with the
 NodePools, the on-prem inventory files, the cost report, the burst plan and the stacks it names.
-Each returns :class:`~hybridgpu.errors.ConfigIssue` records with the file, the key path and the
+Each returns :class:`~hybridgpu.errors.Issue` records with the file, the key path and the
 fix, so that every problem is reported before any Pulumi resource is registered.
 """
 
@@ -25,9 +25,10 @@ from hybridgpu.config.models import (
 )
 from hybridgpu.config.nvidia import NvidiaConfig, nvidia_issues
 from hybridgpu.economics.report import StackCostReport
-from hybridgpu.errors import ConfigIssue, suggest
+from hybridgpu.errors import Issue, suggest
 from hybridgpu.inventory import InventoryError
-from hybridgpu.render.karpenter import RESERVED_TAG_PREFIXES, min_values, resolve_instance_types
+from hybridgpu.k8s import RESERVED_TAG_PREFIXES
+from hybridgpu.render.karpenter import min_values, resolve_instance_types
 from hybridgpu.render.network import plan_subnets
 from hybridgpu.stack.burst import burst_issues
 from hybridgpu.stack.economics import economics_issues
@@ -47,7 +48,7 @@ class StackCheck:
             ``hybridgpu:economics`` and pricing checked out.
     """
 
-    issues: list[ConfigIssue]
+    issues: list[Issue]
     burst_plan: BurstPlan | None = None
     cost_report: StackCostReport | None = None
 
@@ -65,11 +66,11 @@ def check_stack(config: StackConfig, file: str, catalog: Catalog | None = None, 
         A :class:`StackCheck`. The economics and burst checks run only when everything before
         them is sound (they follow references the earlier checks vouch for).
     """
-    issues: list[ConfigIssue] = []
+    issues: list[Issue] = []
     missing = [k for k in config.required_tag_keys if not config.tags.get(k)]
     if missing:
         issues.append(
-            ConfigIssue(
+            Issue(
                 file,
                 "hybridgpu:tags",
                 f"required cost tag(s) missing or empty: {', '.join(missing)}",
@@ -79,7 +80,7 @@ def check_stack(config: StackConfig, file: str, catalog: Catalog | None = None, 
     catalog = catalog or load_catalog()
     if config.cloud is not None:
         if config.region is None:
-            issues.append(ConfigIssue(file, "aws:region", "the cloud section needs an AWS region", "set `aws:region`, e.g. `us-west-2`"))
+            issues.append(Issue(file, "aws:region", "the cloud section needs an AWS region", "set `aws:region`, e.g. `us-west-2`"))
         issues += _cloud_issues(config, config.cloud, file, catalog)
     if config.onprem is not None:
         issues += onprem_issues(config, file, catalog, root=root)
@@ -101,12 +102,12 @@ def check_stack(config: StackConfig, file: str, catalog: Catalog | None = None, 
     return StackCheck(issues, plan, report)
 
 
-def semantic_issues(config: StackConfig, file: str, catalog: Catalog | None = None, *, root: Path | None = None) -> list[ConfigIssue]:
+def semantic_issues(config: StackConfig, file: str, catalog: Catalog | None = None, *, root: Path | None = None) -> list[Issue]:
     """The issues of :func:`check_stack` alone (same arguments); empty when the configuration is sound."""
     return check_stack(config, file, catalog, root=root).issues
 
 
-def onprem_issues(config: StackConfig, file: str, catalog: Catalog, *, root: Path | None = None) -> list[ConfigIssue]:
+def onprem_issues(config: StackConfig, file: str, catalog: Catalog, *, root: Path | None = None) -> list[Issue]:
     """Problems of the on-prem section: the inventory's own issues, plus rules that need the stack.
 
     Inventory issues keep their inventory file and name the host and field in the key path
@@ -119,23 +120,23 @@ def onprem_issues(config: StackConfig, file: str, catalog: Catalog, *, root: Pat
         base = root or Path.cwd()
         return [
             # A path that does not exist is the stack file's mistake: name the stack file (found by fuzzing).
-            ConfigIssue(file, "hybridgpu:onprem.inventory", f"{issue.file}: {issue.message}", issue.fix)
+            Issue(file, "hybridgpu:onprem.inventory", f"{issue.file}: {issue.message}", issue.fix)
             if not (base / issue.file).exists()
-            else ConfigIssue(issue.file, ".".join(p for p in (issue.host, issue.field) if p) or "hybridgpu:onprem.inventory", issue.message, issue.fix)
+            else Issue(issue.file, ".".join(p for p in (issue.host, issue.field) if p) or "hybridgpu:onprem.inventory", issue.message, issue.fix)
             for issue in exc.issues
         ]
-    issues: list[ConfigIssue] = []
+    issues: list[Issue] = []
     cluster = inventory.site.cluster
     if cluster.cni != "cilium":
         issues.append(
-            ConfigIssue(inventory.site_file, "cluster.cni", f"CNI {cluster.cni!r} is not deployed by hybridgpu yet (only cilium)", "set `cni: cilium`")
+            Issue(inventory.site_file, "cluster.cni", f"CNI {cluster.cni!r} is not deployed by hybridgpu yet (only cilium)", "set `cni: cilium`")
         )
     mig_hosts = [h.hostname for h in inventory.hosts if h.state != "absent" and h.gpu is not None and h.gpu.mig_layouts]
     if mig_hosts:
         nvidia = config.nvidia
         if nvidia is None or nvidia.install != "gpu-operator" or nvidia.mig_strategy == "none":
             issues.append(
-                ConfigIssue(
+                Issue(
                     file,
                     "hybridgpu:nvidia",
                     f"hosts {', '.join(mig_hosts)} have MIG layouts, which only the GPU Operator's mig-manager applies",
@@ -149,7 +150,7 @@ def onprem_issues(config: StackConfig, file: str, catalog: Catalog, *, root: Pat
         for key, net in ranges:
             if net.version == vpc.version and net.overlaps(vpc):
                 issues.append(
-                    ConfigIssue(
+                    Issue(
                         inventory.site_file,
                         key,
                         f"{net} overlaps the stack's cloud VPC {vpc}, so routes between the sites would be ambiguous",
@@ -159,9 +160,9 @@ def onprem_issues(config: StackConfig, file: str, catalog: Catalog, *, root: Pat
     return issues
 
 
-def _nvidia_cloud_issues(nvidia: NvidiaConfig, cloud: CloudConfig, file: str, catalog: Catalog) -> list[ConfigIssue]:
+def _nvidia_cloud_issues(nvidia: NvidiaConfig, cloud: CloudConfig, file: str, catalog: Catalog) -> list[Issue]:
     """Rules that need both the NVIDIA section and the EKS NodePools."""
-    issues: list[ConfigIssue] = []
+    issues: list[Issue] = []
     pools = {p.name: p for p in cloud.node_pools}
     classes = {c.name: c for c in cloud.node_classes}
     for pool_name, settings in nvidia.node_pools.items():
@@ -170,7 +171,7 @@ def _nvidia_cloud_issues(nvidia: NvidiaConfig, cloud: CloudConfig, file: str, ca
         node_class = classes.get(pool.node_class)
         if node_class is not None and node_class.ami_family == "bottlerocket" and nvidia.install == "gpu-operator":
             issues.append(
-                ConfigIssue(
+                Issue(
                     file,
                     key,
                     f"NodePool {pool_name!r} uses Bottlerocket node class {node_class.name!r}, whose NVIDIA variant runs its own device plugin and conflicts with the GPU Operator's",
@@ -182,7 +183,7 @@ def _nvidia_cloud_issues(nvidia: NvidiaConfig, cloud: CloudConfig, file: str, ca
             resolved = resolve_instance_types(pool, catalog)
             if nvidia.mig_strategy == "mixed" and not cloud.karpenter.node_overlay:
                 issues.append(
-                    ConfigIssue(
+                    Issue(
                         file,
                         f"{key}.migConfig",
                         f"under the mixed strategy, nodes of {pool_name!r} offer nvidia.com/mig-* resources that Karpenter cannot see, "
@@ -198,7 +199,7 @@ def _nvidia_cloud_issues(nvidia: NvidiaConfig, cloud: CloudConfig, file: str, ca
                             covered |= set(range(t.gpu_count)) if gpus is None else {g for g in gpus if g < t.gpu_count}
                     if covered != set(range(t.gpu_count)):
                         issues.append(
-                            ConfigIssue(
+                            Issue(
                                 file,
                                 f"{key}.migConfig",
                                 f"the single strategy needs MIG on every GPU of a node, but layout {settings.mig_config!r} leaves GPUs "
@@ -210,7 +211,7 @@ def _nvidia_cloud_issues(nvidia: NvidiaConfig, cloud: CloudConfig, file: str, ca
             wrong = sorted({t.name for t in resolved if layout is not None and t.gpu_model != layout.gpu_model})
             if wrong:
                 issues.append(
-                    ConfigIssue(
+                    Issue(
                         file,
                         f"{key}.migConfig",
                         f"layout {settings.mig_config!r} is for {layout.gpu_model}, but NodePool {pool_name!r} may launch {', '.join(wrong)} with other GPUs",
@@ -220,22 +221,22 @@ def _nvidia_cloud_issues(nvidia: NvidiaConfig, cloud: CloudConfig, file: str, ca
     return issues
 
 
-def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: Catalog) -> list[ConfigIssue]:
-    issues: list[ConfigIssue] = []
+def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: Catalog) -> list[Issue]:
+    issues: list[Issue] = []
     net = cloud.network
     if (net.new is None) == (net.existing is None):
         issues.append(
-            ConfigIssue(file, f"{CLOUD}.network", "give exactly one of `new` or `existing`", "keep `new:` to build a VPC, or `existing:` to use yours")
+            Issue(file, f"{CLOUD}.network", "give exactly one of `new` or `existing`", "keep `new:` to build a VPC, or `existing:` to use yours")
         )
     if net.new is not None and config.region:
         vpc = ipaddress.IPv4Network(net.new.cidr)
         for i, zone in enumerate(net.new.availability_zones):
             if not (zone.startswith(config.region) and len(zone) == len(config.region) + 1):
                 issues.append(
-                    ConfigIssue(file, f"{CLOUD}.network.new.availabilityZones[{i}]", f"{zone!r} is not a zone of {config.region}", f"use zones like {config.region}a")
+                    Issue(file, f"{CLOUD}.network.new.availabilityZones[{i}]", f"{zone!r} is not a zone of {config.region}", f"use zones like {config.region}a")
                 )
         if len(set(net.new.availability_zones)) != len(net.new.availability_zones):
-            issues.append(ConfigIssue(file, f"{CLOUD}.network.new.availabilityZones", "zones repeat", "list each zone once"))
+            issues.append(Issue(file, f"{CLOUD}.network.new.availabilityZones", "zones repeat", "list each zone once"))
         try:
             plan_subnets(
                 str(vpc),
@@ -246,23 +247,23 @@ def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: C
             )
         except ValueError as exc:
             issues.append(
-                ConfigIssue(file, f"{CLOUD}.network.new.privateSubnetPrefix", str(exc), "use a larger VPC CIDR, fewer zones or longer subnet prefixes")
+                Issue(file, f"{CLOUD}.network.new.privateSubnetPrefix", str(exc), "use a larger VPC CIDR, fewer zones or longer subnet prefixes")
             )
     sng = cloud.system_node_group
     if not sng.min_size <= sng.desired_size <= sng.max_size:
         issues.append(
-            ConfigIssue(file, f"{CLOUD}.systemNodeGroup", f"need minSize <= desiredSize <= maxSize, got {sng.min_size}/{sng.desired_size}/{sng.max_size}", "reorder the sizes")
+            Issue(file, f"{CLOUD}.systemNodeGroup", f"need minSize <= desiredSize <= maxSize, got {sng.min_size}/{sng.desired_size}/{sng.max_size}", "reorder the sizes")
         )
 
     class_index = {}
     for i, nc in enumerate(cloud.node_classes):
         key = f"{CLOUD}.nodeClasses[{i}]"
         if nc.name in class_index:
-            issues.append(ConfigIssue(file, f"{key}.name", f"node class name {nc.name!r} repeats", "give every node class its own name"))
+            issues.append(Issue(file, f"{key}.name", f"node class name {nc.name!r} repeats", "give every node class its own name"))
         class_index.setdefault(nc.name, nc)
         if config.environment is Environment.production and nc.ami_version == "latest":
             issues.append(
-                ConfigIssue(
+                Issue(
                     file,
                     f"{key}.amiAlias",
                     f"{nc.ami_alias!r} floats to every new AMI in a production stack (upstream warns against @latest in production)",
@@ -271,7 +272,7 @@ def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: C
             )
         for tag in nc.tags:
             if tag.startswith(RESERVED_TAG_PREFIXES):
-                issues.append(ConfigIssue(file, f"{key}.tags.{tag}", "Karpenter reserves this tag key", "remove it; Karpenter sets it itself"))
+                issues.append(Issue(file, f"{key}.tags.{tag}", "Karpenter reserves this tag key", "remove it; Karpenter sets it itself"))
 
     pool_names: set[str] = set()
     families = sorted(catalog.families())
@@ -281,12 +282,12 @@ def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: C
     for i, pool in enumerate(cloud.node_pools):
         key = f"{CLOUD}.nodePools[{i}]"
         if pool.name in pool_names:
-            issues.append(ConfigIssue(file, f"{key}.name", f"NodePool name {pool.name!r} repeats", "give every NodePool its own name"))
+            issues.append(Issue(file, f"{key}.name", f"NodePool name {pool.name!r} repeats", "give every NodePool its own name"))
         pool_names.add(pool.name)
         node_class = class_index.get(pool.node_class)
         if node_class is None:
             issues.append(
-                ConfigIssue(
+                Issue(
                     file,
                     f"{key}.nodeClass",
                     f"no node class named {pool.node_class!r}{suggest(pool.node_class, list(class_index))}",
@@ -298,7 +299,7 @@ def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: C
             if name not in type_names:
                 bad_ref = True
                 issues.append(
-                    ConfigIssue(
+                    Issue(
                         file,
                         f"{key}.instanceTypes[{j}]",
                         f"instance type {name!r} is not in the GPU catalog{suggest(name, type_names)}",
@@ -309,20 +310,20 @@ def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: C
             if fam not in families:
                 bad_ref = True
                 issues.append(
-                    ConfigIssue(file, f"{key}.instanceFamilies[{j}]", f"instance family {fam!r} is not in the GPU catalog{suggest(fam, families)}", f"use one of: {', '.join(families)}")
+                    Issue(file, f"{key}.instanceFamilies[{j}]", f"instance family {fam!r} is not in the GPU catalog{suggest(fam, families)}", f"use one of: {', '.join(families)}")
                 )
         for j, gname in enumerate(pool.gpu_names):
             if gname not in gpu_names:
                 bad_ref = True
-                issues.append(ConfigIssue(file, f"{key}.gpuNames[{j}]", f"unknown Karpenter GPU name {gname!r}{suggest(gname, gpu_names)}", f"use one of: {', '.join(gpu_names)}"))
+                issues.append(Issue(file, f"{key}.gpuNames[{j}]", f"unknown Karpenter GPU name {gname!r}{suggest(gname, gpu_names)}", f"use one of: {', '.join(gpu_names)}"))
         if not (pool.instance_types or pool.instance_families or pool.gpu_names):
             issues.append(
-                ConfigIssue(file, key, "the pool names no instance types, families or GPU names, so it could pick any GPU instance", "set `instanceFamilies`, `instanceTypes` or `gpuNames`")
+                Issue(file, key, "the pool names no instance types, families or GPU names, so it could pick any GPU instance", "set `instanceFamilies`, `instanceTypes` or `gpuNames`")
             )
             continue
         if pool.gpu_limit is None:
             issues.append(
-                ConfigIssue(
+                Issue(
                     file,
                     f"{key}.gpuLimit",
                     "a GPU NodePool without a GPU limit can scale without bound",
@@ -333,13 +334,13 @@ def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: C
             continue
         resolved = resolve_instance_types(pool, catalog)
         if not resolved:
-            issues.append(ConfigIssue(file, key, "no catalog instance type matches the pool's families/types/GPU filters", "widen `instanceFamilies`, `gpuNames` or `gpuCounts`"))
+            issues.append(Issue(file, key, "no catalog instance type matches the pool's families/types/GPU filters", "widen `instanceFamilies`, `gpuNames` or `gpuCounts`"))
             continue
         if pool.gpu_limit is not None and pool.gpu_limit > 0:
             fewest = min(t.gpu_count for t in resolved)
             if pool.gpu_limit < fewest:
                 issues.append(
-                    ConfigIssue(
+                    Issue(
                         file,
                         f"{key}.gpuLimit",
                         f"limit {pool.gpu_limit} is below the smallest instance's {fewest} GPUs, so the pool can never launch a node",
@@ -348,7 +349,7 @@ def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: C
                 )
         if CapacityType.spot in pool.capacity_types and len(resolved) < RECOMMENDED_SPOT_INSTANCE_TYPES and not pool.narrow_spot_reason:
             issues.append(
-                ConfigIssue(
+                Issue(
                     file,
                     f"{key}.instanceTypes" if pool.instance_types else f"{key}.instanceFamilies",
                     f"spot pool may pick only {len(resolved)} instance type(s) ({', '.join(t.name for t in resolved)}); "
@@ -359,7 +360,7 @@ def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: C
         mv = min_values(pool, resolved)
         if mv is not None and mv > len(resolved):
             issues.append(
-                ConfigIssue(
+                Issue(
                     file,
                     f"{key}.minInstanceTypes",
                     f"minValues {mv} exceeds the {len(resolved)} instance types the pool may pick, so Karpenter could never launch",
@@ -369,7 +370,7 @@ def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: C
         if node_class is not None:
             if CapacityType.reserved in pool.capacity_types and not (node_class.capacity_reservation_ids or node_class.capacity_reservation_tags):
                 issues.append(
-                    ConfigIssue(
+                    Issue(
                         file,
                         f"{key}.capacityTypes",
                         f"capacity type `reserved` needs capacity reservations, but node class {node_class.name!r} selects none",
@@ -380,7 +381,7 @@ def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: C
                 lacking = [t.name for t in resolved if not t.efa_supported or t.max_efa_interfaces < node_class.efa.interfaces]
                 if lacking:
                     issues.append(
-                        ConfigIssue(
+                        Issue(
                             file,
                             f"{key}.nodeClass",
                             f"node class {node_class.name!r} attaches {node_class.efa.interfaces} EFA interface(s), which {', '.join(lacking)} cannot take",
@@ -390,6 +391,6 @@ def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: C
         for j, budget in enumerate(pool.disruption.budgets):
             if (budget.schedule is None) != (budget.duration is None):
                 issues.append(
-                    ConfigIssue(file, f"{key}.disruption.budgets[{j}]", "`schedule` and `duration` go together", "set both or neither")
+                    Issue(file, f"{key}.disruption.budgets[{j}]", "`schedule` and `duration` go together", "set both or neither")
                 )
     return issues

@@ -14,11 +14,11 @@ from hybridgpu.catalog.models import UnknownInstanceTypeError
 from hybridgpu.config.models import StackConfig
 from hybridgpu.economics.prices import EconomicsDataError, UnknownPriceError
 from hybridgpu.economics.report import StackCostReport, build_report
-from hybridgpu.errors import ConfigIssue
+from hybridgpu.errors import Issue
 from hybridgpu.stack.inventory import load_onprem_inventory
 
 
-def economics_issues(config: StackConfig, file: str, *, root: Path | None = None) -> tuple[list[ConfigIssue], StackCostReport | None]:
+def economics_issues(config: StackConfig, file: str, *, root: Path | None = None) -> tuple[list[Issue], StackCostReport | None]:
     """Problems of ``hybridgpu:economics`` that only pricing finds: overrides naming families, GPU
     models or instance types the catalog does not know, or making a price entry invalid.
 
@@ -38,7 +38,7 @@ def economics_issues(config: StackConfig, file: str, *, root: Path | None = None
         try:
             load_catalog().gpu_model(model)
         except KeyError as exc:
-            return [ConfigIssue(file, f"{key}.onPrem.gpuModel", f"{exc} is not a GPU catalog key", fix)], None
+            return [Issue(file, f"{key}.onPrem.gpuModel", f"{exc} is not a GPU catalog key", fix)], None
     inventory = load_onprem_inventory(config, root) if config.onprem is not None else None
     try:
         report = build_report(config, inventory=inventory, file=file)
@@ -51,11 +51,11 @@ def economics_issues(config: StackConfig, file: str, *, root: Path | None = None
             else:  # the on-prem cost entry of the reference GPU model
                 path = f"{key}.onPrem" + (f".{i.field}" if i.field else "")
                 message = f"on-prem cost entry {i.entry!r}: {i.message}" if i.entry else i.message
-            found.append(ConfigIssue(file, path, message, fix))
+            found.append(Issue(file, path, message, i.fix, i.code))
         return found, None
     except UnknownInstanceTypeError as exc:
-        return [ConfigIssue(file, f"{key}.onDemandUsdPerHour", str(exc), fix)], None
+        return [Issue(file, f"{key}.onDemandUsdPerHour", str(exc), fix)], None
     except (UnknownPriceError, ValueError) as exc:
-        return [ConfigIssue(file, key, str(exc), "add the missing price or fix the value under `hybridgpu:economics`")], None
+        return [Issue(file, key, str(exc), "add the missing price or fix the value under `hybridgpu:economics`")], None
     return [], report
 

@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from hybridgpu.config.keys import PROJECT
-from hybridgpu.errors import ConfigIssue, StackConfigError, StackFileError
+from hybridgpu.errors import Issue, StackConfigError, StackFileError
 
 #: What an encrypted ``secure:`` value reads as offline. It is never decrypted.
 SECRET_PLACEHOLDER = "[secret]"
@@ -218,11 +218,11 @@ def read_stack_file(path: Path, *, root: Path | None = None) -> StackValues:
     for key, raw in config.items():
         key = str(key)
         if not key.strip():  # an empty key would leave the issue without a key path (found by fuzzing)
-            issues.append(ConfigIssue(shown, repr(key), "empty config key", "remove it, or name it `namespace:key`"))
+            issues.append(Issue(shown, repr(key), "empty config key", "remove it, or name it `namespace:key`"))
             continue
         if ":" not in key:
             issues.append(
-                ConfigIssue(shown, key, "config keys in a stack file are namespaced", f"write it as `{PROJECT}:{key}`")
+                Issue(shown, key, "config keys in a stack file are namespaced", f"write it as `{PROJECT}:{key}`")
             )
             continue
         value, secret = _strip_secrets(raw)

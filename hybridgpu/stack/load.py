@@ -10,7 +10,8 @@
 * :func:`preloaded` lets the offline preview hand the program the stack it has just validated:
   the program validates only when its runtime config differs (always, under ``pulumi up``).
 
-Every problem becomes a :class:`~hybridgpu.errors.ConfigIssue` in one
+Every problem becomes a :class:`~hybridgpu.errors.Issue` (pydantic errors through
+:func:`~hybridgpu.errors.issues_from_validation`, the one translator) in one
 :class:`~hybridgpu.errors.StackConfigError`, raised before any Pulumi resource is registered.
 """
 
@@ -18,22 +19,20 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import difflib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from hybridgpu.burst.plan import BurstPlan
 from hybridgpu.config.keys import FIELD_TO_KEY, KEY_TO_FIELD, PROJECT, STRUCTURED_KEYS
 from hybridgpu.config.models import StackConfig
 from hybridgpu.economics.report import StackCostReport, build_report
-from hybridgpu.errors import ConfigIssue, StackConfigError, StackFileError
+from hybridgpu.errors import CONFIG_REFERENCE, Issue, StackConfigError, StackFileError, issues_from_validation, unknown_key_fix
 from hybridgpu.inventory import Inventory
-from hybridgpu.modelbase import model_at
 from hybridgpu.stack.checks import check_stack
 from hybridgpu.stack.files import StackValues, find_project_root, list_stacks, pulumi_config_strings, read_stack_file, stack_config_dir
 from hybridgpu.stack.inventory import load_onprem_inventory
@@ -77,6 +76,7 @@ class Stack:
 
 
 def _loc_to_key(loc: tuple[Any, ...]) -> str:
+    """A pydantic location of :class:`StackConfig` as a stack-file key path, e.g. ``hybridgpu:cloud.nodePools[1].weight``."""
     if not loc:
         return f"{PROJECT}:<root>"
     head, *rest = loc
@@ -84,51 +84,6 @@ def _loc_to_key(loc: tuple[Any, ...]) -> str:
     for part in rest:
         key += f"[{part}]" if isinstance(part, int) else f".{part}"
     return key
-
-
-def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The model class that owns the last element of ``loc`` (to suggest allowed keys)."""
-    return model_at(StackConfig, loc)
-
-
-def _fix_for(error: dict[str, Any]) -> str:
-    kind = error["type"]
-    ctx = error.get("ctx") or {}
-    loc = tuple(error["loc"])
-    if kind == "extra_forbidden":
-        model = _model_at(loc)
-        if model is not None:
-            allowed = sorted(f.alias or n for n, f in model.model_fields.items())
-            close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
-            hint = f"did you mean `{close[0]}`? " if close else ""
-            return f"{hint}remove the key or use one of: {', '.join(allowed)}"
-        return "remove the key"
-    if kind == "missing":
-        return "add this key (see docs/config-reference.md)"
-    if kind in ("less_than_equal", "less_than"):
-        return f"use a value {'<=' if kind.endswith('equal') else '<'} {ctx.get('le', ctx.get('lt'))}"
-    if kind in ("greater_than_equal", "greater_than"):
-        return f"use a value {'>=' if kind.endswith('equal') else '>'} {ctx.get('ge', ctx.get('gt'))}"
-    if kind in ("enum", "literal_error"):
-        return f"use one of {ctx.get('expected', 'the documented values')}"
-    if kind == "string_pattern_mismatch":
-        return f"match the pattern {ctx.get('pattern')}"
-    if kind in ("too_short", "too_long"):
-        return "adjust the number of entries (see docs/config-reference.md)"
-    if kind == "value_error":
-        return "see the message; docs/config-reference.md documents the field"
-    return "see docs/config-reference.md for the field's type and allowed values"
-
-
-def _issues_from_validation(exc: ValidationError, file: str) -> list[ConfigIssue]:
-    issues = []
-    for error in exc.errors(include_url=False):
-        loc = tuple(error["loc"])
-        message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
-        if error["type"] not in ("missing", "extra_forbidden") and "input" in error and not isinstance(error["input"], (dict, list)):
-            message = f"{message} (got {error['input']!r})"
-        issues.append(ConfigIssue(file, _loc_to_key(loc), message, _fix_for(error)))
-    return issues
 
 
 def validate_stack(values: dict[str, Any], *, stack: str, file: str, root: Path | None = None) -> Stack:
@@ -152,25 +107,23 @@ def validate_stack(values: dict[str, Any], *, stack: str, file: str, root: Path 
             :mod:`hybridgpu.config` and :mod:`hybridgpu.stack.checks`, each with file, key path and fix.
     """
     data: dict[str, Any] = {"stack": stack}
-    issues: list[ConfigIssue] = []
+    issues: list[Issue] = []
     for key, value in values.items():
         if key in KEY_TO_FIELD:
             if key in STRUCTURED_KEYS and isinstance(value, str):
                 try:
                     value = json.loads(value)
                 except json.JSONDecodeError:
-                    issues.append(ConfigIssue(file, key, "expected a structured (mapping/list) value", "write the value as YAML mapping/list"))
+                    issues.append(Issue(file, key, "expected a structured (mapping/list) value", "write the value as YAML mapping/list"))
                     continue
             data[KEY_TO_FIELD[key]] = value
         elif key.startswith(f"{PROJECT}:"):
-            known = sorted(KEY_TO_FIELD)
-            close = difflib.get_close_matches(key, known, n=1)
-            hint = f"did you mean `{close[0]}`? " if close else ""
-            issues.append(ConfigIssue(file, key, "unknown configuration key", f"{hint}known keys: {', '.join(known)}"))
+            issues.append(Issue(file, key, "unknown configuration key", unknown_key_fix(key, sorted(KEY_TO_FIELD))))
     try:
         config = StackConfig.model_validate(data)
     except ValidationError as exc:
-        raise StackConfigError(issues + _issues_from_validation(exc, file)) from None
+        found = issues_from_validation(exc, file=file, root=StackConfig, reference=CONFIG_REFERENCE, key_of=_loc_to_key)
+        raise StackConfigError(issues + found) from None
     base = root or Path.cwd()
     checked = check_stack(config, file, root=base)
     issues += checked.issues

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import pytest
 import yaml
@@ -21,8 +20,8 @@ from hybridgpu.stack.burst import load_burst_plan
 from hybridgpu.burst.schema import kueue_errors
 from hybridgpu.render.kubeconfig import eks_kubeconfig
 from hybridgpu.schemas import validate_all
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1PQ0sKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
 
 

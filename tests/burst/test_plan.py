@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import yaml
+from pydantic import ValidationError
 
 from hybridgpu.burst.models import BurstPlanFile
-from hybridgpu.burst.plan import BurstPlanError, GPU_RESOURCE, read_plan_file
+from hybridgpu.burst.plan import BurstPlanError, read_plan_file
+from hybridgpu.k8s import GPU_RESOURCE
 from hybridgpu.stack.burst import load_burst_plan
 from hybridgpu.catalog import load_catalog
 from hybridgpu.stack.load import load_stack_config
 from hybridgpu.errors import StackConfigError
-from tests.burst.scratch import PLAN, example_plan, scratch_project
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import ROOT, import_fresh
+from tests.helpers.scratch import PLAN, example_plan
 
 
 @pytest.fixture(scope="module")
@@ -81,11 +78,11 @@ def test_manager_cohort_lends_only_the_onprem_share(plan):
     assert {cq.cohort for cq in cqs.values()} == {"hybridgpu-burst"}
 
 
-def test_split_queues_make_onprem_the_manager(tmp_path):
+def test_split_queues_make_onprem_the_manager(scratch_project):
     data = example_plan()
     data["topology"] = "split-queues"
     del data["manager"]["stack"]
-    root = scratch_project(tmp_path, data)
+    root = scratch_project(plan=data)
     plan = load_burst_plan(PLAN, root)
     assert {s: c.role for s, c in plan.clusters.items()} == {"onprem": "onprem-manager", "prod": "cloud-worker"}
     onprem = plan.clusters["onprem"]
@@ -99,11 +96,11 @@ def test_split_queues_make_onprem_the_manager(tmp_path):
     assert onprem.quota_totals(burst_only=True) == plan.clusters["prod"].quota_totals() == {GPU_RESOURCE: 80}
 
 
-def test_budget_ceiling_is_rounded_to_whole_instances(tmp_path):
+def test_budget_ceiling_is_rounded_to_whole_instances(scratch_project):
     data = example_plan()
     # 50,000 USD / (6.88 x 730) = 9.96 GPUs -> 9 -> 8 (one p5.48xlarge), below the 16 ceiling.
     data["cloud"]["onDemand"]["monthlyBudgetUsd"] = 50000
-    root = scratch_project(tmp_path, data)
+    root = scratch_project(plan=data)
     plan = load_burst_plan(PLAN, root)
     assert plan.cloud["on-demand"].gpus == 8 and plan.cloud["on-demand"].ceiling_from == "monthlyBudgetUsd"
     # ... and the prod stack, whose h100-on-demand still says 16, is now refused with the fix.
@@ -115,7 +112,7 @@ def test_budget_ceiling_is_rounded_to_whole_instances(tmp_path):
     assert "`gpuLimit: 8`" in issue.fix
 
 
-def test_the_example_stacks_validate(tmp_path):
+def test_the_example_stacks_validate():
     for stack in ("hybrid", "onprem", "prod"):
         config, _ = load_stack_config(stack, ROOT)
         assert config.burst is not None and config.burst.plan == PLAN
@@ -131,10 +128,10 @@ def test_the_example_stacks_validate(tmp_path):
         (lambda d: d.update(queues=[q for q in d["queues"] if q["burst"] != "spot"]), None, "no queue bursts to spot"),
     ],
 )
-def test_derivation_errors_name_file_field_and_fix(tmp_path, change, field, words):
+def test_derivation_errors_name_file_field_and_fix(scratch_project, change, field, words):
     data = example_plan()
     change(data)
-    root = scratch_project(tmp_path, data)
+    root = scratch_project(plan=data)
     with pytest.raises(BurstPlanError) as err:
         load_burst_plan(PLAN, root)
     issue = next(i for i in err.value.issues if words in i.message)
@@ -174,11 +171,8 @@ def test_duplicate_keys_and_missing_files_are_errors(tmp_path):
         read_plan_file(tmp_path / "missing.yaml", "missing.yaml")
 
 
-def test_a_stack_outside_the_plan_is_refused(tmp_path):
-    root = scratch_project(tmp_path, example_plan())
-    doc = yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())
-    doc["config"]["hybridgpu:burst"] = {"plan": PLAN}
-    (root / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump(doc))
+def test_a_stack_outside_the_plan_is_refused(scratch_project):
+    root = scratch_project(plan=example_plan(), stacks=["dev"], stack_edits={"dev": lambda config: config.update({"hybridgpu:burst": {"plan": PLAN}})})
     with pytest.raises(StackConfigError) as err:
         load_stack_config("dev", root)
     assert err.value.keys == ["hybridgpu:burst.plan"]
@@ -188,19 +182,15 @@ def test_a_stack_outside_the_plan_is_refused(tmp_path):
 def test_plan_models_are_frozen_and_strict():
     data = example_plan()
     model = BurstPlanFile.model_validate(data)
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError, match="frozen"):
         model.topology = "split-queues"  # type: ignore[misc]
     assert model.manager_stack == "hybrid"
 
 
 def test_burst_core_imports_no_pulumi():
-    code = (
-        "import sys; import hybridgpu.burst.plan, hybridgpu.burst.kueue, hybridgpu.burst.schema, hybridgpu.burst.simulate, "
-        "hybridgpu.burst.trace, hybridgpu.cli.burst; "
-        "bad=[m for m in sys.modules if m.split('.')[0] in ('pulumi','pulumi_aws','pulumi_kubernetes')]; "
-        "print(bad); sys.exit(1 if bad else 0)"
+    proc = import_fresh(
+        "hybridgpu.burst.plan", "hybridgpu.burst.kueue", "hybridgpu.burst.schema", "hybridgpu.burst.simulate", "hybridgpu.burst.trace", "hybridgpu.cli.burst"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

@@ -12,21 +12,21 @@ from __future__ import annotations
 
 import math
 from functools import reduce
-from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hybridgpu.burst.kueue import cluster_manifests
 from hybridgpu.burst.models import BurstPlanFile, CapacitySpec
-from hybridgpu.burst.plan import GPU_RESOURCE, CloudCapacity, Flavor, OnPremCapacity, assemble_plan, cloud_capacity, onprem_capacity
+from hybridgpu.burst.plan import CloudCapacity, Flavor, OnPremCapacity, assemble_plan, cloud_capacity, onprem_capacity
+from hybridgpu.k8s import GPU_RESOURCE
 from hybridgpu.burst.schema import kueue_errors
 from hybridgpu.catalog import load_catalog
 from hybridgpu.stack.load import load_stack_config
 from hybridgpu.inventory import load_inventory
 from hybridgpu.inventory.models import Host, HostRecord, Inventory
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 CATALOG = load_catalog()
 PROD_CLOUD = load_stack_config("prod", ROOT)[0].cloud
 SITE = load_inventory(ROOT / "stacks" / "inventory" / "onprem-site-a.yaml")

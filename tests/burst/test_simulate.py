@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from hybridgpu.stack.burst import load_burst_plan
 from hybridgpu.burst.simulate import STRATEGIES, SimulationParams, compare, params_from_plan, percentile, simulate
 from hybridgpu.burst.trace import Job, generate_trace, load_trace
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import ROOT
 
 
 class FixedInterruptions:

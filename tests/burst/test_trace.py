@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from hybridgpu.burst.trace import Job, TraceError, generate_trace, load_trace, parse_trace, write_trace
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import ROOT
 
 
 def test_small_sample_loads():

@@ -16,17 +16,17 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hybridgpu.errors import Issue
 from hybridgpu.inventory import (
     RENAMED_FIELDS,
     Inventory,
     InventoryError,
-    InventoryIssue,
     check_inventory,
     inventory_from_documents,
     load_inventory,
 )
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "stacks" / "inventory" / "onprem-site-a.yaml"
 SPLIT_EXAMPLE = ROOT / "stacks" / "inventory" / "split-example"
 SAMPLE_DOCS = list(yaml.safe_load_all(SAMPLE.read_text()))
@@ -56,13 +56,13 @@ def failure(paths: Any) -> InventoryError:
     return info.value
 
 
-def issue_of(error: InventoryError, code: str) -> InventoryIssue:
+def issue_of(error: InventoryError, code: str) -> Issue:
     found = [i for i in error.issues if i.code == code]
     assert found, f"no {code} issue in:\n{error}"
     return found[0]
 
 
-def assert_named(error: InventoryError, issue: InventoryIssue, file: Path | str, host_name: str | None, field: str) -> None:
+def assert_named(error: InventoryError, issue: Issue, file: Path | str, host_name: str | None, field: str) -> None:
     """The issue names file, host and field, has a fix, and the error message shows all of it."""
     assert issue.file == str(file)
     assert issue.host == host_name
@@ -77,7 +77,7 @@ def assert_named(error: InventoryError, issue: InventoryIssue, file: Path | str,
     assert f"fix: {issue.fix}" in text
 
 
-def broken(tmp_path: Path, site: dict[str, Any], host_list: dict[str, Any], code: str) -> tuple[InventoryError, InventoryIssue, Path]:
+def broken(tmp_path: Path, site: dict[str, Any], host_list: dict[str, Any], code: str) -> tuple[InventoryError, Issue, Path]:
     path = write(tmp_path / "site-a.yaml", site, host_list)
     error = failure(path)
     return error, issue_of(error, code), path
@@ -631,6 +631,8 @@ def mutated_samples(draw) -> list[Any]:
                 parent = parent[part]
             target = parent[path[-1]]
         except (KeyError, IndexError, TypeError):
+            continue
+        if not isinstance(parent, (dict, list)):  # an earlier mutation left a string (indexable, not assignable) here
             continue
         action = draw(st.sampled_from(["delete", "replace", "junk", "duplicate", "wrap"]))
         if action == "delete":

@@ -19,9 +19,9 @@ import time
 import pytest
 
 from hybridgpu.errors import HybridGpuError
+from hybridgpu.k8s import MIG_CONFIG_LABEL
 from hybridgpu.mig.placement import MigLayout, check_layout
 from hybridgpu.mig.planner import (
-    MIG_CONFIG_LABEL,
     GpuAssignment,
     GpuPool,
     InsufficientGpusError,
@@ -51,7 +51,7 @@ def big_pool(model: str, nodes: int = 1000) -> list[GpuPool]:
 def ilp():
     """min sum x_L over all valid non-empty layouts L, s.t. sum x_L L[p] >= demand[p]; x integer >= 0."""
     pytest.importorskip("highspy")
-    from hybridgpu.mig.reference import ilp_min_mig_gpus
+    from tests.helpers.mig_reference import ilp_min_mig_gpus
 
     return ilp_min_mig_gpus
 

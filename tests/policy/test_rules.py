@@ -9,7 +9,7 @@ from hybridgpu.policy.base import Exemption, PolicyResource, for_stack, parse_qu
 from hybridgpu.policy.registry import BY_NAME, POLICIES, PolicyConfigError
 from hybridgpu.burst.kueue import kubeconfig_problems
 from hybridgpu.policy.workloads import pod_templates
-from tests.policy.cases import CASES, Case, job, kubeconfig, nodepool, res
+from tests.helpers.policy_cases import CASES, Case, job, kubeconfig, nodepool, res
 
 
 def run(case: Case, resources: list[PolicyResource]) -> list[tuple[str, str]]:
@@ -150,7 +150,7 @@ def test_kubeconfig_problems_cover_the_multikueue_rules():
 
 
 def test_messages_never_quote_kubeconfig_or_command_text():
-    from tests.policy.cases import multikueue
+    from tests.helpers.policy_cases import multikueue
 
     spec = BY_NAME["multikueue-kubeconfig"]
     findings = spec.run_stack(multikueue(kubeconfig({"exec": {"command": "aws"}, "token": "SUPERSECRET-TOKEN"})), spec.parse_settings({}))
@@ -178,7 +178,7 @@ def test_config_schemas_have_no_refs_and_describe_every_setting():
 
 def test_type_filters_never_hide_a_finding():
     """The pack skips resources outside a policy's ``types``; the validators must agree."""
-    from tests.policy.cases import CASES as ALL
+    from tests.helpers.policy_cases import CASES as ALL
 
     resources = [r for case in ALL for r in case.good + case.bad]
     for spec in POLICIES:

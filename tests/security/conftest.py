@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import ROOT
 
 
 @pytest.fixture(scope="session")
@@ -67,7 +66,7 @@ def preview_out(tmp_path_factory, all_stacks) -> PreviewRun:
 def pytest_terminal_summary(terminalreporter):
     """Print how many fuzz inputs ran per target and how they ended (the figures `make fuzz` reports)."""
     try:
-        from fuzz_harness import CASES, FULL_RUN, OUTCOMES, RANDOM_RUN, malformed
+        from tests.helpers.fuzz_harness import CASES, FULL_RUN, OUTCOMES, RANDOM_RUN, malformed
     except ImportError:
         return
     if not CASES:

@@ -1,6 +1,6 @@
 """Property-based fuzzing of every loader and CLI entry point (issue 8, item 5).
 
-Each target in :data:`TARGETS` gets malformed inputs from the harness (tests/security/
+Each target in :data:`TARGETS` gets malformed inputs from the harness (tests/helpers/
 fuzz_harness.py: mutated copies of the real example files) and must answer with our own
 validation error naming the file (no traceback) and write nothing. The CI suite runs a small,
 derandomized sample per target; ``make fuzz`` (``HYBRIDGPU_FUZZ=full``) runs at least 10,000
@@ -21,14 +21,15 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from fuzz_harness import (
+from hybridgpu.cli import app
+from tests.helpers import ROOT
+from tests.helpers.fuzz_harness import (
     CASES,
     CURRENT,
     CUSTOM_PER_TARGET,
     FULL_RUN,
     RANDOM_RUN,
     FULL_TOTAL,
-    ROOT,
     FuzzTarget,
     _snapshot,
     expect_clean_exit,
@@ -37,9 +38,8 @@ from fuzz_harness import (
     mutated_json,
     mutated_yaml,
     read_seeds,
-    scratch_project,
 )
-from hybridgpu.cli import app
+from tests.helpers.scratch import temporary_project
 
 RUNNER = CliRunner()
 STACK_FILES = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))
@@ -60,8 +60,7 @@ def run_stack_config(data: bytes) -> None:
     """hybridgpu.stack.files.load_stack_config on a malformed stack file (any example stack as seed)."""
     from hybridgpu.stack.load import load_stack_config
 
-    with scratch_project() as tmp:
-        root = Path(tmp)
+    with temporary_project(link_data=True) as root:
         _write(root, "stacks/Pulumi.fuzz.yaml", data)
         expect_our_error(lambda: load_stack_config("fuzz", root), "stacks/Pulumi.fuzz.yaml", root)
 
@@ -70,13 +69,19 @@ def run_burst_plan(data: bytes) -> None:
     """A malformed burst plan file, read through the stack that names it (load_stack_config of `hybrid`)."""
     from hybridgpu.stack.load import load_stack_config
 
-    with scratch_project() as tmp:
-        root = Path(tmp)
+    with temporary_project(link_data=True) as root:
         (root / "stacks" / "burst").unlink()
         _write(root, "stacks/burst/site-a.yaml", data)
         for stack_file in STACK_FILES:  # the plan names the stacks of its sides
             _write(root, f"stacks/{stack_file.name}", stack_file.read_bytes())
         expect_our_error(lambda: load_stack_config("hybrid", root), "stacks/burst/site-a.yaml" if data.strip() else "stacks/", root)
+
+
+def _run_file_loader(load, name: str, data: bytes) -> None:
+    """``load`` on one malformed file ``name`` (``data``) in a scratch project."""
+    with temporary_project(link_data=True) as root:
+        path = _write(root, name, data)
+        expect_our_error(lambda: load(path), str(path), root)
 
 
 def _dir_strategy(files: list[Path]) -> st.SearchStrategy:
@@ -86,8 +91,7 @@ def _dir_strategy(files: list[Path]) -> st.SearchStrategy:
 
 def _run_dir_loader(files: list[Path], load, case: tuple[int, bytes], subdir: str = "data") -> None:
     index, data = case
-    with scratch_project() as tmp:
-        root = Path(tmp)
+    with temporary_project(link_data=True) as root:
         for i, source in enumerate(files):
             _write(root, f"{subdir}/{source.name}", data if i == index else source.read_bytes())
         broken = str(root / subdir / files[index].name)
@@ -121,10 +125,7 @@ def run_mig_data(data: bytes) -> None:
     """hybridgpu.mig.profiles.load_mig_models on a malformed MIG geometry file."""
     from hybridgpu.mig.profiles import load_mig_models
 
-    with scratch_project() as tmp:
-        root = Path(tmp)
-        path = _write(root, "mig_profiles.yaml", data)
-        expect_our_error(lambda: load_mig_models(path), str(path), root)
+    _run_file_loader(load_mig_models, "mig_profiles.yaml", data)
 
 
 def run_economics_data(case: tuple[int, bytes]) -> None:
@@ -138,30 +139,21 @@ def run_trace(data: bytes) -> None:
     """hybridgpu.burst.trace.load_trace on a malformed demand trace CSV."""
     from hybridgpu.burst.trace import load_trace
 
-    with scratch_project() as tmp:
-        root = Path(tmp)
-        path = _write(root, "trace.csv", data)
-        expect_our_error(lambda: load_trace(path), str(path), root)
+    _run_file_loader(load_trace, "trace.csv", data)
 
 
 def run_demand(data: bytes) -> None:
     """hybridgpu.economics.demand.load_demand_csv on a malformed hourly demand CSV."""
     from hybridgpu.economics.demand import load_demand_csv
 
-    with scratch_project() as tmp:
-        root = Path(tmp)
-        path = _write(root, "demand.csv", data)
-        expect_our_error(lambda: load_demand_csv(path), str(path), root)
+    _run_file_loader(load_demand_csv, "demand.csv", data)
 
 
 def run_policy_config(data: bytes) -> None:
     """hybridgpu.shell.policy.check.load_policy_config on a malformed policy-pack config (JSON)."""
     from hybridgpu.shell.policy.check import load_policy_config
 
-    with scratch_project() as tmp:
-        root = Path(tmp)
-        path = _write(root, "policy-config.json", data)
-        expect_our_error(lambda: load_policy_config(path), str(path), root)
+    _run_file_loader(load_policy_config, "policy-config.json", data)
 
 
 # --------------------------------------------------------------------------- targets: CLI
@@ -175,8 +167,7 @@ def run_cli_validate_preview(data: bytes) -> None:
     from hybridgpu.stack.load import load_stack_config
     from hybridgpu.errors import HybridGpuError
 
-    with scratch_project() as tmp:
-        root = Path(tmp)
+    with temporary_project(link_data=True) as root:
         _write(root, "stacks/Pulumi.fuzz.yaml", data)
         before = _snapshot(root)
         result = RUNNER.invoke(app, ["validate", "fuzz", "--root", str(root)], env={"COLUMNS": "200"})
@@ -231,8 +222,7 @@ def run_cli_mig(case: tuple) -> None:
 
 def run_cli_burst_simulate(data: bytes) -> None:
     """`hybridgpu burst simulate --trace FILE ...` on a malformed trace: exit 0 or 2 naming the file, no traceback."""
-    with scratch_project() as tmp:
-        root = Path(tmp)
+    with temporary_project(link_data=True) as root:
         path = _write(root, "trace.csv", data)
         before = _snapshot(root)
         args = ["burst", "simulate", "--trace", str(path), "--onprem-gpus", "4", "--spot-gpus", "8", "--on-demand-gpus", "8",
@@ -294,7 +284,7 @@ def test_targets_cover_every_loader_and_entry_point():
     assert {"stack-config", "inventory", "mig-data", "cli-mig", "cli-validate-preview", "burst-trace", "economics-demand"} <= names
     assert len(names) == len(TARGETS)
     if FULL_RUN and all(CASES[t.name] for t in TARGETS):  # after the fuzz tests (file order)
-        from fuzz_harness import malformed
+        from tests.helpers.fuzz_harness import malformed
 
         total = sum(malformed(t.name) for t in TARGETS)
         assert total >= FULL_TOTAL, f"only {total} malformed inputs; raise the 15% margin"
@@ -346,7 +336,7 @@ REGRESSIONS = [
 @pytest.mark.parametrize("name,case,bug", REGRESSIONS, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(REGRESSIONS)])
 def test_regressions(name, case, bug):
     """Each input that once found a bug now ends in our error (or a clean CLI exit 2)."""
-    from fuzz_harness import OUTCOMES
+    from tests.helpers.fuzz_harness import OUTCOMES
 
     target = next(t for t in TARGETS if t.name == name)
     CURRENT["target"] = f"regression:{name}"

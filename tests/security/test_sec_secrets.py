@@ -12,7 +12,6 @@ the program, every input that carries one of those values must be a Pulumi secre
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -20,8 +19,7 @@ import pytest
 
 from hybridgpu.shell.preview import HybridMocks
 from hybridgpu.security.secrets_scan import PATTERNS, scan_files, scan_text
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import ROOT
 
 
 def known_secrets(all_previews) -> dict[str, str]:

@@ -34,7 +34,7 @@ from hybridgpu.render.iam import (
     managed_policy_arn,
     service_trust_policy,
 )
-from hybridgpu.render.karpenter import DISCOVERY_TAG
+from hybridgpu.k8s import CRITICAL_ADDONS_TAINT, DISCOVERY_TAG, ROLE_LABEL, SYSTEM_ROLE
 from hybridgpu.render.kubeconfig import eks_kubeconfig
 
 #: Managed policies of the system node group's role (Amazon EKS User Guide, create-node-role).
@@ -42,8 +42,6 @@ SYSTEM_NODE_MANAGED_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Poli
 
 #: The access policy granting full cluster admin through an access entry (EKS User Guide, access-policy-permissions).
 CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
-
-SYSTEM_ROLE_LABEL = "hybridgpu.io/role"
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -284,7 +282,10 @@ class EksCluster(pulumi.ComponentResource):
             opts=child,
         )
         taints = (
-            [aws.eks.NodeGroupTaintArgs(key="CriticalAddonsOnly", value="true", effect="NO_SCHEDULE")] if config.critical_addons_only else None
+            # The EKS API spells the effect NO_SCHEDULE (CRITICAL_ADDONS_TAINT.effect is the Kubernetes NoSchedule).
+            [aws.eks.NodeGroupTaintArgs(key=CRITICAL_ADDONS_TAINT.key, value=CRITICAL_ADDONS_TAINT.value, effect="NO_SCHEDULE")]
+            if config.critical_addons_only
+            else None
         )
         return aws.eks.NodeGroup(
             f"{name}-system",
@@ -303,7 +304,7 @@ class EksCluster(pulumi.ComponentResource):
             ),
             update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
             launch_template=aws.eks.NodeGroupLaunchTemplateArgs(id=template.id, version=template.latest_version.apply(str)),
-            labels={SYSTEM_ROLE_LABEL: "system"},
+            labels={ROLE_LABEL: SYSTEM_ROLE},
             taints=taints,
             opts=pulumi.ResourceOptions(
                 parent=self,

@@ -25,7 +25,6 @@ import pulumi_kubernetes as k8s
 from hybridgpu.burst.kueue import (
     KUBECONFIG_KEY,
     KUEUE_CHART,
-    MANAGED_BY,
     WORKER_KUBECONFIG_OUTPUT,
     cluster_manifests,
     kueue_helm_values,
@@ -34,6 +33,7 @@ from hybridgpu.burst.kueue import (
 )
 from hybridgpu.burst.models import BurstPlanFile
 from hybridgpu.burst.plan import ClusterPlan
+from hybridgpu.k8s import managed_by_labels
 
 #: ``WORKER_KUBECONFIG_OUTPUT`` is re-exported for the program (workers export it, the manager reads it).
 __all__ = ["KueueCluster", "WORKER_KUBECONFIG_OUTPUT"]
@@ -144,7 +144,7 @@ class KueueCluster(pulumi.ComponentResource):
             for worker in cluster.multikueue.workers:
                 k8s.core.v1.Secret(
                     f"{name}-secret-{worker.secret}",
-                    metadata={"name": worker.secret, "namespace": kueue_ns, "labels": dict(MANAGED_BY)},
+                    metadata={"name": worker.secret, "namespace": kueue_ns, "labels": managed_by_labels()},
                     type="Opaque",
                     string_data={KUBECONFIG_KEY: pulumi.Output.secret((worker_kubeconfigs or {})[worker.name])},
                     opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[self.release], additional_secret_outputs=["stringData", "data"]),

@@ -15,7 +15,7 @@ import pulumi
 import pulumi_aws as aws
 
 from hybridgpu.config.models import NetworkConfig
-from hybridgpu.render.karpenter import DISCOVERY_TAG
+from hybridgpu.k8s import DISCOVERY_TAG, cluster_tag
 from hybridgpu.render.network import plan_subnets
 
 
@@ -41,7 +41,7 @@ class Network(pulumi.ComponentResource):
     def __init__(self, name: str, config: NetworkConfig, cluster_name: str, opts: pulumi.ResourceOptions | None = None):
         super().__init__("hybridgpu:cloud:Network", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        cluster_tag = {f"kubernetes.io/cluster/{cluster_name}": "shared"}
+        cluster_tags = {cluster_tag(cluster_name): "shared"}
 
         if config.existing is not None:
             existing = config.existing
@@ -79,7 +79,7 @@ class Network(pulumi.ComponentResource):
                 cidr_block=sub.cidr,
                 availability_zone=sub.zone,
                 map_public_ip_on_launch=False,
-                tags={"Name": f"{cluster_name}-{sub.name}", **cluster_tag, **sub.tags},
+                tags={"Name": f"{cluster_name}-{sub.name}", **cluster_tags, **sub.tags},
                 opts=child,
             )
         public_rt = aws.ec2.RouteTable(f"{name}-public-rt", vpc_id=vpc.id, tags={"Name": f"{cluster_name}-public"}, opts=child)

@@ -23,6 +23,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from hybridgpu.config.nvidia import NvidiaConfig
+from hybridgpu.k8s import POD_SECURITY_AUDIT_LABEL, POD_SECURITY_ENFORCE_LABEL, POD_SECURITY_WARN_LABEL, managed_by_labels
 from hybridgpu.render.nvidia import (
     dcgm_alert_rule,
     device_plugin_configmap,
@@ -44,10 +45,10 @@ def namespace_manifest(name: str) -> dict:
         "metadata": {
             "name": name,
             "labels": {
-                "app.kubernetes.io/managed-by": "hybridgpu",
-                "pod-security.kubernetes.io/enforce": "privileged",
-                "pod-security.kubernetes.io/audit": "privileged",
-                "pod-security.kubernetes.io/warn": "privileged",
+                **managed_by_labels(),
+                POD_SECURITY_ENFORCE_LABEL: "privileged",
+                POD_SECURITY_AUDIT_LABEL: "privileged",
+                POD_SECURITY_WARN_LABEL: "privileged",
             },
         },
     }

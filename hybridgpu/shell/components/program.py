@@ -25,7 +25,6 @@ import pulumi_aws as aws
 from pulumi.runtime import config as runtime_config
 
 from hybridgpu.catalog import load_catalog
-from hybridgpu.config.models import StackConfig
 from hybridgpu.errors import StackConfigError
 from hybridgpu.onprem import plan_onprem
 from hybridgpu.burst.kueue import endpoint_from_kubeconfig
@@ -39,9 +38,7 @@ from hybridgpu.shell.components.onprem import OnPremCluster
 from hybridgpu.stack.load import Stack, runtime_stack
 from hybridgpu.render.karpenter import resolve_instance_types, summarize_nodepool
 from hybridgpu.render.nvidia import node_overlays
-
-#: Tag naming the stack that owns a resource.
-STACK_TAG = "hybridgpu.io/stack"
+from hybridgpu.k8s import STACK_TAG
 
 
 def runtime_values() -> dict[str, Any]:
@@ -70,11 +67,6 @@ def read_stack() -> Stack:
         return runtime_stack(runtime_values(), stack=stack, file=file)
     except StackConfigError as exc:
         raise pulumi.RunError(str(exc)) from None
-
-
-def read_config() -> StackConfig:
-    """The validated config of the current stack (see :func:`read_stack`)."""
-    return read_stack().config
 
 
 def build_onprem(stack: Stack):

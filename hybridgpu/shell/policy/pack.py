@@ -1,14 +1,16 @@
 """Turn :data:`hybridgpu.policy.registry.POLICIES` into ``pulumi_policy`` policies.
 
 The pack (``policies/__main__.py``) calls :func:`build_policies` and hands the result to
-``pulumi_policy.PolicyPack``. Two things happen here that the plain validators do not do:
+``pulumi_policy.PolicyPack``. Three things happen here that the plain validators do not do:
 
 * **fail closed**: ``pulumi_policy`` turns an unknown value met during a preview into an
   advisory note, so a mandatory check would silently pass in a pull request. Each validator
   runs inside a guard that reports such a case as a violation of the policy itself (at the
   policy's enforcement level), naming the unknown property;
 * **settings**: each policy's ``--policy-pack-config`` entry is validated by its pydantic
-  model; an invalid entry is reported as a violation rather than crashing the analyzer.
+  model; an invalid entry is reported as a violation rather than crashing the analyzer;
+* **the SDK as data**: each resource's ``taggable`` comes from the installed pulumi-aws
+  classes (:mod:`hybridgpu.shell.policy.taggable`), which the pure validators cannot import.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from pulumi_policy.proxy import UnknownValueError
 from hybridgpu.policy import base
 from hybridgpu.policy.base import PolicyResource
 from hybridgpu.policy.registry import POLICIES, PolicyConfigError, PolicySpec
+from hybridgpu.shell.policy.taggable import is_taggable
 
 if UnknownValueError not in base.UNKNOWN_ERRORS:
     base.UNKNOWN_ERRORS.append(UnknownValueError)
@@ -54,6 +57,7 @@ def _resource(args: Any) -> PolicyResource:
         urn=args.urn,
         props=args.props,
         provider_props=provider.props if provider is not None else None,
+        taggable=is_taggable(args.resource_type),
     )
 
 

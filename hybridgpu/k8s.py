@@ -1,0 +1,268 @@
+"""Kubernetes label, taint, resource, annotation and tag names: the one place hybridgpu spells them.
+
+Every renderer, check, policy and component imports the names from here, so a name cannot
+drift between, say, the label the kubeadm renderer puts on a node and the one a policy
+looks for. ``tests/test_k8s_names.py`` fails when a module under ``hybridgpu/`` other than
+this one spells one of these names as a string literal, and checks that the project's
+defaults (Pulumi.yaml, the config models, the policy pack) name the same cost keys.
+
+Upstream names carry their source and the date it was read; the ``hybridgpu.io/*`` names
+are this project's own. The module is pure and imports nothing from hybridgpu (import
+contract layer ``datafile | modelbase | (k8s)`` in pyproject.toml), so every layer may use it.
+API groups and versions (``karpenter.sh/v1``, ``kueue.x-k8s.io/v1beta2``, ...) are not
+names of this kind and stay with their renderers.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+__all__ = [
+    "ARCH_LABEL",
+    "CAPACITY_TYPE_LABEL",
+    "CLUSTER_TAG_PREFIX",
+    "CONTROL_PLANE_TAINT",
+    "CRITICAL_ADDONS_TAINT",
+    "DEFAULT_COST_KEYS",
+    "DEVICE_PLUGIN_CONFIG_LABEL",
+    "DISCOVERY_TAG",
+    "EC2NODECLASS_TAG",
+    "ELB_TAG",
+    "GPU_COUNT_LABEL",
+    "GPU_MODEL_LABEL",
+    "GPU_PRESENT_LABEL",
+    "GPU_PRODUCT_LABEL",
+    "GPU_RESOURCE",
+    "GPU_TAINT",
+    "HOSTNAME_LABEL",
+    "INSTANCE_FAMILY_LABEL",
+    "INSTANCE_GPU_COUNT_LABEL",
+    "INSTANCE_GPU_NAME_LABEL",
+    "INSTANCE_TYPE_LABEL",
+    "INTERNAL_ELB_TAG",
+    "KARPENTER_NODEPOOL_LABEL",
+    "KUBELET_ALLOWED_LABELS",
+    "KUBELET_ALLOWED_LABEL_NAMESPACES",
+    "KUBELET_RESTRICTED_LABEL_NAMESPACES",
+    "MANAGED_BY",
+    "MANAGED_BY_LABEL",
+    "MIG_CONFIG_LABEL",
+    "MIG_RESOURCE_PREFIX",
+    "MIG_STRATEGY_LABEL",
+    "NAMESPACE_NAME_LABEL",
+    "NODECLAIM_TAG",
+    "NODEPOOL_LABEL",
+    "NODE_RESTRICTION_NAMESPACE",
+    "OS_LABEL",
+    "POD_SECURITY_AUDIT_LABEL",
+    "POD_SECURITY_ENFORCE_LABEL",
+    "POD_SECURITY_WARN_LABEL",
+    "REGION_LABEL",
+    "RESERVED_TAG_PREFIXES",
+    "ROLE_LABEL",
+    "SERVICE_ACCOUNT_NAME_ANNOTATION",
+    "SERVICE_ACCOUNT_TOKEN_SECRET_TYPE",
+    "STACK_TAG",
+    "SYSTEM_ROLE",
+    "TaintSpec",
+    "ZONE_LABEL",
+    "cluster_tag",
+    "is_kubelet_settable_label",
+    "managed_by_labels",
+    "mig_resource_name",
+]
+
+
+class TaintSpec(NamedTuple):
+    """A node taint as Kubernetes spells it: ``key[=value]:effect`` (effect ``NoSchedule``, ...)."""
+
+    key: str
+    value: str | None
+    effect: str
+
+
+# --------------------------------------------------------------------------- NVIDIA
+# Resources, node labels and the taint of the NVIDIA device plugin, GPU feature discovery
+# (GFD), the GPU Operator and its mig-manager.
+
+#: Resource of whole GPUs (and, under ``migStrategy: single``, of MIG devices); NVIDIA/k8s-device-plugin v0.20.0 README (read 2026-11-22).
+GPU_RESOURCE = "nvidia.com/gpu"
+#: Prefix of MIG device resources under ``migStrategy: mixed``; NVIDIA/k8s-device-plugin v0.20.0 ``internal/rm/rm.go`` (read 2026-11-22).
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+#: Node label the mig-manager reads to pick a mig-parted config; NVIDIA/mig-parted ``cmd/nvidia-mig-manager/main.go`` ``MigConfigLabel`` at bd7160f4 (2026-08-21).
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+#: Node label that selects a device-plugin config (its config-manager reads it); NVIDIA/k8s-device-plugin v0.20.0 (2026-08-19, read 2026-11-22).
+DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+#: Node label the GPU Operator's operands select GPU nodes by (set by NFD, or by kubeadm here); NVIDIA/gpu-operator (no source was recorded with the old constant; not re-read).
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+#: GFD node label with the GPU product; NVIDIA/k8s-device-plugin v0.20.0 ``docs/gpu-feature-discovery`` README, "Generated Labels" (read 2026-11-22).
+GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
+#: GFD node label with the node's MIG strategy (``none``/``single``/``mixed``); same source as :data:`GPU_PRODUCT_LABEL` (read 2026-11-22).
+MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
+#: Taint every GPU node carries, so only pods that tolerate it (GPU workloads) land there; the key is the
+#: resource name, which the NVIDIA charts tolerate by default (as the old kubeadm constant said; not re-read).
+GPU_TAINT = TaintSpec(GPU_RESOURCE, "true", "NoSchedule")
+
+
+def mig_resource_name(profile: str) -> str:
+    """Kubernetes resource name of a MIG profile under the ``mixed`` strategy.
+
+    ``"1g.10gb"`` -> ``"nvidia.com/mig-1g.10gb"``; ``"1g.10gb+me"`` ->
+    ``"nvidia.com/mig-1g.10gb.me"`` (the device plugin replaces ``+`` with ``.``:
+    NVIDIA/k8s-device-plugin v0.20.0 ``internal/rm/rm.go``, read 2026-11-22).
+    """
+    return MIG_RESOURCE_PREFIX + profile.replace("+", ".")
+
+
+# --------------------------------------------------------------------------- Karpenter
+# Well-known labels: Karpenter v1.14 ``website/content/en/v1.14/concepts/scheduling.md``,
+# "Well-Known Labels" (aws/karpenter-provider-aws at 1d927085, read 2026-11-22). Tags: the
+# reference controller policy, ``getting-started-with-karpenter/cloudformation.yaml`` v1.14
+# (read 2026-11-22), and ``concepts/nodeclasses.md`` "spec.tags" (read 2026-11-22).
+
+#: NodePool that launched a node (a label), also the tag Karpenter puts on its instances (Karpenter v1.14 scheduling.md / cloudformation.yaml, read 2026-11-22).
+KARPENTER_NODEPOOL_LABEL = "karpenter.sh/nodepool"
+#: ``spot``, ``on-demand`` or ``reserved`` (Karpenter v1.14 scheduling.md, read 2026-11-22).
+CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
+#: EC2 instance family, e.g. ``p5`` (Karpenter v1.14 scheduling.md, read 2026-11-22).
+INSTANCE_FAMILY_LABEL = "karpenter.k8s.aws/instance-family"
+#: GPU name of the instance type, e.g. ``h100`` (Karpenter v1.14 scheduling.md, read 2026-11-22).
+INSTANCE_GPU_NAME_LABEL = "karpenter.k8s.aws/instance-gpu-name"
+#: GPUs per instance (Karpenter v1.14 scheduling.md, read 2026-11-22).
+INSTANCE_GPU_COUNT_LABEL = "karpenter.k8s.aws/instance-gpu-count"
+#: Tag that EC2NodeClass selectors use to find subnets and security groups (Karpenter v1.14 nodeclasses.md, read 2026-11-22).
+DISCOVERY_TAG = "karpenter.sh/discovery"
+#: Tag naming the NodeClaim of an instance (Karpenter v1.14 cloudformation.yaml, AllowScopedResourceTagging; read 2026-11-22).
+NODECLAIM_TAG = "karpenter.sh/nodeclaim"
+#: Tag naming the EC2NodeClass of an instance profile (Karpenter v1.14 cloudformation.yaml, instance-profile statements; read 2026-11-22).
+EC2NODECLASS_TAG = "karpenter.k8s.aws/ec2nodeclass"
+#: Tag keys Karpenter reserves and refuses in ``EC2NodeClass.spec.tags`` (Karpenter v1.14 nodeclasses.md, "spec.tags"; read 2026-11-22).
+RESERVED_TAG_PREFIXES = ("kubernetes.io/cluster", "karpenter.sh/", "karpenter.k8s.aws/")
+
+
+# --------------------------------------------------------------------------- Kubernetes
+# Well-known names: kubernetes.io/docs/reference/labels-annotations-taints (v1.35 docs,
+# read 2026-11-24) unless a line says otherwise.
+
+#: Node name label, set by the kubelet (labels-annotations-taints, v1.35 docs, read 2026-11-24).
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+#: Node operating system (labels-annotations-taints, v1.35 docs, read 2026-11-24).
+OS_LABEL = "kubernetes.io/os"
+#: Node CPU architecture (labels-annotations-taints, v1.35 docs, read 2026-11-24).
+ARCH_LABEL = "kubernetes.io/arch"
+#: Instance type of a node; Karpenter selects on it too (labels-annotations-taints, v1.35 docs, read 2026-11-24).
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+#: Zone of a node (labels-annotations-taints, v1.35 docs, read 2026-11-24).
+ZONE_LABEL = "topology.kubernetes.io/zone"
+#: Region of a node; Karpenter also tags instance profiles with it (labels-annotations-taints v1.35, read 2026-11-24; Karpenter v1.14 cloudformation.yaml).
+REGION_LABEL = "topology.kubernetes.io/region"
+#: Namespace label holding the namespace's own name, set by the API server (labels-annotations-taints, v1.35 docs, read 2026-11-24).
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+#: Recommended label naming the tool that manages an object (labels-annotations-taints, v1.35 docs, read 2026-11-24).
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+#: Value of :data:`MANAGED_BY_LABEL` on every object hybridgpu renders (this project's own).
+MANAGED_BY = "hybridgpu"
+#: Pod Security admission namespace labels, one per mode (labels-annotations-taints and "Enforce Pod Security Standards with Namespace Labels", v1.35 docs, read 2026-11-24).
+POD_SECURITY_ENFORCE_LABEL = "pod-security.kubernetes.io/enforce"
+POD_SECURITY_AUDIT_LABEL = "pod-security.kubernetes.io/audit"
+POD_SECURITY_WARN_LABEL = "pod-security.kubernetes.io/warn"
+#: Secret type the token controller fills with a service account token (Kubernetes docs, "Secrets"; not re-read).
+SERVICE_ACCOUNT_TOKEN_SECRET_TYPE = "kubernetes.io/service-account-token"
+#: Annotation naming the service account of such a Secret (labels-annotations-taints, v1.35 docs, read 2026-11-24).
+SERVICE_ACCOUNT_NAME_ANNOTATION = "kubernetes.io/service-account.name"
+#: kubeadm's default control-plane taint (kubeadm v1beta4 ``nodeRegistration.taints`` default; hybridgpu/render/kubeadm.py API facts, read 2026-11-22).
+CONTROL_PLANE_TAINT = TaintSpec("node-role.kubernetes.io/control-plane", None, "NoSchedule")
+#: Taint of the EKS system node group: only pods tolerating it (CoreDNS, Karpenter) run there; a Kubernetes add-on convention (no source was recorded with the old literals; not re-read).
+CRITICAL_ADDONS_TAINT = TaintSpec("CriticalAddonsOnly", "true", "NoSchedule")
+
+
+def managed_by_labels() -> dict[str, str]:
+    """A fresh ``{MANAGED_BY_LABEL: MANAGED_BY}`` dict for an object's ``metadata.labels``."""
+    return {MANAGED_BY_LABEL: MANAGED_BY}
+
+
+# --------------------------------------------------------------------------- AWS tags read by Kubernetes components
+
+#: Prefix of the cluster-ownership tag ``kubernetes.io/cluster/<name>`` (``owned`` or ``shared``); Karpenter v1.14 cloudformation.yaml (read 2026-11-22) and the AWS Load Balancer Controller's subnet discovery.
+CLUSTER_TAG_PREFIX = "kubernetes.io/cluster/"
+#: Subnet tag marking subnets for internal load balancers (AWS Load Balancer Controller subnet discovery; no date was recorded with the old literal).
+INTERNAL_ELB_TAG = "kubernetes.io/role/internal-elb"
+#: Subnet tag marking subnets for internet-facing load balancers (same source as :data:`INTERNAL_ELB_TAG`).
+ELB_TAG = "kubernetes.io/role/elb"
+
+
+def cluster_tag(cluster_name: str) -> str:
+    """The cluster-ownership tag key of ``cluster_name``: ``kubernetes.io/cluster/<name>``."""
+    return CLUSTER_TAG_PREFIX + cluster_name
+
+
+# --------------------------------------------------------------------------- kubelet self-labelling
+# Which labels a kubelet may put on its own Node (``--node-labels``): the kubelet refuses to
+# start, and the NodeRestriction admission plugin refuses the update, for any other key in
+# the ``kubernetes.io`` / ``k8s.io`` namespaces. Source: kubernetes/kubernetes
+# ``staging/src/k8s.io/kubelet/pkg/apis/well_known_labels.go`` (``kubeletLabels``,
+# ``kubeletLabelNamespaces``) and ``plugin/pkg/admission/noderestriction`` (read 2026-11-22).
+
+#: Label keys the kubelet may set on its own Node although they are in the kubernetes.io namespace (``kubeletLabels``, read 2026-11-22).
+KUBELET_ALLOWED_LABELS: frozenset[str] = frozenset(
+    {
+        HOSTNAME_LABEL,
+        ZONE_LABEL,
+        REGION_LABEL,
+        "failure-domain.beta.kubernetes.io/zone",
+        "failure-domain.beta.kubernetes.io/region",
+        "beta.kubernetes.io/instance-type",
+        INSTANCE_TYPE_LABEL,
+        OS_LABEL,
+        ARCH_LABEL,
+        "beta.kubernetes.io/os",
+        "beta.kubernetes.io/arch",
+    }
+)
+#: Label namespaces (and their subdomains) the kubelet may set (``kubeletLabelNamespaces``, read 2026-11-22).
+KUBELET_ALLOWED_LABEL_NAMESPACES: tuple[str, ...] = ("kubelet.kubernetes.io", "node.kubernetes.io")
+#: Label namespaces (and their subdomains) reserved to Kubernetes: a kubelet may set only the allowed keys in them (well_known_labels.go, read 2026-11-22).
+KUBELET_RESTRICTED_LABEL_NAMESPACES: tuple[str, ...] = ("kubernetes.io", "k8s.io")
+#: Namespace NodeRestriction forbids kubelets to set at all (noderestriction admission plugin, read 2026-11-22).
+NODE_RESTRICTION_NAMESPACE = "node-restriction.kubernetes.io"
+
+
+def _in_namespace(namespace: str, domain: str) -> bool:
+    return namespace == domain or namespace.endswith("." + domain)
+
+
+def is_kubelet_settable_label(key: str) -> bool:
+    """True if a kubelet may set ``key`` on its own Node (``--node-labels`` and NodeRestriction).
+
+    Keys outside the ``kubernetes.io`` / ``k8s.io`` namespaces are free, except
+    ``node-restriction.kubernetes.io``; inside them only :data:`KUBELET_ALLOWED_LABELS` and the
+    ``kubelet.kubernetes.io`` / ``node.kubernetes.io`` namespaces (with subdomains) pass.
+    """
+    namespace = key.split("/", 1)[0] if "/" in key else ""
+    if _in_namespace(namespace, NODE_RESTRICTION_NAMESPACE):
+        return False
+    is_k8s = any(_in_namespace(namespace, d) for d in KUBELET_RESTRICTED_LABEL_NAMESPACES)
+    if not is_k8s or key in KUBELET_ALLOWED_LABELS:
+        return True
+    return any(_in_namespace(namespace, ns) for ns in KUBELET_ALLOWED_LABEL_NAMESPACES)
+
+
+# --------------------------------------------------------------------------- hybridgpu's own names
+
+#: Node role (``control-plane``, ``gpu-worker``, ... on-prem; :data:`SYSTEM_ROLE` on the EKS system nodes); kubelet-settable.
+ROLE_LABEL = "hybridgpu.io/role"
+#: Value of :data:`ROLE_LABEL` on the EKS system node group, where Karpenter runs.
+SYSTEM_ROLE = "system"
+#: Name of the hybridgpu NodePool config a cloud node comes from (NodePool template label).
+NODEPOOL_LABEL = "hybridgpu.io/nodepool"
+#: GPU model of an on-prem node, as a label value (e.g. ``H100-80GB``).
+GPU_MODEL_LABEL = "hybridgpu.io/gpu-model"
+#: GPUs of an on-prem node (count, as a string).
+GPU_COUNT_LABEL = "hybridgpu.io/gpu-count"
+#: Tag naming the Pulumi stack that owns an AWS resource.
+STACK_TAG = "hybridgpu.io/stack"
+
+#: Default cost-attribution keys: tags on every AWS resource and GPU instance, labels on GPU pods.
+#: The same keys are the default of ``requiredTagKeys`` in Pulumi.yaml and of
+#: ``policies/config.example.json`` (tests/test_k8s_names.py checks they agree).
+DEFAULT_COST_KEYS: tuple[str, ...] = ("team", "project", "cost-center")

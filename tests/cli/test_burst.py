@@ -1,0 +1,74 @@
+"""`hybridgpu burst plan | simulate | trace` (typer's CliRunner, in-process)."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from hybridgpu.cli import app
+from tests.helpers import ROOT
+
+runner = CliRunner(env={"COLUMNS": "220"})
+SMALL = str(ROOT / "examples" / "traces" / "small.csv")
+
+
+def test_plan_json_holds_every_quota_and_the_invariant():
+    result = runner.invoke(app, ["burst", "plan", "hybrid", "--root", str(ROOT), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["topology"] == "spillover" and data["nodePoolLimits"] == {"h100-spot": 64, "h100-on-demand": 16}
+    assert data["managerMultiKueueTotal"] == data["workersTotal"] == {"nvidia.com/gpu": 104, "nvidia.com/mig-3g.40gb": 16}
+    rows = {(r["stack"], r["clusterQueue"], r["resource"]): r for r in data["rows"]}
+    assert rows[("onprem", "hybridgpu-onprem", "nvidia.com/gpu")]["nominalQuota"] == 24
+    assert rows[("prod", "hybridgpu-eks-spot", "nvidia.com/gpu")]["nominalQuota"] == 64
+    assert rows[("hybrid", "hybridgpu-on-demand", "nvidia.com/gpu")]["borrowingLimit"] == 24
+
+
+def test_plan_table():
+    result = runner.invoke(app, ["burst", "plan", "prod", "--root", str(ROOT)])
+    assert result.exit_code == 0, result.output
+    assert "hybridgpu-eks-on-demand" in result.output and "NodePool h100-spot limit" in result.output
+    assert "= workers" in result.output
+
+
+def test_plan_of_a_stack_without_burst_exits_2():
+    result = runner.invoke(app, ["burst", "plan", "dev", "--root", str(ROOT)])
+    assert result.exit_code == 2 and "no `hybridgpu:burst` section" in result.output
+
+
+def test_simulate_small_trace_matches_the_hand_computed_answer():
+    args = ["burst", "simulate", "--trace", SMALL, "--onprem-gpus", "4", "--spot-gpus", "8", "--on-demand-gpus", "8"]
+    args += ["--spot-price", "1", "--on-demand-price", "2", "--launch-seconds", "120", "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    by = {r["strategy"]: r for r in json.loads(result.output)["results"]}
+    assert by["onprem-only"]["wait_p90_s"] == 3600 and by["spot"]["wait_p50_s"] == 420
+    assert abs(by["on-demand"]["totalCostUsd"] - 4 * 3720 / 3600) < 1e-9
+
+
+def test_simulate_with_the_stack_plan_prints_the_side_by_side_table():
+    result = runner.invoke(app, ["burst", "simulate", "--trace", str(ROOT / "examples/traces/site-a-month.csv"), "--stack", "hybrid", "--root", str(ROOT)])
+    assert result.exit_code == 0, result.output
+    for words in ("onprem-only", "spot", "on-demand", "queue wait p90", "cloud cost (USD)", "on-prem 24 GPUs, spot <= 64, on-demand <= 16"):
+        assert words in result.output
+
+
+def test_simulate_bad_trace_names_file_and_line(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("submit_s,gpus,duration_s\n0,two,60\n")
+    result = runner.invoke(app, ["burst", "simulate", "--trace", str(bad), "--onprem-gpus", "4"])
+    assert result.exit_code == 2
+    assert "bad.csv" in result.output and "line 2" in result.output and "gpus" in result.output
+
+
+def test_simulate_needs_a_stack_or_capacities():
+    result = runner.invoke(app, ["burst", "simulate", "--trace", SMALL])
+    assert result.exit_code == 2 and "--onprem-gpus" in result.output
+
+
+def test_trace_command_is_reproducible(tmp_path):
+    for name in ("a.csv", "b.csv"):
+        result = runner.invoke(app, ["burst", "trace", "--out", str(tmp_path / name), "--jobs", "50", "--days", "2", "--seed", "3"])
+        assert result.exit_code == 0, result.output
+    assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()

@@ -1,1 +1,0 @@
-"""GPU economics tests (a package so that test_planner.py does not clash with tests/mig/test_planner.py)."""

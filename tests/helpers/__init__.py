@@ -1,0 +1,35 @@
+"""Helpers shared by the tests, imported as ``tests.helpers...`` (the project root is on ``pythonpath``).
+
+Test modules run under ``--import-mode=importlib`` and cannot import each other; what several of
+them share lives here (data for parametrization, the fuzzing harness, scratch projects) or in a
+``conftest.py`` fixture (``root``, ``previews``, ``scratch_project``, ``project``, ``assert_golden``).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+#: The project root (holds Pulumi.yaml, stacks/, examples/).
+ROOT = Path(__file__).resolve().parents[2]
+#: Golden files: ``tests/golden/<what>/...``.
+GOLDEN = ROOT / "tests" / "golden"
+
+
+def import_fresh(*modules: str) -> subprocess.CompletedProcess[str]:
+    """Import ``modules`` in a fresh interpreter (in the project root); it prints the Pulumi modules
+    (``pulumi``, ``pulumi_*``) they loaded and exits 1 when there are any."""
+    code = (
+        f"import sys; import {', '.join(modules)}; "
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] == 'pulumi' or m.startswith('pulumi_')); "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+
+
+def one_record(result, typ: str, name_part: str = ""):
+    """The one resource of type ``typ`` (whose name contains ``name_part``) a preview registered."""
+    found = [r for r in result.of_type(typ) if name_part in r.name]
+    assert len(found) == 1, [r.name for r in found]
+    return found[0]

@@ -1,0 +1,177 @@
+"""The KueueCluster component on every cluster of the example burst plan, under Pulumi's mocks (offline preview)."""
+
+from __future__ import annotations
+
+import pulumi
+import pytest
+import yaml
+
+from hybridgpu.burst.kueue import KUEUE_CHART, endpoint_from_kubeconfig, kubeconfig_problems
+from hybridgpu.errors import StackConfigError
+from hybridgpu.shell.preview import run_preview, write_manifests
+from tests.helpers import ROOT
+from tests.helpers.scratch import example_plan
+
+KUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:"
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return {stack: run_preview(stack, ROOT) for stack in ("hybrid", "onprem", "prod")}
+
+
+def _kueue_counts(result) -> dict[str, int]:
+    return {t[len(KUEUE) :]: n for t, n in result.by_type().items() if t.startswith(KUEUE)}
+
+
+@pytest.mark.parametrize(
+    "stack,expected",
+    [
+        ("hybrid", {"ResourceFlavor": 1, "ClusterQueue": 3, "LocalQueue": 3, "AdmissionCheck": 2, "MultiKueueConfig": 2, "MultiKueueCluster": 2}),
+        ("onprem", {"ResourceFlavor": 2, "ClusterQueue": 1, "LocalQueue": 3}),
+        ("prod", {"ResourceFlavor": 2, "ClusterQueue": 2, "LocalQueue": 2}),
+    ],
+)
+def test_kueue_objects_per_cluster(runs, stack, expected):
+    result = runs[stack]
+    assert _kueue_counts(result) == expected
+    component = [r for r in result.records if r.type == "hybridgpu:burst:KueueCluster"]
+    assert len(component) == 1 and component[0].name == f"{stack}-burst"
+    by_urn = {r.urn: r for r in result.records}
+    for rec in result.records:
+        if rec.type.startswith(KUEUE) or rec.name.startswith(f"{stack}-burst-"):
+            assert by_urn[rec.parent].type == "hybridgpu:burst:KueueCluster", rec.name
+            assert rec.name.startswith(f"{stack}-burst-")
+    worker = stack != "hybrid"
+    assert len(result.of_type("kubernetes:core/v1:ServiceAccount")) == (1 if worker else 0)
+    assert len(result.of_type("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole")) == (1 if worker else 0)
+    assert result.outputs["burst_role"] == {"hybrid": "manager", "onprem": "onprem-worker", "prod": "cloud-worker"}[stack]
+
+
+def test_kueue_release_is_pinned_with_the_manager_configuration(runs):
+    for stack, result in runs.items():
+        release = next(r for r in result.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == "kueue")
+        assert release.inputs["chart"] == KUEUE_CHART and release.inputs["version"] == "0.19.2"
+        assert release.inputs["namespace"] == "kueue-system" and release.inputs["createNamespace"] is True
+        config = yaml.safe_load(release.inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
+        assert ("multiKueue" in config) == (stack == "hybrid")
+    manager = yaml.safe_load(
+        next(r for r in runs["hybrid"].of_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == "kueue").inputs["values"]["managerConfig"][
+            "controllerManagerConfigYaml"
+        ]
+    )
+    assert manager["multiKueue"]["dispatcherName"].endswith("incremental")
+
+
+def test_manager_stores_exec_free_worker_kubeconfigs_as_secrets(runs):
+    secrets = runs["hybrid"].of_type("kubernetes:core/v1:Secret")
+    assert sorted(s.inputs["metadata"]["name"] for s in secrets) == ["hybridgpu-eks-kubeconfig", "hybridgpu-onprem-kubeconfig"]
+    for secret in secrets:
+        assert secret.inputs["metadata"]["namespace"] == "kueue-system"
+        assert "stringData" in secret.secret_paths or "stringData.kubeconfig" in secret.secret_paths
+        text = secret.inputs["stringData"]["kubeconfig"]
+        assert kubeconfig_problems(text) == []
+        assert "exec" not in yaml.safe_load(text)["users"][0]["user"]
+    locations = {r.inputs["spec"]["clusterSource"]["kubeConfig"]["location"] for r in runs["hybrid"].of_type(KUEUE + "MultiKueueCluster")}
+    assert locations == {s.inputs["metadata"]["name"] for s in secrets}
+
+
+def test_each_multikueue_secret_holds_its_own_workers_kubeconfig(runs):
+    """Each worker's Secret holds the kubeconfig read from THAT worker's stack (mocked endpoint per stack reference)."""
+    from hybridgpu.stack.burst import load_burst_plan
+    from hybridgpu.shell.preview import _short_hash
+
+    workers = load_burst_plan("stacks/burst/site-a.yaml", ROOT).clusters["hybrid"].multikueue.workers
+    assert len({w.stack_reference for w in workers}) == len(workers) == 2
+    secrets = {s.inputs["metadata"]["name"]: s.inputs["stringData"]["kubeconfig"] for s in runs["hybrid"].of_type("kubernetes:core/v1:Secret")}
+    locations = {r.inputs["metadata"]["name"]: r.inputs["spec"]["clusterSource"]["kubeConfig"]["location"] for r in runs["hybrid"].of_type(KUEUE + "MultiKueueCluster")}
+    for worker in workers:
+        assert locations[worker.name] == worker.secret
+        server, _ = endpoint_from_kubeconfig(secrets[worker.secret])
+        assert server == f"https://{_short_hash('stack', worker.stack_reference)}.worker.invalid", worker.name
+
+
+def test_workers_export_their_kubeconfig_as_a_secret(runs):
+    for stack in ("onprem", "prod"):
+        assert runs[stack].outputs["burst_worker_kubeconfig"] == "[secret]"
+        token = runs[stack].of_type("kubernetes:core/v1:Secret")
+        assert [t.inputs["type"] for t in token] == ["kubernetes.io/service-account-token"]
+        sa = runs[stack].of_type("kubernetes:core/v1:ServiceAccount")[0]
+        assert sa.urn in token[0].dependencies
+    assert "burst_worker_kubeconfig" not in runs["hybrid"].outputs
+
+
+def test_queues_wait_for_their_namespace_and_cluster_queues(runs):
+    result = runs["hybrid"]
+    namespaces = {r.inputs["metadata"]["name"]: r.urn for r in result.of_type("kubernetes:core/v1:Namespace")}
+    cqs = {r.urn for r in result.of_type(KUEUE + "ClusterQueue")}
+    for lq in result.of_type(KUEUE + "LocalQueue"):
+        assert namespaces[lq.inputs["metadata"]["namespace"]] in lq.dependencies
+        assert cqs <= set(lq.dependencies)
+    release = next(r for r in result.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == "kueue")
+    for rec in result.records:
+        if rec.type.startswith(KUEUE):
+            assert release.urn in rec.dependencies
+
+
+def test_written_manifests_hold_no_credentials(runs, tmp_path):
+    for result in runs.values():
+        target = write_manifests(result, tmp_path)
+        files = {p.name: p.read_text() for p in (target / "manifests").iterdir()}
+        assert any(name.startswith("clusterqueue-") for name in files)
+        blob = "\n".join(files.values())
+        for needle in ("certificate-authority-data", "token:", "eyJ", "MOCK-WORKER-CA", "stringData"):
+            assert needle not in blob, needle
+
+
+def test_worker_kubeconfig_is_built_from_the_token_and_the_ca(runs):
+    """Run the component alone under the mocks and resolve the secret output."""
+    from pulumi.runtime.sync_await import _sync_await
+
+    import pulumi_kubernetes as k8s
+    from hybridgpu.shell.components.kueue import KueueCluster
+    from hybridgpu.stack.burst import load_burst_plan
+    from hybridgpu.shell.preview import HybridMocks, _mock_jwt, _reset_runtime, _short_hash
+
+    plan = load_burst_plan("stacks/burst/site-a.yaml", ROOT)
+    _reset_runtime()
+    pulumi.runtime.set_mocks(HybridMocks("us-east-1"), project="hybridgpu", stack="prod", preview=False)
+    try:
+        provider = k8s.Provider("p", kubeconfig="{}")
+        endpoint = pulumi.Output.from_input(("https://api.example:443", "Q0E="))
+        kueue = KueueCluster("prod-burst", plan.clusters["prod"], plan.source, provider, endpoint=endpoint)
+        assert _sync_await(kueue.worker_kubeconfig.is_secret())
+        text = _sync_await(kueue.worker_kubeconfig.future())
+    finally:
+        _reset_runtime()
+    doc = yaml.safe_load(text)
+    assert kubeconfig_problems(text) == []
+    assert doc["clusters"][0]["cluster"] == {"server": "https://api.example:443", "certificate-authority-data": "Q0E="}
+    expected = _mock_jwt(_short_hash("kubernetes:core/v1:Secret", "prod-burst-secret-hybridgpu-multikueue-token"))
+    assert doc["users"][0]["user"] == {"token": expected}
+
+
+def test_split_queues_on_prem_manager(scratch_project):
+    data = example_plan()
+    data["topology"] = "split-queues"
+    data["manager"].pop("stack")
+    root = scratch_project(plan=data)
+    result = run_preview("onprem", root)
+    counts = _kueue_counts(result)
+    assert counts == {"ResourceFlavor": 4, "ClusterQueue": 3, "LocalQueue": 5, "AdmissionCheck": 1, "MultiKueueConfig": 1, "MultiKueueCluster": 1}
+    secrets = {s.inputs["metadata"]["name"]: s for s in result.of_type("kubernetes:core/v1:Secret")}
+    assert set(secrets) == {"hybridgpu-eks-kubeconfig"}  # the manager is no worker: no token, no export
+    assert "burst_worker_kubeconfig" not in result.outputs and result.outputs["burst_role"] == "onprem-manager"
+    prod = run_preview("prod", root)
+    assert sorted(r.inputs["metadata"]["name"] for r in prod.of_type(KUEUE + "LocalQueue")) == ["batch-eval-burst", "training-burst"]
+
+
+def test_a_nodepool_limit_that_disagrees_stops_the_preview(scratch_project):
+    def raise_limit(config):
+        config["hybridgpu:cloud"]["nodePools"][1]["gpuLimit"] = 65
+
+    root = scratch_project(plan=example_plan(), stack_edits={"prod": raise_limit})
+    with pytest.raises(StackConfigError) as err:
+        run_preview("prod", root)
+    assert err.value.keys == ["hybridgpu:cloud.nodePools[1].gpuLimit"]
+    assert "derives 64 GPUs" in str(err.value) and not (root / "out").exists()
