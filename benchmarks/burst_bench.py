@@ -95,7 +95,10 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=100_000, help="about how many jobs in the year (default 100,000)")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per strategy (default 3)")
     parser.add_argument("--seed", type=int, default=1, help="trace and interruption seed (default 1)")
+    parser.add_argument("--smoke", action="store_true", help="one repeat, small sizes: checks the script still runs (tests/test_benchmarks.py); figures come from full runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.jobs, args.repeat = 1_000, 1
     print(f"# burst_bench.py on {platform.python_implementation()} {platform.python_version()}, {platform.machine()}")
     year(args.jobs, args.repeat, args.seed)
     sample()

@@ -31,8 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hybridgpu.economics.demand import load_demand_csv  # noqa: E402
-from hybridgpu.economics.planner import PlanConstraints, solve_plan  # noqa: E402
+from hybridgpu.economics.demand import DemandProfile, load_demand_csv  # noqa: E402
+from hybridgpu.economics.planner import PlanConstraints, quiet_highs, solve_plan  # noqa: E402
 from hybridgpu.economics.prices import load_economics_data  # noqa: E402
 from hybridgpu.economics.report import plan_prices  # noqa: E402
 
@@ -53,12 +53,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--profile", type=Path, default=ROOT / "examples" / "demand" / "sample.csv")
+    parser.add_argument("--hours", type=int, default=0, help="use only the profile's first N hours (default 0: all)")
+    parser.add_argument("--smoke", action="store_true", help="one repeat, small sizes: checks the script still runs (tests/test_benchmarks.py); figures come from full runs")
     args = parser.parse_args()
-    import highspy
+    if args.smoke:
+        args.repeat, args.hours = 1, 24 * 14
 
     demand = load_demand_csv(args.profile)
+    if args.hours:
+        demand = DemandProfile(demand.gpus[: args.hours], demand.checkpointable[: args.hours], f"{demand.source} (first {args.hours} h)")
     prices, _, _ = plan_prices(load_economics_data(), "p5.48xlarge", "H100-80GB")
-    print(f"python {platform.python_version()}, highspy {highspy.Highs().version()}, {platform.machine()}")
+    print(f"python {platform.python_version()}, highspy {quiet_highs().version()}, {platform.machine()}")
     print(f"profile {args.profile.relative_to(ROOT) if args.profile.is_relative_to(ROOT) else args.profile}: {demand.hours} h, "
           f"{demand.gpu_hours:,.0f} GPU-hours, peak {demand.peak:g}, floor {demand.floor:g} GPUs")
     print()

@@ -33,6 +33,10 @@ median of ``--preview-repeat`` runs. Each run also accumulates the time spent in
 ``load_inventory`` (every call: stack-file checks and the program) and ``plan_onprem``
 (wrappers patched in for the run); the rest is the program registering resources under mocks.
 
+**CLI** (``--cli-hosts N``, 0 skips it): ``hybridgpu inventory validate`` and ``render`` on a
+generated file of N hosts, each as its own process (wall and CPU time), with the CPU time per
+stage (start-up, YAML parsing, validation, checks + rendering): see :func:`time_cli`.
+
 **profile** (when render is the bottleneck at the largest size, i.e. its median exceeds the
 validate median, or with ``--profile``): cProfile of one warm ``plan_onprem`` on
 ``--profile-hosts`` hosts: top 15 by cumulative and by own time, and own time grouped by area.
@@ -61,7 +65,8 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import hybridgpu.stack.checks as config_checks  # noqa: E402
+import hybridgpu.shell.components.program as program  # noqa: E402 - where the program calls plan_onprem
+import hybridgpu.stack.inventory as stack_inventory  # noqa: E402 - where the stack layer calls load_inventory
 import hybridgpu.onprem as onprem  # noqa: E402
 from hybridgpu.inventory import InventoryError, inventory_from_documents, load_inventory  # noqa: E402
 
@@ -264,16 +269,35 @@ def _accumulate(fn: Callable, totals: dict[str, float], key: str) -> Callable:
 def time_preview(n: int, repeat: int) -> None:
     from hybridgpu.shell.preview import run_preview
 
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from preview_bench import run_baseline  # the SDK-shaped mock floor (benchmarks/preview_bench.py, section 3)
+
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
         stack = write_preview_project(tmp, n)
         runs: list[dict[str, float]] = []
+        floors: list[float] = []
+        command_floors: list[float] = []
         result = None
         for round_ in range(repeat + 1):
+            if round_ and result is not None:
+                # Pulumi's floor, interleaved with our runs: the same records (URNs, types, parents,
+                # dependencies, inputs) registered again with plain SDK-shaped resource classes
+                # (pulumi_command.remote.Command's declared properties for the commands) under
+                # plain Mocks and the stock MockMonitor; then the commands alone.
+                gc.collect()
+                start = time.perf_counter()
+                run_baseline(result.records, stack, shaped=True)
+                floors.append(time.perf_counter() - start)
+                only = [r for r in result.records if r.type == "command:remote:Command"]
+                gc.collect()
+                start = time.perf_counter()
+                run_baseline(only, stack, shaped=True)
+                command_floors.append((time.perf_counter() - start) / len(only))
             totals: Counter[str] = Counter()
             with (
-                _patched(config_checks, "load_inventory", _accumulate(config_checks.load_inventory, totals, "load")),
-                _patched(onprem, "plan_onprem", _accumulate(onprem.plan_onprem, totals, "plan")),
+                _patched(stack_inventory, "load_inventory", _accumulate(stack_inventory.load_inventory, totals, "load")),
+                _patched(program, "plan_onprem", _accumulate(program.plan_onprem, totals, "plan")),
             ):
                 result = None
                 gc.collect()
@@ -303,6 +327,82 @@ def time_preview(n: int, repeat: int) -> None:
         f"plan_onprem {plan:.2f} s ({int(runs[0].get('plan_calls', 0))} call(s)), rest {med - load - plan:.2f} s "
         f"(Pulumi program + registration under mocks, {(med - load - plan) / len(result.records) * 1e3:.2f} ms per resource)"
     )
+    resources = len(result.records)
+    floor = statistics.median(floors)
+    paired = statistics.median(r["wall"] / f for r, f in zip(runs, floors))
+    print(
+        f"  Pulumi's mock floor, same records, SDK-shaped, interleaved: median {floor:.2f} s ({floor / resources * 1e3:.2f} ms per resource); "
+        f"command:remote:Command alone: {statistics.median(command_floors) * 1e3:.2f} ms per command"
+    )
+    print(
+        f"  ours / floor: {paired:.2f}x (median of paired rounds; per resource {med / resources * 1e3:.2f} ms vs "
+        f"{floor / resources * 1e3:.2f} ms; goal <= 1.3x: {'met' if paired <= 1.3 else 'NOT met'})"
+    )
+
+
+# --------------------------------------------------------------------------- the CLI
+
+
+def time_cli(n: int, repeat: int) -> None:
+    """``hybridgpu inventory validate FILE`` and ``render FILE --out DIR`` on a generated file of ``n`` hosts.
+
+    Each command runs as its own process (``python -m hybridgpu``), as an operator runs it: wall
+    time and CPU time (user + system of the child, from ``resource.getrusage``; on a shared
+    machine CPU time is the steadier figure), median of ``repeat`` runs after one warm-up. Then,
+    in this process, the CPU time of each stage the commands go through: start-up (importing the
+    CLI), YAML parsing (``load_unique_yaml_all``, libyaml's parser with PyYAML's Python
+    constructor), validation (``inventory_from_documents``), the program's checks and rendering
+    (``deployment_issues``), and writing the files (render only).
+    """
+    import resource
+    import subprocess
+
+    from hybridgpu.datafile import load_unique_yaml_all
+
+    def child(args: list[str]) -> tuple[float, float]:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "hybridgpu", *args], check=True, capture_output=True, cwd=ROOT)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        tmp = Path(tmp_dir)
+        path = tmp / f"site-{n}.yaml"
+        path.write_text(yaml.safe_dump_all(generate(n), sort_keys=False))
+        print(f"\nCLI: {n} hosts, {path.stat().st_size / 1e6:.1f} MB of YAML, one process per command, median of {repeat} after 1 warm-up")
+        figures = {}
+        for name, args in (
+            ("--help (start-up only)", ["--help"]),
+            ("inventory validate", ["inventory", "validate", str(path)]),
+            ("inventory render", ["inventory", "render", str(path), "--out", str(tmp / "out")]),
+        ):
+            runs = [child(args) for _ in range(repeat + 1)][1:]
+            wall, cpu = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+            figures[name] = (wall, cpu)
+            print(f"  {name:<24} wall {wall:6.2f} s   CPU {cpu:6.2f} s")
+        stages = {}
+        text = path.read_text()
+        start = time.process_time()
+        docs = load_unique_yaml_all(text)
+        stages["parse YAML"] = time.process_time() - start
+        start = time.process_time()
+        inventory = inventory_from_documents([(str(path), docs)])
+        stages["validate"] = time.process_time() - start
+        start = time.process_time()
+        plan, issues = onprem.deployment_issues(inventory)
+        stages["checks + render"] = time.process_time() - start
+        assert plan is not None and not issues
+        print("  in-process CPU by stage: " + ", ".join(f"{k} {v:.2f} s" for k, v in stages.items()))
+        validate_render = figures["inventory render"][1] - figures["--help (start-up only)"][1]
+        print(
+            f"  goal: {n} hosts validated + rendered by the CLI in < {GOAL_SECONDS:.0f} s: "
+            f"{'met' if figures['inventory render'][0] < GOAL_SECONDS else 'NOT met'} "
+            f"(render command wall {figures['inventory render'][0]:.2f} s, CPU {figures['inventory render'][1]:.2f} s, "
+            f"of which start-up {figures['--help (start-up only)'][1]:.2f} s and the rest {validate_render:.2f} s; "
+            f"without YAML parsing: validate + render {stages['validate'] + stages['checks + render']:.2f} s CPU)"
+        )
 
 
 # --------------------------------------------------------------------------- main
@@ -316,7 +416,13 @@ def main() -> None:
     parser.add_argument("--preview-repeat", type=int, default=3, help="timed previews (median shown)")
     parser.add_argument("--profile", action="store_true", help="profile plan_onprem even if render is not the bottleneck")
     parser.add_argument("--profile-hosts", type=int, default=1000, help="hosts of the profiled plan_onprem")
+    parser.add_argument("--cli-hosts", type=int, default=0, help="time `hybridgpu inventory validate/render` on this many hosts (0: skip)")
+    parser.add_argument("--cli-repeat", type=int, default=3, help="timed CLI runs per command (median shown)")
+    parser.add_argument("--smoke", action="store_true", help="one repeat, small sizes: checks the script still runs (tests/test_benchmarks.py); figures come from full runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.sizes, args.repeat, args.preview_hosts, args.preview_repeat, args.profile_hosts, args.cli_repeat = "10", 1, 10, 1, 10, 1
+        args.cli_hosts = min(args.cli_hosts, 10)
     sizes = [max(3, int(s)) for s in args.sizes.split(",")]
     print(f"python {platform.python_version()}, {platform.machine()}, libyaml={yaml.__with_libyaml__}, repeat={args.repeat}")
     print(
@@ -371,6 +477,9 @@ def main() -> None:
 
     if args.preview_hosts > 0:
         time_preview(args.preview_hosts, args.preview_repeat)
+
+    if args.cli_hosts > 0:
+        time_cli(args.cli_hosts, args.cli_repeat)
 
 
 if __name__ == "__main__":

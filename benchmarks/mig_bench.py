@@ -84,7 +84,10 @@ def main() -> None:
     parser.add_argument("--demands", type=int, default=100, help="random demands in section 1 (default 100)")
     parser.add_argument("--seed", type=int, default=2026, help="random seed (default 2026)")
     parser.add_argument("--repeat", type=int, default=20, help="runs of the ~500-GPU demand (default 20)")
+    parser.add_argument("--smoke", action="store_true", help="one repeat, small sizes: checks the script still runs (tests/test_benchmarks.py); figures come from full runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.demands, args.repeat = 5, 1
     print(f"python {platform.python_version()} on {platform.machine()} ({platform.system()})")
 
     # Warm the per-model caches (valid_layouts / maximal_layouts), timing the one-off cost.

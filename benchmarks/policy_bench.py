@@ -80,7 +80,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--resources", type=int, default=5000)
+    parser.add_argument("--smoke", action="store_true", help="one repeat, small sizes: checks the script still runs (tests/test_benchmarks.py); figures come from full runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.repeat, args.resources = 1, 50
     print(f"# policy pack benchmark  python {platform.python_version()}  {platform.machine()}  repeat={args.repeat}")
     config = load_policy_config(ROOT / "policies" / "config.example.json")
 
@@ -93,7 +96,7 @@ def main() -> None:
         print(f"{'stack':10} {'resources':>9} {'preview ms':>11} {'analyze ms':>11} {'total ms':>9} {'violations':>10}")
         for stack in list_stacks(ROOT):
             t_prev, preview = timed(lambda s=stack: run_preview(s, ROOT), args.repeat)
-            resources = _analyzer_resources(preview.records)  # type: ignore[attr-defined]
+            resources = _analyzer_resources(preview.records, preview)  # with default providers, as hybridgpu check sends them
             t_an, report = timed(lambda: analyze_resources(analyzer, stack, resources, PROJECT), args.repeat)
             print(f"{stack:10} {len(resources):9d} {t_prev * 1000:11.0f} {t_an * 1000:11.0f} {(t_prev + t_an) * 1000:9.0f} {len(report.violations):10d}")  # type: ignore[attr-defined]
 

@@ -112,14 +112,27 @@ def write_generated_project(src_root: Path, dest: Path, stack: str, pools: int) 
     """Write ``dest/Pulumi.yaml`` (copied) and ``dest/stacks/Pulumi.<stack>.yaml``: the prod stack with ``pools`` NodePools.
 
     The prod stack's own pools are kept (other sections, e.g. ``hybridgpu:nvidia``, refer to them
-    by name) and generated pools are appended up to ``pools`` in total.
+    by name) and generated pools are appended up to ``pools`` in total. ``stacks/`` is copied
+    whole (the burst plan and inventory prod refers to), and the copied burst plan names the
+    generated stack where it named prod.
 
     Returns:
         The number of generated pools.
     """
     shutil.copy(src_root / "Pulumi.yaml", dest / "Pulumi.yaml")
+    # Every file the prod stack refers to (the burst plan under stacks/burst/, which names the
+    # other stacks and the on-prem inventory) must be in the temporary root too: issue 14, where
+    # `make bench` exited 2 on a clean clone because only Pulumi.yaml was copied.
+    shutil.copytree(src_root / "stacks", dest / "stacks", dirs_exist_ok=True)
     prod = yaml.safe_load((src_root / "stacks" / "Pulumi.prod.yaml").read_text())
     doc = copy.deepcopy(prod)
+    plan_path = (doc["config"].get("hybridgpu:burst") or {}).get("plan")
+    if plan_path:
+        # The plan names prod as its EKS worker; the generated stack takes prod's place in the copy.
+        plan = yaml.safe_load((dest / plan_path).read_text())
+        if plan.get("cloud", {}).get("stack") == "prod":
+            plan["cloud"]["stack"] = stack
+            (dest / plan_path).write_text(yaml.safe_dump(plan, sort_keys=False))
     cloud = doc["config"]["hybridgpu:cloud"]
     kept = list(cloud.get("nodePools") or [])[:pools]
     generated = generated_pools(pools - len(kept))
@@ -179,14 +192,16 @@ def sdk_class(type_token: str) -> type | None:
     """The generated ``pulumi_aws`` / ``pulumi_kubernetes`` class of a type token, if there is one.
 
     ``aws:ec2/subnet:Subnet`` -> ``pulumi_aws.ec2.Subnet``; ``kubernetes:helm.sh/v3:Release`` ->
-    ``pulumi_kubernetes.helm.v3.Release``; ``pulumi:providers:aws`` -> ``pulumi_aws.Provider``.
+    ``pulumi_kubernetes.helm.v3.Release``; ``command:remote:Command`` ->
+    ``pulumi_command.remote.Command``; ``pulumi:providers:aws`` -> ``pulumi_aws.Provider``.
     Karpenter kinds have no class (the program uses ``apiextensions.CustomResource``, which
     declares nothing beyond the given fields); components are ours.
     """
     import pulumi_aws
+    import pulumi_command
     import pulumi_kubernetes
 
-    roots = {"aws": pulumi_aws, "kubernetes": pulumi_kubernetes}
+    roots = {"aws": pulumi_aws, "kubernetes": pulumi_kubernetes, "command": pulumi_command}
     try:
         pkg, module, name = type_token.split(":")
     except ValueError:
@@ -683,7 +698,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pools", type=int, default=50, help="NodePools in the generated stack (default 50)")
     parser.add_argument("--profile", action="store_true", help="also cProfile one generated-stack preview and print the top entries")
     parser.add_argument("--profile-only", action="store_true", help="only the profile (skip the timings)")
+    parser.add_argument("--smoke", action="store_true", help="one repeat, small sizes: checks the script still runs (tests/test_benchmarks.py); figures come from full runs")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.repeat, args.pools = 1, 6
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
 

@@ -40,8 +40,32 @@ _MAX_SHOWN_VALUE = 80
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
+#: Issues spelled out in an error's message; the rest are counted in one closing line (all of
+#: them stay in the error's ``issues``). Issue 17: a 10,000-host inventory with one repeated
+#: mistake printed 20,001 lines.
+MAX_SHOWN_ISSUES = 50
+
+
 class HybridGpuError(Exception):
     """Base class of every error this toolkit raises on purpose for bad input."""
+
+
+def issue_lines(issues: Sequence[Issue], limit: int = MAX_SHOWN_ISSUES) -> list[str]:
+    """The message lines of ``issues``: the first ``limit`` as ``  - <issue>``, then ``  ... and N more``.
+
+    Args:
+        issues: the issues, in the order to show them.
+        limit: how many to spell out (default :data:`MAX_SHOWN_ISSUES`).
+
+    Returns:
+        One string per shown issue (each spans two lines: the problem and its fix), plus one
+        line counting the rest when there are more than ``limit``.
+    """
+    lines = [f"  - {issue}" for issue in issues[:limit]]
+    if len(issues) > limit:
+        rest = len(issues) - limit
+        lines.append(f"  ... and {rest} more problem{'s' if rest > 1 else ''} not shown (fix the ones above and run again)")
+    return lines
 
 
 @dataclass(frozen=True)
@@ -179,7 +203,7 @@ class StackConfigError(HybridGpuError):
         self.issues = list(issues)
         count = len(self.issues)
         head = f"{count} problem{'s' if count > 1 else ''} in stack configuration {self.issues[0].file}:"
-        super().__init__("\n".join([head, *(f"  - {issue}" for issue in self.issues)]))
+        super().__init__("\n".join([head, *issue_lines(self.issues)]))
 
     @property
     def keys(self) -> list[str]:

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
 from hybridgpu.config.nvidia import MigDeviceGroup, MigLayoutConfig
+from hybridgpu.errors import Issue
 from hybridgpu.inventory.models import Host, Inventory
 from hybridgpu.render.bootstrap import bootstrap_script, drain_and_cordon_script, kubeadm_run_script
 from hybridgpu.render.kubeadm import (
@@ -137,6 +139,7 @@ def cluster_spec(inventory: Inventory) -> ClusterSpec:
         pod_subnet=str(c.pod_subnet),
         service_subnet=str(c.service_subnet),
         cni=c.cni,
+        kubelet_server_tls_bootstrap=c.kubelet_server_tls_bootstrap,
     )
 
 
@@ -160,7 +163,9 @@ _SENTINEL_HOST = "hybridgpu-shape-template-node"
 _SENTINEL_IP = "192.0.2.254"
 
 
-def _render_host(cluster: ClusterSpec, node: NodeSpec, stage: Stage, toolkit: bool, join_endpoint: str | None) -> tuple[str, str, str]:
+def _render_host(
+    cluster: ClusterSpec, node: NodeSpec, stage: Stage, toolkit: bool, join_endpoint: str | None, toolkit_version: str | None = None
+) -> tuple[str, str, str]:
     """(kubeadm config YAML, bootstrap script, kubeadm run script) of one host."""
     if stage == "init":
         docs = init_config(cluster, node, token_placeholder=BOOTSTRAP_TOKEN_PLACEHOLDER, certificate_key_placeholder=CERTIFICATE_KEY_PLACEHOLDER)
@@ -180,7 +185,8 @@ def _render_host(cluster: ClusterSpec, node: NodeSpec, stage: Stage, toolkit: bo
             ca_cert_hash_placeholder=CA_CERT_HASH_PLACEHOLDER,
             api_server_endpoint=join_endpoint,
         )
-    return to_yaml(docs), bootstrap_script(cluster, node, nvidia_toolkit=toolkit), kubeadm_run_script(node, first=stage == "init")
+    bootstrap = bootstrap_script(cluster, node, nvidia_toolkit=toolkit, nvidia_toolkit_version=toolkit_version if toolkit else None)
+    return to_yaml(docs), bootstrap, kubeadm_run_script(node, first=stage == "init")
 
 
 def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templates: bool = True) -> OnPremPlan:
@@ -202,6 +208,7 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templa
             checks normally catch this first).
     """
     cluster = cluster_spec(inventory)
+    toolkit_version = inventory.site.cluster.nvidia_container_toolkit_version
     hosts = [h for h in inventory.hosts if h.state != "absent"]
     skipped = tuple(h.hostname for h in inventory.hosts if h.state == "absent")
     control = [h for h in hosts if h.role == "control-plane"]
@@ -254,10 +261,12 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templa
                 toolkit,
             )
             if shape not in templates:
-                templates[shape] = _render_host(cluster, node_spec(host, mig_name, _SENTINEL_HOST, _SENTINEL_IP), stage, toolkit, join_endpoint)
+                templates[shape] = _render_host(
+                    cluster, node_spec(host, mig_name, _SENTINEL_HOST, _SENTINEL_IP), stage, toolkit, join_endpoint, toolkit_version
+                )
             config, bootstrap, run = (t.replace(_SENTINEL_HOST, host.hostname).replace(_SENTINEL_IP, str(host.addresses.management)) for t in templates[shape])
         else:
-            config, bootstrap, run = _render_host(cluster, node_spec(host, mig_name), stage, toolkit, join_endpoint)
+            config, bootstrap, run = _render_host(cluster, node_spec(host, mig_name), stage, toolkit, join_endpoint, toolkit_version)
         steps.append(
             HostStep(
                 hostname=host.hostname,
@@ -278,3 +287,64 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templa
             )
         )
     return OnPremPlan(cluster=cluster, steps=tuple(steps), skipped=skipped, mig_layouts=tuple(layouts.values()), gpus=gpus)
+
+
+#: The one CNI the program deploys (:class:`hybridgpu.shell.components.onprem.OnPremCluster`
+#: installs the Cilium chart); the inventory format also names ``calico``.
+DEPLOYED_CNI = "cilium"
+
+_NODE_IN_MESSAGE = re.compile(r"^node '([^']+)'")
+
+
+def deployment_issues(inventory: Inventory, *, nvidia_toolkit: bool = True) -> tuple[OnPremPlan | None, list[Issue]]:
+    """What the program needs of a validated inventory beyond its own rules, and the plan.
+
+    Runs the checks the Pulumi program relies on that the inventory rules
+    (:mod:`hybridgpu.inventory.checks`) cannot make on their own: the CNI is the one deployed
+    (:data:`DEPLOYED_CNI`), and the whole plan renders (:func:`plan_onprem`: every kubeadm
+    config, bootstrap and run script). The inventory rules are meant to catch everything the
+    renderers refuse; a :class:`ValueError` from them that still gets through becomes an issue
+    (code ``render``) naming the file and host instead of a traceback in ``preview`` or
+    ``pulumi up``. ``hybridgpu validate``, ``hybridgpu inventory validate`` and ``render`` call it.
+
+    Args:
+        inventory: a validated inventory.
+        nvidia_toolkit: as for :func:`plan_onprem` (the stack's ``hybridgpu:onprem.nvidiaToolkit``).
+
+    Returns:
+        ``(plan, issues)``: the plan (None when rendering failed) and the issues (``cni`` on
+        ``cluster.cni``, ``render`` on the host or site), empty when the program can run.
+    """
+    issues: list[Issue] = []
+    cluster = inventory.site.cluster
+    if cluster.cni != DEPLOYED_CNI:
+        issues.append(
+            Issue.on_host(
+                inventory.site_file,
+                None,
+                "cluster.cni",
+                f"CNI {cluster.cni!r} is not deployed by hybridgpu yet (only {DEPLOYED_CNI})",
+                f"set `cni: {DEPLOYED_CNI}`",
+                "cni",
+            )
+        )
+    try:
+        plan = plan_onprem(inventory, nvidia_toolkit=nvidia_toolkit)
+    except ValueError as exc:
+        message = str(exc)
+        match = _NODE_IN_MESSAGE.match(message)
+        host = match.group(1) if match and match.group(1) in {h.hostname for h in inventory.hosts} else None
+        file = inventory.file_of(host) if host else inventory.site_file
+        issues.append(
+            Issue.on_host(
+                file,
+                host,
+                None,
+                f"rendering the kubeadm configuration and scripts failed: {message}",
+                "correct the value named in the message; please also report it, since validation should have caught it",
+                "render",
+            )
+        )
+        return None, issues
+    return plan, issues
+

@@ -82,3 +82,28 @@ def test_worker_templates_render_exactly_what_per_host_rendering_does():
         slow = plan_onprem(inventory, use_templates=False)
         assert fast == slow
         assert len({s.kubeadm_config for s in fast.steps}) == len(fast.steps)  # every host its own config
+
+
+def _kubelet_config(step) -> dict:
+    return next(d for d in yaml.safe_load_all(step.kubeadm_config) if d["kind"] == "KubeletConfiguration")
+
+
+def test_kubelet_serving_certificates_are_an_inventory_setting_off_by_default(tmp_path):
+    """Issue 17: nothing approves kubelet-serving CSRs in a kubeadm cluster, so the default is off."""
+    plan = plan_onprem(load_inventory(SAMPLE))
+    assert _kubelet_config(plan.first)["serverTLSBootstrap"] is False
+
+    def turn_on(docs):
+        next(d for d in docs if d["kind"] == "Site")["cluster"]["kubeletServerTlsBootstrap"] = True
+
+    on = plan_onprem(load_inventory(_edit(tmp_path, turn_on)))
+    assert _kubelet_config(on.first)["serverTLSBootstrap"] is True
+
+
+def test_run_scripts_never_treat_kubelet_conf_as_done():
+    """Issue 17: the scripts check the API server, the Node and kubeadm-config (sandboxed in tests/render/test_host_sandbox.py)."""
+    for step in plan_onprem(load_inventory(SAMPLE)).steps:
+        assert "already belongs to a cluster" not in step.kubeadm_run
+        assert "get --raw=/readyz" in step.kubeadm_run and "configmap kubeadm-config" in step.kubeadm_run
+        credentials = "/etc/kubernetes/admin.conf" if step.role == "control-plane" else "/etc/kubernetes/kubelet.conf"
+        assert f"readonly CHECK_KUBECONFIG={credentials}" in step.kubeadm_run

@@ -30,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from hybridgpu.burst.models import BurstPlanFile
+from hybridgpu.burst.models import INSTALLED_FRAMEWORKS, BurstPlanFile
 from hybridgpu.burst.plan import ClusterPlan, ClusterQueuePlan, Flavor, LocalQueuePlan, WorkerRef
 from hybridgpu.k8s import (
     NAMESPACE_NAME_LABEL,
@@ -38,6 +38,7 @@ from hybridgpu.k8s import (
     SERVICE_ACCOUNT_TOKEN_SECRET_TYPE,
     managed_by_labels,
 )
+from hybridgpu.render.charts import controller_tolerations
 from hybridgpu.render.kubeconfig import kubeconfig
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
@@ -48,6 +49,10 @@ KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 KUBECONFIG_KEY = "kubeconfig"
 #: ServiceAccount the manager uses on a worker.
 WORKER_SERVICE_ACCOUNT = "hybridgpu-multikueue"
+#: Resources that Kueue does not count against quota (``resources.excludeResourcePrefixes``, prefix
+#: match in ``dropExcludedResources``, ``pkg/workload/workload.go`` at v0.19.2). Everything else is
+#: checked under ``BlockUndeclared``: a request for a resource no ClusterQueue declares is never admitted.
+EXCLUDED_RESOURCE_PREFIXES = ("cpu", "memory", "ephemeral-storage", "hugepages-")
 #: Name of the stack output a worker exports and the manager reads through a StackReference.
 WORKER_KUBECONFIG_OUTPUT = "burst_worker_kubeconfig"
 
@@ -137,7 +142,11 @@ def multikueue_cluster(worker: WorkerRef) -> dict[str, Any]:
 
 
 def worker_rbac_rules(frameworks: list[str]) -> list[dict[str, Any]]:
-    """ClusterRole rules the manager needs on a worker: jobs, pods, workloads (+status), queues, and JobSets when integrated."""
+    """ClusterRole rules the manager needs on a worker: jobs, pods, workloads (+status), queues.
+
+    Raises:
+        ValueError: a framework other than :data:`~hybridgpu.burst.models.INSTALLED_FRAMEWORKS`.
+    """
     rules: list[dict[str, Any]] = [
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["create", "delete", "get", "list", "watch"]},
         {"apiGroups": ["batch"], "resources": ["jobs/status"], "verbs": ["get"]},
@@ -146,11 +155,9 @@ def worker_rbac_rules(frameworks: list[str]) -> list[dict[str, Any]]:
         {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads/status"], "verbs": ["get", "patch", "update"]},
         {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues", "localqueues"], "verbs": ["get", "list", "watch"]},
     ]
-    if "jobset.x-k8s.io/jobset" in frameworks:
-        rules += [
-            {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": ["create", "delete", "get", "list", "watch"]},
-            {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets/status"], "verbs": ["get"]},
-        ]
+    unknown = [f for f in frameworks if f not in INSTALLED_FRAMEWORKS]
+    if unknown:  # the plan model refuses these; a direct caller gets the same answer
+        raise ValueError(f"no worker RBAC for framework(s) {', '.join(unknown)}: only {', '.join(INSTALLED_FRAMEWORKS)} is installed")
     return rules
 
 
@@ -205,8 +212,13 @@ def kueue_configuration(cluster: ClusterPlan, source: BurstPlanFile) -> dict[str
     """The Kueue manager ``Configuration`` (``config.kueue.x-k8s.io/v1beta2``) of ``cluster``.
 
     Every cluster: the chart's health/metrics/webhook/leader-election settings, the configured
-    job frameworks, and ``resources.quotaCheckStrategy: IgnoreUndeclared`` (quotas cover GPUs
-    only; CPU and memory requests are not checked against quota). The manager adds
+    job frameworks, and ``resources.quotaCheckStrategy: BlockUndeclared`` with
+    ``excludeResourcePrefixes`` :data:`EXCLUDED_RESOURCE_PREFIXES`: CPU, memory, ephemeral storage
+    and huge pages are not under quota, and every other resource a workload requests (``nvidia.com/gpu``,
+    ``nvidia.com/mig-*``, ``vpc.amazonaws.com/efa`` ...) must be declared by the ClusterQueue or the
+    workload is not admitted there ("resource X unavailable in ClusterQueue",
+    ``pkg/scheduler/flavorassigner/flavorassigner.go`` at v0.19.2). ``IgnoreUndeclared`` would admit
+    an undeclared MIG request with no quota and no flavor (no node labels, no tolerations). The manager adds
     ``multiKueue``: the dispatcher (Incremental with ``stepSize: 1`` for spillover, so workers are
     tried one at a time in MultiKueueConfig order: on-prem, then EKS after about 5 minutes),
     ``workerLostTimeout`` and ``gcInterval``.
@@ -219,7 +231,7 @@ def kueue_configuration(cluster: ClusterPlan, source: BurstPlanFile) -> dict[str
         "webhook": {"port": 9443},
         "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
         "integrations": {"frameworks": list(source.kueue.frameworks)},
-        "resources": {"quotaCheckStrategy": "IgnoreUndeclared"},
+        "resources": {"quotaCheckStrategy": "BlockUndeclared", "excludeResourcePrefixes": list(EXCLUDED_RESOURCE_PREFIXES)},
     }
     if cluster.multikueue is not None:
         mk: dict[str, Any] = {
@@ -235,9 +247,17 @@ def kueue_configuration(cluster: ClusterPlan, source: BurstPlanFile) -> dict[str
 
 
 def kueue_helm_values(cluster: ClusterPlan, source: BurstPlanFile) -> dict[str, Any]:
-    """Values of the ``kueue`` chart: the manager Configuration as ``managerConfig.controllerManagerConfigYaml``."""
+    """Values of the ``kueue`` chart: the manager Configuration as ``managerConfig.controllerManagerConfigYaml``, and
+    ``controllerManager.tolerations`` (:func:`~hybridgpu.render.charts.controller_tolerations`)."""
     text = yaml.safe_dump(kueue_configuration(cluster, source), sort_keys=False, default_flow_style=False)
-    return {"managerConfig": {"controllerManagerConfigYaml": text}}
+    # Scheduling: the chart's `controllerManager.tolerations` is [] (charts/kueue/values.yaml v0.19.2),
+    # so on EKS, where the system nodes are tainted CriticalAddonsOnly, the controller stayed Pending;
+    # the control-plane toleration lets it run on an on-prem cluster without CPU workers
+    # (checked by hybridgpu.stack.scheduling).
+    return {
+        "managerConfig": {"controllerManagerConfigYaml": text},
+        "controllerManager": {"tolerations": controller_tolerations()},
+    }
 
 
 def worker_kubeconfig(*, name: str, server: str, ca_data: str, token: str) -> str:

@@ -29,6 +29,23 @@ from hybridgpu.modelbase import Dns1123Name, Duration, Model
 #: ``charts/kueue/Chart.yaml`` at tag v0.19.2, 2026-08-20: version 0.19.2, appVersion v0.19.2).
 KUEUE_VERSION = "0.19.2"
 
+#: Kueue minor versions whose API (``kueue.x-k8s.io/v1beta2``) and ``Configuration``
+#: (``config.kueue.x-k8s.io/v1beta2`` with ``multiKueue.dispatcherName``,
+#: ``incrementalDispatcherConfig`` and ``resources.quotaCheckStrategy``/``excludeResourcePrefixes``)
+#: the renderer writes. Kueue decodes its Configuration strictly (unknown fields fail start-up),
+#: and 0.18 has no ``incrementalDispatcherConfig``; the ``QuotaCheckStrategy`` gate is beta and on
+#: from 0.19 (``pkg/features/kube_features.go`` at v0.19.2). Checked 2026-11-24.
+SUPPORTED_KUEUE_MINORS = ("0.19",)
+
+#: Job integrations whose API every cluster of a plan has without installing anything: ``batch/job``
+#: is core Kubernetes. Kueue builds a MultiKueue adapter for every enabled integration
+#: (``cmd/kueue/main.go``: ``jobframework.GetMultiKueueAdapters(cfg.Integrations.Frameworks)``), and a
+#: worker without an integration's CRD fails the connection ("let's not accept this for now",
+#: ``pkg/controller/admissionchecks/multikueue/multikueuecluster.go`` at v0.19.2), which leaves the
+#: MultiKueueCluster ``Active=False`` and dispatches nothing (kubernetes-sigs/kueue#3582). The toolkit
+#: installs no JobSet/Kubeflow/Ray controller, so these are the only frameworks a plan may enable.
+INSTALLED_FRAMEWORKS = ("batch/job",)
+
 #: Seconds the Incremental dispatcher waits for the nominated workers to admit a workload before
 #: it nominates the next ones (Kueue v0.19.2 ``incrementalDispatcherRoundTimeout``, 5 minutes).
 INCREMENTAL_DISPATCH_SECONDS = 300
@@ -82,6 +99,7 @@ class CapacitySpec(Model):
     monthly_budget_usd: float | None = Field(
         default=None,
         gt=0,
+        allow_inf_nan=False,
         description=(
             "Monthly budget in USD; the ceiling becomes floor(budget / (USD per GPU-hour x hoursPerMonth)), "
             "rounded down to whole instances. Default: none (the ceiling decides)."
@@ -90,6 +108,7 @@ class CapacitySpec(Model):
     usd_per_gpu_hour: float | None = Field(
         default=None,
         gt=0,
+        allow_inf_nan=False,
         description=(
             "Price in USD per GPU-hour. Default: on-demand, the highest per-GPU list price among the pool's instance "
             "types in the catalog; spot has no catalog price and needs this field."
@@ -123,15 +142,46 @@ class KueueSpec(Model):
     """The Kueue installation on every cluster that takes part (plan ``kueue``)."""
 
     version: Annotated[str, StringConstraints(pattern=r"^0\.[0-9]+\.[0-9]+$")] = Field(
-        default=KUEUE_VERSION, description=f"Kueue Helm chart version (pinned). Default: `{KUEUE_VERSION}`."
+        default=KUEUE_VERSION,
+        description=f"Kueue Helm chart version (pinned), within {', '.join(m + '.x' for m in SUPPORTED_KUEUE_MINORS)}. Default: `{KUEUE_VERSION}`.",
     )
     namespace: Dns1123Name = Field(default="kueue-system", description="Namespace of the controller and of the worker kubeconfig Secrets. Default: `kueue-system`.")
     frameworks: list[Annotated[str, StringConstraints(min_length=1)]] = Field(
-        default_factory=lambda: ["batch/job", "jobset.x-k8s.io/jobset"],
+        default_factory=lambda: list(INSTALLED_FRAMEWORKS),
         min_length=1,
-        description="Job integrations Kueue manages (`integrations.frameworks`). Default: `[batch/job, jobset.x-k8s.io/jobset]`.",
+        description=(
+            "Job integrations Kueue manages (`integrations.frameworks`); only frameworks installed on every cluster of "
+            "the plan: `batch/job` (the toolkit installs no JobSet or other job controller). Default: `[batch/job]`."
+        ),
     )
     prefix: Dns1123Name = Field(default="hybridgpu", description="Prefix of the cluster-scoped Kueue object names. Default: `hybridgpu`.")
+
+    @field_validator("version")
+    @classmethod
+    def _supported_version(cls, value: str) -> str:
+        minor = value.rsplit(".", 1)[0]
+        if minor not in SUPPORTED_KUEUE_MINORS:
+            supported = ", ".join(f"{m}.x" for m in SUPPORTED_KUEUE_MINORS)
+            raise ValueError(
+                f"Kueue {value} is outside the supported range {supported}: the rendered v1beta2 objects and Configuration "
+                f"(incrementalDispatcherConfig, quotaCheckStrategy) are those of {supported}, and Kueue refuses unknown "
+                f"Configuration fields; set `version: {KUEUE_VERSION}`"
+            )
+        return value
+
+    @field_validator("frameworks")
+    @classmethod
+    def _installed_frameworks(cls, value: list[str]) -> list[str]:
+        missing = [f for f in value if f not in INSTALLED_FRAMEWORKS]
+        if missing:
+            raise ValueError(
+                f"{', '.join(missing)} is not installed on every cluster of the plan (the toolkit installs only "
+                f"{', '.join(INSTALLED_FRAMEWORKS)}); MultiKueue would fail to watch it on a worker without its CRD and "
+                f"dispatch nothing (kubernetes-sigs/kueue#3582); list only {', '.join(INSTALLED_FRAMEWORKS)} in `frameworks`"
+            )
+        if len(set(value)) != len(value):
+            raise ValueError("a framework is listed twice")
+        return value
 
 
 class QueueSpec(Model):
@@ -151,10 +201,12 @@ class SimulationSpec(Model):
     """Inputs of the burst simulator that are facts about the environment (plan ``simulation``)."""
 
     karpenter_launch_seconds: float = Field(
-        ge=0, description="Seconds from a Karpenter NodeClaim to a Ready GPU node (measure yours: GPU AMIs and images are large). Required."
+        ge=0,
+        allow_inf_nan=False, description="Seconds from a Karpenter NodeClaim to a Ready GPU node (measure yours: GPU AMIs and images are large). Required."
     )
     spot_interruptions_per_instance_hour: float = Field(
         ge=0,
+        allow_inf_nan=False,
         description="Spot interruptions per instance-hour of the pool's instance types (e.g. from the Spot placement/interruption history). Required.",
     )
     gpus_per_instance: int = Field(ge=1, le=64, description="GPUs per cloud instance (how many instances a job spans). Required.")

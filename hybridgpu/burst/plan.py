@@ -11,7 +11,9 @@ is the only place quotas are computed, so:
   GPU-hour x hours per month), rounded down to whole instances) is at once the EKS worker
   ClusterQueue quota and the required ``nvidia.com/gpu`` limit of its Karpenter NodePool
   (:func:`hybridgpu.stack.burst.burst_issues` refuses a stack whose ``gpuLimit`` differs, naming file, key and fix);
-* the manager's quota is the sum of its workers' quotas, per resource.
+* the spillover manager has one ClusterQueue per queue class whose flavors mirror the worker
+  flavors it may dispatch to (on-prem ones, plus its own EKS capacity type), with no cohort;
+  the split-queues manager's burst queues equal the EKS worker's ceilings.
 
 :func:`read_plan_file` reads and validates the plan file itself; reading the stacks it names and
 checking a stack's ``hybridgpu:burst`` against the plan is the stack layer's work
@@ -466,9 +468,13 @@ def plan_burst(source: BurstPlanFile, inventory: Inventory, cloud: CloudConfig, 
         file: the plan file as the user knows it (named in errors).
 
     Returns:
-        The :class:`BurstPlan`. Invariants (property-tested): the spillover manager's quota per
-        resource equals the sum of its workers'; the split-queues manager's MultiKueue queues
-        sum to the EKS worker's quota; the EKS worker's quota per capacity type equals that
+        The :class:`BurstPlan`. Invariants (property-tested in ``tests/burst/test_quota_properties.py``,
+        stated in ``docs/bursting.md``): each spillover manager class owns on-prem + its own
+        ceiling and shares nothing (no cohort); every manager flavor's quota equals one worker
+        flavor's, so no workload reserves more than the largest single worker can run; every
+        resource a manager queue covers is covered on every worker its MultiKueueConfig lists
+        (quota 0 where the worker offers none); the split-queues manager's MultiKueue queues sum
+        to the EKS worker's GPU quota; the EKS worker's GPU quota per capacity type equals that
         NodePool's ceiling; the on-prem quota equals the inventory's schedulable GPUs.
 
     Raises:
@@ -525,7 +531,14 @@ def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[s
     onprem_cq_name = f"{prefix}-onprem"
     onprem_cq = ClusterQueuePlan(onprem_cq_name, _onprem_groups(onprem))
     onprem_flavors = (*onprem.flavors.values(), *onprem.mig_flavors.values())
-    eks_cqs = {c: ClusterQueuePlan(f"{prefix}-eks-{c}", (_single_group(cap.flavor.name, {GPU_RESOURCE: cap.gpus}),), burst_class=c) for c, cap in caps.items()}  # type: ignore[arg-type]
+    # Every resource a manager queue can admit is declared on the EKS worker: GPUs with the
+    # ceiling, each on-prem MIG resource with 0 (no burst pool offers MIG), so that under
+    # BlockUndeclared a MIG workload is never admitted in EKS without quota.
+    mig_resources = sorted({res for per in onprem.mig.values() for res in per})
+    eks_cqs = {
+        c: ClusterQueuePlan(f"{prefix}-eks-{c}", (_single_group(cap.flavor.name, {GPU_RESOURCE: cap.gpus, **{r: 0 for r in mig_resources}}),), burst_class=c)  # type: ignore[arg-type]
+        for c, cap in caps.items()
+    }
     eks_flavors = tuple(cap.flavor for cap in caps.values())
     split = source.topology == "split-queues"
     suffix = "-burst" if split else ""
@@ -562,25 +575,37 @@ def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[s
     clusters[source.onprem.stack] = ClusterPlan(source.onprem.stack, "onprem-worker", onprem_flavors, (onprem_cq,), onprem_lqs, namespaces, worker_access=True)
     onprem_ref = WorkerRef(source.onprem.cluster_name, f"{prefix}-{source.onprem.cluster_name}-kubeconfig", source.onprem.stack, source.onprem.stack_reference)
 
-    # Manager: one ClusterQueue per queue class. The first class owns the on-prem quota and lends
-    # it to the others through a cohort (lendingLimit = on-prem); each class's cloud quota is its
-    # own (lendingLimit 0), so the on-demand class can never take the spot ceiling and vice
-    # versa, and the total over the cohort is exactly on-prem + spot + on-demand.
-    total_onprem = onprem.totals()
-    resources = sorted({*total_onprem, GPU_RESOURCE})
-    cohort = f"{prefix}-burst" if len(classes) > 1 else None
+    # Manager: one ClusterQueue per queue class, no cohort. Each class mirrors the flavors of the
+    # workers it dispatches to: one manager flavor per on-prem worker flavor (same quota) and, for a
+    # class that bursts, one for its EKS capacity type (quota = its ceiling). So
+    # * a class's capacity is on-prem + its own ceiling whatever the other classes hold: nothing is
+    #   lent, so no class can reserve another class's ceiling (a cohort would let the spot class
+    #   take the on-prem share while on-demand jobs running on-prem use up the on-demand class's
+    #   own nominal, leaving the on-demand pool idle);
+    # * Kueue assigns one flavor per resource group to a pod set, so a workload reserves at most
+    #   the largest single flavor: the largest thing one worker can run. A larger one stays
+    #   pending with reason ExceedsMaxQuota ("... > maximum capacity"), holding nothing.
+    # The sum over classes exceeds the workers' total: the manager's quota is a gate per class,
+    # the workers' quotas decide placement.
     checks: dict[str, str] = {}
     configs: dict[str, tuple[str, ...]] = {}
     cqs = []
-    for i, cls in enumerate(classes):
-        cloud_part = caps[cls].gpus if cls in caps else 0
-        nominal = {res: (total_onprem.get(res, 0) if i == 0 else 0) + (cloud_part if res == GPU_RESOURCE else 0) for res in resources}
-        borrowing: dict[str, int] = {}
-        lending: dict[str, int] = {}
-        if cohort:
-            lending = {res: (total_onprem.get(res, 0) if i == 0 else 0) for res in resources}
-            if i > 0:
-                borrowing = {res: total_onprem.get(res, 0) for res in resources}
+    manager_flavor_names: dict[str, None] = {}
+
+    def mirrored(flavor: str) -> str:
+        name = f"multikueue-{flavor}"
+        manager_flavor_names[name] = None
+        return name
+
+    for cls in classes:
+        groups = []
+        for group in onprem_cq.groups:
+            flavors = [FlavorQuota(mirrored(fq.flavor), dict(fq.nominal)) for fq in group.flavors]
+            if cls in caps and GPU_RESOURCE in group.covered:
+                flavors.append(FlavorQuota(mirrored(caps[cls].flavor.name), {GPU_RESOURCE: caps[cls].gpus}))
+            groups.append(ResourceGroup(group.covered, tuple(flavors)))
+        if not any(GPU_RESOURCE in g.covered for g in groups) and cls in caps:
+            groups.insert(0, _single_group(mirrored(caps[cls].flavor.name), {GPU_RESOURCE: caps[cls].gpus}))
         if cls == "none":
             config_name, workers = f"{prefix}-onprem-only", (onprem_ref.name,)
         else:
@@ -590,8 +615,7 @@ def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[s
         cqs.append(
             ClusterQueuePlan(
                 f"{prefix}-{'onprem-only' if cls == 'none' else cls}",
-                (_single_group("multikueue", nominal, borrowing, lending),),
-                cohort=cohort,
+                tuple(groups),
                 admission_check=config_name,
                 burst_class=cls,
             )
@@ -604,7 +628,8 @@ def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[s
         checks=checks,
         dispatcher="kueue.x-k8s.io/multikueue-dispatcher-incremental",
     )
-    clusters[source.manager_stack] = ClusterPlan(source.manager_stack, "manager", (Flavor("multikueue"),), tuple(cqs), lqs, namespaces, mk)
+    manager_flavors = tuple(Flavor(n) for n in manager_flavor_names)
+    clusters[source.manager_stack] = ClusterPlan(source.manager_stack, "manager", manager_flavors, tuple(cqs), lqs, namespaces, mk)
     return BurstPlan(source, file, onprem, caps, clusters)
 
 

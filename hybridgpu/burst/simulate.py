@@ -1,29 +1,41 @@
 """Burst simulator: replay a demand trace through a topology, no cluster (pure Python).
 
-Discrete-event simulation (``heapq``) of what Kueue MultiKueue and Karpenter do with a trace:
+Discrete-event simulation (``heapq``) of what Kueue v0.19 MultiKueue and Karpenter do with a
+trace (kubernetes-sigs/kueue tag v0.19.2, commit 8eab6877, read 2026-11-24):
 
-* **Queueing**: BestEffortFIFO, Kueue's default: at every event the earliest-submitted waiting
-  job that can start now is started, then the next, until none can (a large job at the head
-  does not block smaller ones behind it).
-* **On-prem first**: a job starts on-prem as soon as ``onprem_gpus`` has room for it.
-* **Spill-over**: a job that is still waiting ``dispatch_delay_s`` after it (re)entered the
-  queue may also start in the cloud (Kueue's Incremental dispatcher nominates the next worker
-  after 5 minutes), if its class may burst and the pool's ceiling has room. Cloud GPUs count
-  against the ceiling from admission; the job starts working ``launch_s`` later (Karpenter
-  launching a node) and is billed from admission to its end.
-* **Spot interruptions**: while a job runs on spot, interruptions arrive as a Poisson process
-  with ``interruptions_per_instance_hour`` x instances the job spans (ceil(GPUs /
-  ``gpus_per_instance``)); an interruption loses the work since the last checkpoint. The job's
-  Kueue workload stays admitted on the EKS worker (its pods are recreated, e.g. a Job with a
-  ``podFailurePolicy`` that ignores ``DisruptionTarget``), so it keeps its quota, waits
-  ``launch_s`` for Karpenter's replacement node and resumes from the checkpoint; billing runs
-  on from the first admission to the end.
+* **Manager reservation** (spillover): each queue class has its ClusterQueue on the manager whose
+  flavors mirror the worker flavors (:func:`hybridgpu.burst.plan.assemble_plan`): on-prem
+  (``onprem_gpus``) and, for a class that bursts, its capacity type (the ceiling). A job reserves
+  quota in the first flavor with room (a pod set takes one flavor); a job larger than every
+  flavor is never admitted. BestEffortFIFO, Kueue's default: the earliest-submitted waiting job
+  that fits goes first; a large one at the head does not block smaller ones behind it.
+* **Incremental dispatch** (spillover): the round starts when the manager reserves quota and
+  nominates the first worker (``pkg/controller/workloaddispatcher/incrementaldispatcher.go``:
+  the dispatcher returns early while the workload has no quota reservation, and records the round
+  start when it nominates). On-prem is nominated at reservation, EKS ``dispatch_delay_s`` (one
+  round, ``incrementalDispatcherRoundTimeout`` = 5 min) later if on-prem has not admitted the job;
+  then the first worker that admits it wins. Under a backlog, a freed cloud slot therefore waits
+  a full round after the reservation it allows.
+* **Split-queues**: the user's queue decides. ``queue: local`` jobs run on-prem only (the on-prem
+  ClusterQueue); ``queue: burst`` jobs (``<queue>-burst``) run in EKS only, dispatched at
+  reservation (AllAtOnce, one worker): no round.
+* **Cloud nodes** (node granularity, as Karpenter launches them): a pool launches whole instances
+  of ``gpus_per_instance`` GPUs; its ceiling (the NodePool ``nvidia.com/gpu`` limit) counts the
+  instances' GPUs. A job smaller than an instance takes the fullest running node with room
+  (best fit; it starts when that node is ready) or launches one; a larger job launches
+  ceil(GPUs / instance) nodes of its own. A node is billed for all its GPUs from launch until its
+  last job leaves (terminated at once: ``consolidateAfter`` is not modelled, so a pool's idle
+  tail is under-billed by at most ``consolidateAfter`` per node). Kueue's GPU quota (the ceiling)
+  is checked too.
+* **Spot interruptions**: each spot node is reclaimed after an exponential time at
+  ``interruptions_per_instance_hour``; every job on it loses the work since its last checkpoint,
+  keeps its Kueue admission (its pods are recreated, e.g. a Job with a ``podFailurePolicy`` that
+  ignores ``DisruptionTarget``), and resumes when a replacement node is ready.
 
 Strategies (:data:`STRATEGIES`): ``onprem-only`` (nothing bursts), ``spot`` (jobs that
 checkpoint burst to spot, the others to on-demand), ``on-demand`` (every burstable job bursts to
 on-demand, with the spot and on-demand ceilings added together so that both burst strategies
-have the same cloud capacity). Jobs of class ``none`` never burst. A job larger than every
-place it may run is reported as never admitted.
+have the same cloud capacity). Jobs of class ``none`` never burst.
 
 The random stream (spot interruptions only) comes from ``random.Random(seed)``: a run is
 reproducible.
@@ -36,14 +48,21 @@ import math
 import random
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from hybridgpu.burst.models import INCREMENTAL_DISPATCH_SECONDS
 from hybridgpu.burst.trace import Job
 
 STRATEGIES = ("onprem-only", "spot", "on-demand")
+TOPOLOGIES = ("spillover", "split-queues")
 
-_ARRIVE, _FINISH_ONPREM, _FINISH_CLOUD, _ELIGIBLE, _INTERRUPT = range(5)
+#: What the cost figures are, printed with the table.
+COST_MODEL = (
+    "cloud cost: whole instances billed from Karpenter launch until their last job leaves (jobs share a node when "
+    "they fit; consolidateAfter not modelled)"
+)
+
+_ARRIVE, _FINISH_ONPREM, _FINISH_CLOUD, _ELIGIBLE, _RECLAIM = range(5)
 
 
 @dataclass(frozen=True)
@@ -52,15 +71,22 @@ class SimulationParams:
 
     Attributes:
         onprem_gpus: GPUs on-prem (whole GPUs the on-prem ClusterQueue admits).
-        spot_gpus: spot ceiling in GPUs (NodePool limit).
+        spot_gpus: spot ceiling in GPUs (NodePool limit = EKS ClusterQueue quota).
         on_demand_gpus: on-demand ceiling in GPUs.
         spot_usd_per_gpu_hour: spot price, USD per GPU-hour.
         on_demand_usd_per_gpu_hour: on-demand price, USD per GPU-hour.
-        dispatch_delay_s: seconds a job waits for on-prem before it may go to the cloud (:data:`~hybridgpu.burst.models.INCREMENTAL_DISPATCH_SECONDS`: Kueue's Incremental dispatcher round).
-        launch_s: seconds from cloud admission to a working node (Karpenter launch and boot).
+        dispatch_delay_s: seconds from the manager's reservation to the nomination of EKS
+            (spillover; :data:`~hybridgpu.burst.models.INCREMENTAL_DISPATCH_SECONDS`, Kueue's
+            Incremental round). Ignored for split-queues (AllAtOnce to one worker).
+        launch_s: seconds from a Karpenter launch to a working node.
         interruptions_per_instance_hour: spot interruption rate per instance-hour.
         gpus_per_instance: GPUs per cloud instance.
         seed: seed of the interruption random stream.
+        topology: ``spillover`` or ``split-queues``.
+
+    Raises:
+        ValueError: a negative or non-finite number, an unknown topology, or ``gpus_per_instance`` < 1
+            (the message names the field).
     """
 
     onprem_gpus: int
@@ -73,6 +99,21 @@ class SimulationParams:
     interruptions_per_instance_hour: float = 0.0
     gpus_per_instance: int = 8
     seed: int = 0
+    topology: str = "spillover"
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("seed", "topology"):
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"{f.name}: {value!r} is not a number")
+            if not math.isfinite(value) or value < 0:
+                raise ValueError(f"{f.name}: {value!r} must be a finite number >= 0")
+        if self.gpus_per_instance < 1:
+            raise ValueError(f"gpus_per_instance: {self.gpus_per_instance} must be >= 1")
+        if self.topology not in TOPOLOGIES:
+            raise ValueError(f"topology: {self.topology!r}; use one of {', '.join(TOPOLOGIES)}")
 
 
 @dataclass
@@ -82,16 +123,18 @@ class StrategyResult:
     Attributes:
         strategy: ``onprem-only``, ``spot`` or ``on-demand``.
         jobs: jobs in the trace.
-        never_admitted: jobs larger than every place they may run.
+        never_admitted: jobs larger than every place they may run (they reserve nothing).
+        admitted: jobs that started (the set the wait percentiles cover).
         wait_p50_s, wait_p90_s, wait_p99_s, wait_mean_s: queue wait (submission to first work:
-            on-prem start, or cloud admission plus launch), seconds, over admitted jobs.
+            on-prem start, or cloud node ready), seconds, over the admitted jobs.
         onprem_utilization: busy on-prem GPU-seconds / (on-prem GPUs x makespan), 0..1.
         makespan_s: first submission to last completion, seconds.
         burst_jobs: jobs that ran in the cloud at least once.
-        gpu_hours: capacity type (``spot``/``on-demand``) -> billed cloud GPU-hours (launch included).
+        gpu_hours: capacity type (``spot``/``on-demand``) -> billed cloud GPU-hours (whole instances, launch included).
         cost_usd: capacity type -> USD.
-        interruptions: spot interruptions.
+        interruptions: spot node reclaims that hit at least one job.
         lost_gpu_hours: GPU-hours of work lost to interruptions (since the last checkpoint).
+        nodes_launched: cloud instances launched.
     """
 
     strategy: str
@@ -108,6 +151,8 @@ class StrategyResult:
     cost_usd: dict[str, float] = field(default_factory=dict)
     interruptions: int = 0
     lost_gpu_hours: float = 0.0
+    admitted: int = 0
+    nodes_launched: int = 0
 
     @property
     def total_cost_usd(self) -> float:
@@ -129,6 +174,33 @@ def _pool_of(job: Job, strategy: str) -> str | None:
     if strategy == "on-demand":
         return "on-demand"
     return "spot" if job.burst == "spot" and job.checkpoint_s is not None else "on-demand"
+
+
+class _Node:
+    """A cloud instance: pool, launch/ready times, free GPUs, the jobs on it (job -> GPUs)."""
+
+    __slots__ = ("pool", "launched", "ready", "free", "jobs", "alive")
+
+    def __init__(self, pool: str, launched: float, ready: float, free: int):
+        self.pool = pool
+        self.launched = launched
+        self.ready = ready
+        self.free = free
+        self.jobs: dict[int, int] = {}
+        self.alive = True
+
+
+class _Buckets:
+    """Waiting jobs by size: per GPU count a deque of ``(order, job, ready_at)`` whose order and
+    ready times both increase, so only the heads matter (BestEffortFIFO in O(sizes) per pass)."""
+
+    __slots__ = ("by_size",)
+
+    def __init__(self) -> None:
+        self.by_size: dict[int, deque[tuple[int, int, float]]] = {}
+
+    def push(self, gpus: int, order: int, job: int, ready_at: float) -> None:
+        self.by_size.setdefault(gpus, deque()).append((order, job, ready_at))
 
 
 def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rng: random.Random | None = None) -> StrategyResult:
@@ -157,22 +229,45 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
     else:
         ceilings = {"spot": 0, "on-demand": 0}
     prices = {"spot": params.spot_usd_per_gpu_hour, "on-demand": params.on_demand_usd_per_gpu_hour}
-    free_cloud = dict(ceilings)
-    free_onprem = params.onprem_gpus
-    delay, launch = params.dispatch_delay_s, params.launch_s
-    rate_s = params.interruptions_per_instance_hour / 3600.0
+    split = params.topology == "split-queues"
+    gpi = params.gpus_per_instance
+    onprem_cap = params.onprem_gpus
+    delay = 0.0 if split else params.dispatch_delay_s
+    launch = params.launch_s
+    reclaim_rate_s = params.interruptions_per_instance_hour / 3600.0
 
     n = len(jobs)
+    gpus = [j.gpus for j in jobs]
     remaining = [j.duration_s for j in jobs]
-    pool = [_pool_of(j, strategy) for j in jobs]
+    pool: list[str | None] = [_pool_of(j, strategy) for j in jobs]
+    if split:  # the queue decides: local jobs never burst, burst jobs never run on-prem
+        pool = [p if j.queue == "burst" else None for p, j in zip(pool, jobs)]
+    onprem_ok = [not (split and j.queue == "burst" and pool[i] is not None) for i, j in enumerate(jobs)]
+    # The manager ClusterQueue a job reserves in: per queue class (spillover), or the on-prem
+    # local queue / the burst queue of its capacity type (split-queues).
+    manager_key = [(("burst-" + p) if not onprem_ok[i] else "local") if split else j.burst for i, (j, p) in enumerate(zip(jobs, pool))]
     first_start: list[float | None] = [None] * n
     burst_flag = [False] * n
-    # Per running cloud job: (pool, admitted_at, work_start, generation) to tell stale events apart.
+    started = [False] * n  # admitted by a worker
     generation = [0] * n
-    running_cloud: dict[int, tuple[str, float, float]] = {}
-    # Waiting jobs in buckets (gpus, pool) of deques of (order, job, eligible_at): within a bucket
-    # both the queue order and the cloud eligibility time increase, so only heads matter.
-    buckets: dict[tuple[int, str | None], deque[tuple[int, int, float]]] = {}
+    manager_flavor: list[str | None] = [None] * n  # "onprem" or the pool name: which manager flavor holds its quota
+    placement: dict[int, dict[_Node, int]] = {}
+    work_start = [0.0] * n
+
+    def nodes_for(p: str, g: int) -> int:
+        """GPUs of the instances a job of ``g`` GPUs launches on its own (counts against the NodePool limit)."""
+        return math.ceil(g / gpi) * gpi
+
+    # Manager usage per class (pool key) and flavor.
+    manager_used: dict[str, dict[str, int]] = {}  # manager ClusterQueue -> flavor -> GPUs reserved
+    cloud_quota_used = {"spot": 0, "on-demand": 0}
+    node_gpus = {"spot": 0, "on-demand": 0}  # GPUs of live nodes (NodePool limit)
+    live_nodes: dict[str, list[_Node]] = {"spot": [], "on-demand": []}
+    free_onprem = onprem_cap
+
+    manager_q: dict[str, _Buckets] = {}
+    onprem_q = _Buckets()
+    cloud_q: dict[str, _Buckets] = {"spot": _Buckets(), "on-demand": _Buckets()}
     order = 0
     events: list[tuple[float, int, int, int, int]] = []
     seq = 0
@@ -180,112 +275,230 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
         events.append((j.submit_s, seq, _ARRIVE, i, 0))
         seq += 1
     heapq.heapify(events)
+    node_events: dict[int, _Node] = {}
     onprem_busy = 0.0
-    gpu_seconds = {"spot": 0.0, "on-demand": 0.0}
+    billed_s = {"spot": 0.0, "on-demand": 0.0}
     interruptions = 0
     lost = 0.0
     never = 0
+    launched_count = 0
     last_end = jobs[0].submit_s if jobs else 0.0
 
-    def enqueue(i: int, now: float) -> None:
-        nonlocal order, seq
-        p = pool[i]
-        eligible = now + delay
-        buckets.setdefault((jobs[i].gpus, p), deque()).append((order, i, eligible))
-        order += 1
-        if p is not None and ceilings[p] >= jobs[i].gpus:
-            heapq.heappush(events, (eligible, seq, _ELIGIBLE, i, 0))
-            seq += 1
-
-    def start_cloud(i: int, p: str, now: float, admitted: float | None = None) -> None:
+    def push(t: float, kind: int, i: int, gen: int = 0) -> None:
         nonlocal seq
-        if admitted is None:  # a new admission (not a relaunch after an interruption)
-            free_cloud[p] -= jobs[i].gpus
-            admitted = now
-        burst_flag[i] = True
-        work_start = now + launch
-        if first_start[i] is None:
-            first_start[i] = work_start
-        generation[i] += 1
-        running_cloud[i] = (p, admitted, work_start)
-        end = work_start + remaining[i]
-        if p == "spot" and rate_s > 0:
-            instances = math.ceil(jobs[i].gpus / params.gpus_per_instance)
-            t_int = rng.expovariate(rate_s * instances)
-            if t_int < remaining[i]:
-                heapq.heappush(events, (work_start + t_int, seq, _INTERRUPT, i, generation[i]))
-                seq += 1
-                return
-        heapq.heappush(events, (end, seq, _FINISH_CLOUD, i, generation[i]))
+        heapq.heappush(events, (t, seq, kind, i, gen))
         seq += 1
 
+    def manager_flavors(i: int) -> tuple[tuple[str, int], ...]:
+        """The flavors of job ``i``'s manager ClusterQueue, in order: on-prem, then its capacity type."""
+        p = pool[i]
+        out: list[tuple[str, int]] = []
+        if onprem_ok[i]:
+            out.append(("onprem", onprem_cap))
+        if p is not None:
+            out.append((p, ceilings[p]))
+        return tuple(out)
+
+    flavors_of = [manager_flavors(i) for i in range(n)]
+
+    def admissible(i: int) -> bool:
+        """Fits at least one place it may run: a manager flavor and that worker."""
+        g, p = gpus[i], pool[i]
+        if onprem_ok[i] and g <= onprem_cap:
+            return True
+        return p is not None and g <= ceilings[p] and nodes_for(p, g) <= ceilings[p]
+
+    def terminate(node: _Node, now: float) -> None:
+        node.alive = False
+        live_nodes[node.pool].remove(node)
+        node_gpus[node.pool] -= gpi
+        billed_s[node.pool] += gpi * (now - node.launched)
+
+    def new_node(p: str, now: float) -> _Node:
+        nonlocal launched_count
+        node = _Node(p, now, now + launch, gpi)
+        live_nodes[p].append(node)
+        node_gpus[p] += gpi
+        launched_count += 1
+        if p == "spot" and reclaim_rate_s > 0:
+            key = id(node)
+            node_events[key] = node
+            push(now + rng.expovariate(reclaim_rate_s), _RECLAIM, key)
+        return node
+
+    def can_place(p: str, g: int) -> bool:
+        if g < gpi and any(nd.free >= g for nd in live_nodes[p]):
+            return True
+        return node_gpus[p] + nodes_for(p, g) <= ceilings[p]
+
+    def place(i: int, p: str, g: int, now: float) -> float:
+        """Put ``g`` GPUs of job ``i`` on pool ``p``'s nodes; returns when they are all ready."""
+        parts = placement.setdefault(i, {})
+        if g < gpi:
+            fits = [nd for nd in live_nodes[p] if nd.free >= g]
+            if fits:
+                nd = min(fits, key=lambda x: (x.free, x.ready))
+                nd.free -= g
+                nd.jobs[i] = nd.jobs.get(i, 0) + g
+                parts[nd] = parts.get(nd, 0) + g
+                return max(nd.ready, now)
+        ready = now
+        left = g
+        while left > 0:
+            nd = new_node(p, now)
+            take = min(gpi, left)
+            nd.free -= take
+            nd.jobs[i] = take
+            parts[nd] = take
+            left -= take
+            ready = nd.ready
+        return ready
+
+    def release(i: int, now: float) -> None:
+        for nd, g in placement.pop(i, {}).items():
+            if not nd.alive:
+                continue
+            nd.free += g
+            del nd.jobs[i]
+            if not nd.jobs:
+                terminate(nd, now)
+
+    def run_cloud(i: int, ready: float) -> None:
+        generation[i] += 1
+        work_start[i] = ready
+        if first_start[i] is None:
+            first_start[i] = ready
+        push(ready + remaining[i], _FINISH_CLOUD, i, generation[i])
+
+    dirty = {"manager": False, "onprem": False, "cloud": False}
+
     def schedule(now: float) -> None:
-        nonlocal free_onprem, onprem_busy, seq
-        while True:
-            best: tuple[int, tuple[int, str | None], str] | None = None
-            for key, dq in buckets.items():
-                if not dq:
-                    continue
-                o, i, eligible = dq[0]
-                if best is not None and o >= best[0]:
-                    continue
-                gpus, p = key
-                if gpus <= free_onprem:
-                    best = (o, key, "onprem")
-                elif p is not None and eligible <= now and gpus <= free_cloud[p]:
-                    best = (o, key, p)
+        # One pass suffices: reservations (1) only feed the workers' queues (2, 3), and admissions
+        # free nothing; capacity frees only at events. A step runs only when an event (or an
+        # earlier step) may have changed its answer.
+        nonlocal free_onprem, onprem_busy, order
+        # 1. Manager reservations, per class, BestEffortFIFO across sizes.
+        for key, q in manager_q.items() if dirty["manager"] else ():
+            used = manager_used[key]
+            while True:
+                best = None
+                for g, dq in q.by_size.items():
+                    if not dq or (best is not None and dq[0][0] >= best[0]):
+                        continue
+                    for flavor, cap in flavors_of[dq[0][1]]:
+                        if used[flavor] + g <= cap:
+                            best = (dq[0][0], g, flavor)
+                            break
+                if best is None:
+                    break
+                _, g, flavor = best
+                _, i, _ = q.by_size[g].popleft()
+                used[flavor] += g
+                manager_flavor[i] = flavor
+                dirty["onprem"] = dirty["cloud"] = True
+                if onprem_ok[i]:
+                    onprem_q.push(g, order, i, now)
+                p = pool[i]
+                if p is not None and g <= ceilings[p] and nodes_for(p, g) <= ceilings[p]:
+                    cloud_q[p].push(g, order, i, now + delay)
+                    if delay > 0:
+                        push(now + delay, _ELIGIBLE, i)
+                order += 1
+        # 2. On-prem worker admission (BestEffortFIFO over nominated jobs).
+        while dirty["onprem"] and free_onprem:
+            best = None
+            for g, dq in onprem_q.by_size.items():
+                while dq and started[dq[0][1]]:
+                    dq.popleft()
+                if dq and g <= free_onprem and (best is None or dq[0][0] < best[0]):
+                    best = (dq[0][0], g)
             if best is None:
-                return
-            _, key, where = best
-            _, i, _ = buckets[key].popleft()
-            if where == "onprem":
-                free_onprem -= jobs[i].gpus
-                if first_start[i] is None:
-                    first_start[i] = now
-                onprem_busy += jobs[i].gpus * remaining[i]
-                heapq.heappush(events, (now + remaining[i], seq, _FINISH_ONPREM, i, 0))
-                seq += 1
-            else:
-                start_cloud(i, where, now)
+                break
+            _, i, _ = onprem_q.by_size[best[1]].popleft()
+            started[i] = True
+            free_onprem -= gpus[i]
+            if first_start[i] is None:
+                first_start[i] = now
+            onprem_busy += gpus[i] * remaining[i]
+            push(now + remaining[i], _FINISH_ONPREM, i)
+        # 3. EKS worker admission per pool: Kueue quota and room for Karpenter nodes.
+        for p, q in cloud_q.items() if dirty["cloud"] else ():
+            while ceilings[p]:
+                best = None
+                for g, dq in q.by_size.items():
+                    while dq and started[dq[0][1]]:
+                        dq.popleft()
+                    if not dq or dq[0][2] > now or (best is not None and dq[0][0] >= best[0]):
+                        continue
+                    if cloud_quota_used[p] + g <= ceilings[p] and can_place(p, g):
+                        best = (dq[0][0], g)
+                if best is None:
+                    break
+                _, i, _ = q.by_size[best[1]].popleft()
+                started[i] = True
+                burst_flag[i] = True
+                cloud_quota_used[p] += gpus[i]
+                run_cloud(i, place(i, p, gpus[i], now))
+        dirty["manager"] = dirty["onprem"] = dirty["cloud"] = False
 
     while events:
         now = events[0][0]
         while events and events[0][0] == now:
             _, _, kind, i, gen = heapq.heappop(events)
             if kind == _ARRIVE:
-                p = pool[i]
-                fits = jobs[i].gpus <= params.onprem_gpus or (p is not None and jobs[i].gpus <= ceilings[p])
-                if not fits:
+                if not admissible(i):
                     never += 1
                     continue
-                enqueue(i, now)
+                manager_q.setdefault(manager_key[i], _Buckets()).push(gpus[i], i, i, now)
+                manager_used.setdefault(manager_key[i], {"onprem": 0, "spot": 0, "on-demand": 0})
+                dirty["manager"] = True
             elif kind == _FINISH_ONPREM:
-                free_onprem += jobs[i].gpus
+                free_onprem += gpus[i]
                 remaining[i] = 0.0
+                manager_used[manager_key[i]][manager_flavor[i]] -= gpus[i]  # type: ignore[index]
                 last_end = max(last_end, now)
-            elif kind in (_FINISH_CLOUD, _INTERRUPT):
+                dirty["manager"] = dirty["onprem"] = True
+            elif kind == _FINISH_CLOUD:
                 if gen != generation[i]:
                     continue
-                p, admitted, work_start = running_cloud.pop(i)
-                if kind == _FINISH_CLOUD:
-                    free_cloud[p] += jobs[i].gpus
-                    gpu_seconds[p] += jobs[i].gpus * (now - admitted)
-                    remaining[i] = 0.0
-                    last_end = max(last_end, now)
-                else:
+                p = pool[i]
+                assert p is not None
+                release(i, now)
+                cloud_quota_used[p] -= gpus[i]
+                remaining[i] = 0.0
+                manager_used[manager_key[i]][manager_flavor[i]] -= gpus[i]  # type: ignore[index]
+                last_end = max(last_end, now)
+                dirty["manager"] = dirty["cloud"] = True
+            elif kind == _RECLAIM:
+                node = node_events.pop(i, None)
+                if node is None or not node.alive:
+                    continue
+                hit = list(node.jobs.items())
+                terminate(node, now)
+                if hit:
                     interruptions += 1
-                    worked = now - work_start
-                    ckpt = jobs[i].checkpoint_s or math.inf
+                for j, g in hit:
+                    generation[j] += 1  # cancels its finish event
+                    worked = max(0.0, now - work_start[j])
+                    ckpt = jobs[j].checkpoint_s or math.inf
                     saved = math.floor(worked / ckpt) * ckpt if math.isfinite(ckpt) else 0.0
-                    lost += jobs[i].gpus * (worked - saved)
-                    remaining[i] -= saved
-                    start_cloud(i, p, now, admitted)
-            # _ELIGIBLE only triggers the scheduling pass below.
+                    lost += gpus[j] * (worked - saved)
+                    remaining[j] -= saved
+                    del placement[j][node]
+                    # The workload stays admitted (quota kept); Karpenter replaces the node.
+                    ready = max([place(j, node.pool, g, now), *(nd.ready for nd in placement[j])])
+                    run_cloud(j, max(ready, now))
+                dirty["cloud"] = True
+            else:  # _ELIGIBLE: EKS is nominated for a waiting workload
+                dirty["cloud"] = True
         schedule(now)
 
+    for nodes in live_nodes.values():  # nothing should be left; bill defensively
+        for nd in list(nodes):
+            terminate(nd, last_end)
     waits = sorted(fs - j.submit_s for fs, j in zip(first_start, jobs) if fs is not None)
     makespan = (last_end - jobs[0].submit_s) if jobs else 0.0
-    hours = {p: s / 3600.0 for p, s in gpu_seconds.items()}
+    hours = {p: s / 3600.0 for p, s in billed_s.items()}
     return StrategyResult(
         strategy=strategy,
         jobs=n,
@@ -301,6 +514,8 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
         cost_usd={p: hours[p] * prices[p] for p in hours},
         interruptions=interruptions,
         lost_gpu_hours=lost / 3600.0,
+        admitted=len(waits),
+        nodes_launched=launched_count,
     )
 
 
@@ -315,7 +530,7 @@ def params_from_plan(plan, *, seed: int = 0) -> SimulationParams:
     On-prem GPUs are the whole GPUs of the on-prem ClusterQueue (MIG instances are not simulated).
 
     Raises:
-        ValueError: the plan has no ``simulation`` section.
+        ValueError: the plan has no ``simulation`` section, or a figure in it is negative or not finite.
     """
     sim = plan.source.simulation
     if sim is None:
@@ -324,6 +539,7 @@ def params_from_plan(plan, *, seed: int = 0) -> SimulationParams:
     od = plan.cloud.get("on-demand")
     delay = INCREMENTAL_DISPATCH_SECONDS if plan.source.topology == "spillover" else 0.0
     return SimulationParams(
+        topology=plan.source.topology,
         onprem_gpus=sum(plan.onprem.gpus.values()),
         spot_gpus=spot.gpus if spot else 0,
         on_demand_gpus=od.gpus if od else 0,
@@ -345,19 +561,22 @@ def format_hours(seconds: float) -> str:
 def comparison_rows(results: Sequence[StrategyResult]) -> list[tuple[str, list[str]]]:
     """The side-by-side table of :func:`compare`'s results: ``(row label, one value per strategy)``.
 
-    Rows: queue-wait percentiles and mean (hours), on-prem utilization, jobs that burst and that
-    were never admitted, cloud GPU-hours by capacity type, spot interruptions and the GPU-hours
-    they lost, cloud cost (USD) and makespan (hours). Used by ``hybridgpu burst simulate`` and
+    Rows: jobs admitted and never admitted, queue-wait percentiles and mean over the admitted jobs
+    (hours), on-prem utilization, jobs that burst, cloud nodes launched, billed cloud GPU-hours by
+    capacity type (whole instances, :data:`COST_MODEL`), spot interruptions and the GPU-hours they
+    lost, cloud cost (USD) and makespan (hours). Used by ``hybridgpu burst simulate`` and
     ``benchmarks/burst_bench.py``.
     """
     return [
-        ("queue wait p50", [format_hours(r.wait_p50_s) for r in results]),
-        ("queue wait p90", [format_hours(r.wait_p90_s) for r in results]),
-        ("queue wait p99", [format_hours(r.wait_p99_s) for r in results]),
-        ("queue wait mean", [format_hours(r.wait_mean_s) for r in results]),
+        ("jobs admitted / in the trace", [f"{r.admitted} / {r.jobs}" for r in results]),
+        ("never admitted", [str(r.never_admitted) for r in results]),
+        ("queue wait p50 (admitted jobs)", [format_hours(r.wait_p50_s) for r in results]),
+        ("queue wait p90 (admitted jobs)", [format_hours(r.wait_p90_s) for r in results]),
+        ("queue wait p99 (admitted jobs)", [format_hours(r.wait_p99_s) for r in results]),
+        ("queue wait mean (admitted jobs)", [format_hours(r.wait_mean_s) for r in results]),
         ("on-prem utilization", [f"{r.onprem_utilization:.1%}" for r in results]),
         ("jobs that burst", [str(r.burst_jobs) for r in results]),
-        ("never admitted", [str(r.never_admitted) for r in results]),
+        ("cloud nodes launched", [str(r.nodes_launched) for r in results]),
         ("spot GPU-hours", [f"{r.gpu_hours['spot']:,.0f}" for r in results]),
         ("on-demand GPU-hours", [f"{r.gpu_hours['on-demand']:,.0f}" for r in results]),
         ("spot interruptions", [str(r.interruptions) for r in results]),

@@ -10,7 +10,12 @@ A trace is a CSV file with a header row; ``#`` lines are comments. Columns:
                    checkpoints (it must not run on spot)
 ``burst``          optional: ``spot``, ``on-demand`` or ``none`` (on-prem only). Default:
                    ``spot`` when the job checkpoints, ``on-demand`` otherwise
+``queue``          optional, read by the split-queues topology only: ``local`` (the job is
+                   submitted to ``<queue>`` and runs on-prem) or ``burst`` (``<queue>-burst``:
+                   it runs in EKS only; not with ``burst: none``). Default: ``local``
 =================  ========================================================================
+
+A trace needs at least one job: a header-only file is refused.
 
 Rows need not be sorted; :func:`load_trace` sorts them by submission time (stable).
 :func:`generate_trace` makes a reproducible synthetic trace (diurnal and weekly arrival rate,
@@ -32,7 +37,9 @@ from hybridgpu.datafile import DataFileError, unreadable_issue
 from hybridgpu.errors import Issue
 
 REQUIRED_COLUMNS = ("submit_s", "gpus", "duration_s")
-OPTIONAL_COLUMNS = ("checkpoint_s", "burst")
+OPTIONAL_COLUMNS = ("checkpoint_s", "burst", "queue")
+#: Values of the ``queue`` column: which LocalQueue a split-queues user submits to.
+QUEUE_TARGETS = ("local", "burst")
 BURST_CLASSES: tuple[str, ...] = get_args(BurstClass)
 
 
@@ -52,6 +59,7 @@ class Job:
         duration_s: seconds of work.
         checkpoint_s: seconds between checkpoints, or None (never checkpoints).
         burst: where it may go beyond on-prem: ``spot``, ``on-demand`` or ``none``.
+        queue: split-queues only: ``local`` (``<queue>``, on-prem) or ``burst`` (``<queue>-burst``, EKS).
     """
 
     submit_s: float
@@ -59,6 +67,7 @@ class Job:
     duration_s: float
     checkpoint_s: float | None
     burst: str
+    queue: str = "local"
 
 
 def _number(text: str, *, integer: bool = False) -> float:
@@ -135,10 +144,18 @@ def parse_trace(text: str, file: str) -> list[Job]:
         elif burst == "spot" and checkpoint is None and not (raw and raw.lower() != "none"):
             message = "spot needs checkpoints (a reclaimed job would restart from zero)"
             issues.append(Issue.in_entry(file, where, "burst", message, "set `checkpoint_s`, or `burst: on-demand`"))
+        queue = cells.get("queue", "") or "local"
+        if queue not in QUEUE_TARGETS:
+            issues.append(Issue.in_entry(file, where, "queue", f"{queue!r} is not a queue target", f"use one of {', '.join(QUEUE_TARGETS)} (or leave it empty: local)"))
+        elif queue == "burst" and burst == "none":
+            issues.append(Issue.in_entry(file, where, "queue", "a `burst: none` job has no `-burst` queue", "set `queue: local`, or give the job a burst class"))
         if len(issues) == row_issues:
-            jobs.append(Job(float(values["submit_s"] or 0.0), int(values["gpus"] or 0), float(values["duration_s"] or 0.0), checkpoint, burst))
+            jobs.append(Job(float(values["submit_s"] or 0.0), int(values["gpus"] or 0), float(values["duration_s"] or 0.0), checkpoint, burst, queue))
     if issues:
         raise TraceError(issues)
+    if not jobs:
+        fix = "add at least one job line after the header (`submit_s,gpus,duration_s,...`), or generate a trace with `hybridgpu burst trace`"
+        raise TraceError([Issue.in_entry(file, f"line {header_line}", None, "the trace has a header but no job", fix, "empty")])
     jobs.sort(key=lambda j: j.submit_s)
     return jobs
 
@@ -158,12 +175,14 @@ def load_trace(path: str | Path) -> list[Job]:
 
 
 def write_trace(jobs: list[Job], path: str | Path) -> None:
-    """Write ``jobs`` as trace CSV (all five columns) to ``path``."""
+    """Write ``jobs`` as trace CSV to ``path`` (five columns; the ``queue`` column too when a job has ``queue: burst``)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS])
+    with_queue = any(j.queue != "local" for j in jobs)
+    writer.writerow([*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS[: 3 if with_queue else 2]])
     for j in jobs:
-        writer.writerow([f"{j.submit_s:.12g}", j.gpus, f"{j.duration_s:.12g}", "" if j.checkpoint_s is None else f"{j.checkpoint_s:.12g}", j.burst])
+        row = [f"{j.submit_s:.12g}", j.gpus, f"{j.duration_s:.12g}", "" if j.checkpoint_s is None else f"{j.checkpoint_s:.12g}", j.burst]
+        writer.writerow([*row, j.queue] if with_queue else row)
     Path(path).write_text(out.getvalue())
 
 

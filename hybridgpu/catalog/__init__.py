@@ -21,6 +21,7 @@ Nothing here imports Pulumi.
 from __future__ import annotations
 
 import functools
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,8 @@ __all__ = [
     "INSTANCE_TYPES_FILE",
     "Catalog",
     "CatalogError",
+    "ACCELERATOR_FAMILY",
+    "INSTANCE_TYPES_SOURCE",
     "GpuModel",
     "InstanceType",
     "UnknownGpuModelError",
@@ -58,6 +61,29 @@ __all__ = [
 GPU_MODELS_FILE = "gpu_models.yaml"
 #: File name of the instance type data (inside the package's ``data/`` or ``path_override``).
 INSTANCE_TYPES_FILE = "instance_types.yaml"
+
+#: Where the instance type data lives in the source tree: what a user extends when the
+#: catalog lacks a family (named in policy messages; the packaged copy is read at run time).
+INSTANCE_TYPES_SOURCE = "hybridgpu/catalog/data/instance_types.yaml"
+
+#: EC2 families that are GPU or other accelerator capacity, by name: G (graphics/inference
+#: GPUs: g4dn, g5, g6e), Gr (GPU with a higher memory ratio: gr6), P (training GPUs: p4d, p5en),
+#: DL (Gaudi: dl1, dl2q), Trn (Trainium: trn1, trn2) and Inf (Inferentia: inf1, inf2) followed
+#: by a generation digit. Source: AWS, "Amazon EC2 instance type naming conventions" and the
+#: "Accelerated computing" table of the EC2 Instance Types guide (read 2026-11-24). An instance
+#: type whose family matches but is not in the catalog is GPU capacity of unknown size:
+#: policies fail closed on it (see :func:`is_accelerator_type`).
+ACCELERATOR_FAMILY = re.compile(r"^(?:gr|g|p|dl|trn|inf)[0-9]")
+
+
+def is_accelerator_type(instance_type: str) -> bool:
+    """True when an EC2 instance type (``"gr6.8xlarge"``) or family (``"trn2"``) looks like GPU or
+    accelerator capacity (:data:`ACCELERATOR_FAMILY`), whether or not the catalog knows it.
+
+    Graviton and other CPU families (``c7g``, ``m7i``) never match: their letter comes first.
+    """
+    return bool(ACCELERATOR_FAMILY.match(str(instance_type).strip().lower().split(".", 1)[0]))
+
 
 _GPU_MODELS_KEY = "gpuModels"
 _INSTANCE_TYPES_KEY = "instanceTypes"

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
@@ -73,6 +74,16 @@ def plan_summary(plan) -> dict:
             for res, n in c.quota_totals().items():
                 worker_sum[res] = worker_sum.get(res, 0) + n
     manager = next(c for c in plan.clusters.values() if c.multikueue is not None)
+    onprem_total = plan.onprem.totals()
+    classes = {}
+    for cq in manager.cluster_queues:
+        if cq.admission_check is None:
+            continue
+        want = dict(onprem_total) if plan.source.topology == "spillover" else {}
+        if cq.burst_class in plan.cloud:
+            want[GPU_RESOURCE] = want.get(GPU_RESOURCE, 0) + plan.cloud[cq.burst_class].gpus
+        largest = max((n for g in cq.groups for fq in g.flavors for r, n in fq.nominal.items() if r == GPU_RESOURCE), default=0)
+        classes[cq.name] = {"class": cq.burst_class, "totals": cq.nominal_totals(), "expected": want, "largestWorkloadGpus": largest}
     return {
         "plan": plan.file,
         "topology": plan.source.topology,
@@ -85,6 +96,7 @@ def plan_summary(plan) -> dict:
         "clusters": clusters,
         "workersTotal": worker_sum,
         "managerMultiKueueTotal": manager.quota_totals(burst_only=True),
+        "managerClasses": classes,
         "rows": plan_rows(plan),
     }
 
@@ -136,8 +148,13 @@ def plan_command(
             row["admissionCheck"] or "",
         )
     console.print(table)
-    ok = summary["managerMultiKueueTotal"] == (summary["workersTotal"] if plan.source.topology == "spillover" else summary["clusters"][plan.source.cloud.stack]["totals"])
-    console.print(f"manager MultiKueue quota {summary['managerMultiKueueTotal']} {'=' if ok else '!='} workers {summary['workersTotal']}")
+    for name, entry in summary["managerClasses"].items():
+        ok = entry["totals"] == entry["expected"]
+        console.print(
+            f"manager {name}: quota {entry['totals']} {'=' if ok else '!='} "
+            f"{'on-prem + ' if plan.source.topology == 'spillover' else ''}its own ceiling {entry['expected']}; "
+            f"largest workload {entry['largestWorkloadGpus']} GPUs (one worker flavor)"
+        )
 
 
 @burst_app.command("simulate")
@@ -158,7 +175,7 @@ def simulate_command(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Replay a demand trace: on-prem only, burst to spot, burst to on-demand, side by side."""
-    from hybridgpu.burst.simulate import SimulationParams, compare, params_from_plan
+    from hybridgpu.burst.simulate import COST_MODEL, SimulationParams, compare, params_from_plan
     from hybridgpu.burst.trace import load_trace
 
     try:
@@ -183,14 +200,39 @@ def simulate_command(
         "interruptions_per_instance_hour": interruptions,
         "gpus_per_instance": gpus_per_instance,
     }
-    params = SimulationParams(**{**asdict(params), **{k: v for k, v in overrides.items() if v is not None}})
+    options = {
+        "onprem_gpus": "--onprem-gpus",
+        "spot_gpus": "--spot-gpus",
+        "on_demand_gpus": "--on-demand-gpus",
+        "spot_usd_per_gpu_hour": "--spot-price",
+        "on_demand_usd_per_gpu_hour": "--on-demand-price",
+        "launch_s": "--launch-seconds",
+        "dispatch_delay_s": "--dispatch-delay",
+        "interruptions_per_instance_hour": "--interruptions",
+        "gpus_per_instance": "--gpus-per-instance",
+    }
+    for key, value in overrides.items():
+        if value is not None and not math.isfinite(value):
+            _fail(f"{options[key]} {value}: must be a finite number (a duration, price or rate), e.g. {options[key]} 300")
+    try:
+        params = SimulationParams(**{**asdict(params), **{k: v for k, v in overrides.items() if v is not None}})
+    except ValueError as exc:
+        _fail(f"{exc} (fix the option or the plan's `simulation` section)")
     results = compare(jobs, params)
     if as_json:
-        payload = {"trace": str(trace), "params": asdict(params), "results": [{**asdict(r), "totalCostUsd": r.total_cost_usd} for r in results]}
+        payload = {
+            "trace": str(trace),
+            "params": asdict(params),
+            "costModel": COST_MODEL,
+            "results": [{**asdict(r), "totalCostUsd": r.total_cost_usd} for r in results],
+        }
         _console().print_json(json.dumps(payload))
         return
     console = _console()
-    console.rule(f"[bold]{trace}[/]: {len(jobs)} jobs; on-prem {params.onprem_gpus} GPUs, spot <= {params.spot_gpus}, on-demand <= {params.on_demand_gpus}")
+    console.rule(
+        f"[bold]{trace}[/]: {len(jobs)} jobs; {params.topology}; on-prem {params.onprem_gpus} GPUs, "
+        f"spot <= {params.spot_gpus}, on-demand <= {params.on_demand_gpus}"
+    )
     table = Table("", *(r.strategy for r in results))
     from hybridgpu.burst.simulate import comparison_rows
 
@@ -198,6 +240,7 @@ def simulate_command(
     for label, values in rows:
         table.add_row(label, *values)
     console.print(table)
+    console.print(f"{COST_MODEL}; {params.gpus_per_instance} GPUs per instance")
 
 
 @burst_app.command("trace")

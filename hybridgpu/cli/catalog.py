@@ -1,4 +1,8 @@
-"""``hybridgpu catalog``: the GPU instance catalog with prices and sources."""
+"""``hybridgpu catalog``: the GPU instance catalog with prices and sources.
+
+Exit codes: 0 the table was printed; 2 a ``--family`` is not in the catalog (the error lists the
+known families and close matches; nothing is printed on stdout).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,8 @@ import typer
 from rich.table import Table
 
 from hybridgpu.catalog import load_catalog
-from hybridgpu.cli.common import console
+from hybridgpu.cli.common import console, fail
+from hybridgpu.errors import HybridGpuError
 
 
 def catalog(
@@ -16,6 +21,13 @@ def catalog(
 ) -> None:
     """List the GPU instance catalog (GPUs, memory, EFA, on-demand USD/hour, source date)."""
     cat = load_catalog()
+    # An unknown filter is an error, not an empty table (issue 14): ``Catalog.family`` raises
+    # with the known families and close matches.
+    try:
+        for name in family or ():
+            cat.family(name)
+    except HybridGpuError as exc:
+        fail(exc)
     table = Table(title="GPU instance types (on-demand list price, Linux, us-east-1)")
     for col in ("type", "GPU", "GPUs", "GPU mem GiB", "vCPU", "mem GiB", "EFA", "USD/h", "source date"):
         table.add_column(col, overflow="fold")

@@ -4,12 +4,19 @@ Runs each stack's program under Pulumi's mocks, starts the pack in ``policies/``
 CLI does and puts every resource through it (``Analyze``, then ``AnalyzeStack``). Prints the
 violations as a table, JSON (``--format json``) or GitHub annotations (``--format github``).
 
-Exit codes: 0 no mandatory violation; 1 mandatory violations; 2 bad stack or policy config,
-or the pack failed to start.
+Works on any Pulumi Python project (``--root``): the project name comes from its Pulumi.yaml,
+and hybridgpu's stack validation runs only for hybridgpu's own project.
+
+Exit codes: 0 no mandatory violation (advisory ones may be printed); 1 mandatory violations,
+and only then; 2 the check could not run: a bad stack or policy config, the pack failed to
+start, or the program failed under the offline mocks (a missing mock answer for an invoke, an
+exception in the program). Exit 2 prints one line naming the file, the resource or stack and
+the cause; ``--debug`` adds the traceback.
 """
 
 from __future__ import annotations
 
+import traceback
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -20,8 +27,8 @@ from rich.table import Table
 from hybridgpu.cli.common import console as make_console
 from hybridgpu.cli.common import fail
 from hybridgpu.errors import HybridGpuError
-from hybridgpu.shell.policy.check import check_stacks, to_github, to_json
-from hybridgpu.stack.files import find_project_root, list_stacks
+from hybridgpu.shell.policy.check import ProgramError, check_stacks, to_github, to_json
+from hybridgpu.stack.files import find_project_root, list_stacks, stack_config_dir
 
 
 class OutputFormat(str, Enum):
@@ -43,18 +50,25 @@ def check(
     first_preview: Annotated[
         bool, typer.Option("--first-preview", help="Check what a first `pulumi preview` sends: every computed value unknown.")
     ] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="On a failure (exit 2), also print the Python traceback.")] = False,
 ) -> None:
     """Check stacks against the policy pack offline (no cloud credentials, no Pulumi CLI)."""
     try:
         project = (root or find_project_root()).resolve()
         names = stacks or list_stacks(project)
         if not names:
-            raise HybridGpuError(f"no stack files in {project}/stacks")
+            raise HybridGpuError(f"no stack files (Pulumi.<stack>.yaml) in {stack_config_dir(project)}")
         reports = check_stacks(
             names, project, pack_dir=pack.resolve() if pack else None, config_file=policy_config, first_preview=first_preview
         )
     except HybridGpuError as exc:
-        fail(exc)
+        if debug:
+            make_console(stderr=True).print("".join(traceback.format_exception(exc.__cause__ or exc)), markup=False, highlight=False)
+        fail(" ".join(str(exc).split()) if isinstance(exc, ProgramError) else exc)
+    except Exception as exc:  # noqa: BLE001 - a crash of the check itself: one line, exit 2, traceback with --debug
+        if debug:
+            make_console(stderr=True).print(traceback.format_exc(), markup=False, highlight=False)
+        fail(f"hybridgpu check failed: {type(exc).__name__}: {' '.join(str(exc).split())[:500]} (run with --debug for the traceback)")
     console = make_console()
     if output is OutputFormat.json:
         console.print_json(to_json(reports))

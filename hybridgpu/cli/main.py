@@ -4,8 +4,10 @@
 * ``hybridgpu validate``: :mod:`hybridgpu.cli.validate`;
 * ``hybridgpu catalog``: :mod:`hybridgpu.cli.catalog`;
 * ``hybridgpu check``: :mod:`hybridgpu.cli.check` (the policy pack, offline);
+* ``hybridgpu policy build-pack``: :mod:`hybridgpu.cli.policy` (a pack directory for ``pulumi policy publish``);
 * ``hybridgpu mig ...``, ``hybridgpu burst ...``, ``hybridgpu cost ...``: :mod:`hybridgpu.cli.mig`,
-  :mod:`hybridgpu.cli.burst`, :mod:`hybridgpu.cli.cost`.
+  :mod:`hybridgpu.cli.burst`, :mod:`hybridgpu.cli.cost`;
+* ``hybridgpu inventory validate|render|export``: :mod:`hybridgpu.cli.inventory`.
 
 Exit codes: 0 success, 1 a check found problems (``check``), 2 bad input (nothing was done).
 """
@@ -20,7 +22,9 @@ from hybridgpu.cli.burst import burst_app
 from hybridgpu.cli.catalog import catalog
 from hybridgpu.cli.check import check
 from hybridgpu.cli.cost import cost_app
+from hybridgpu.cli.inventory import inventory_app
 from hybridgpu.cli.mig import mig_app
+from hybridgpu.cli.policy import policy_app
 from hybridgpu.cli.preview import preview
 from hybridgpu.cli.validate import validate
 
@@ -28,6 +32,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="Hybrid GPU c
 app.add_typer(mig_app, name="mig")
 app.add_typer(cost_app, name="cost")
 app.add_typer(burst_app, name="burst")
+app.add_typer(inventory_app, name="inventory")
+app.add_typer(policy_app, name="policy")
 app.command("check")(check)
 app.command("preview")(preview)
 app.command("validate")(validate)

@@ -85,15 +85,19 @@ def summary_of(result: PreviewResult, target: Path) -> dict:
                 onprem.append({"host": host, "address": rec.inputs["connection"]["host"], "step": stage, "deps": len(rec.dependencies)})
     drained = {r.name.rsplit("-onprem-", 1)[-1][: -len("-drain")] for r in result.of_type("command:remote:Command") if r.name.endswith("-drain")}
     order = {h: i for i, h in enumerate(result.outputs.get("onprem_hosts") or [])}
-    onprem.sort(key=lambda h: order.get(h["host"], len(order)))
+    onprem.sort(key=lambda h: (order.get(h["host"], len(order)), h["host"], h["step"]))
     for host in onprem:
         host["drainAfterJoin"] = host["host"] in drained
         del host["deps"]
+    # Registrations reach the mock monitor in a thread-dependent order (issue 14): every listing
+    # is sorted by a stable key (the tree by parent, then type and name), so the same stack gives
+    # the same bytes.
     by_urn = {r.urn: r for r in result.records}
-    tree: dict[str, list[str]] = {}
+    branches: dict[str, list[str]] = {}
     for r in result.records:
         parent = by_urn.get(r.parent)
-        tree.setdefault(f"{parent.type}::{parent.name}" if parent else "stack", []).append(f"{r.type}::{r.name}")
+        branches.setdefault(f"{parent.type}::{parent.name}" if parent else "stack", []).append(f"{r.type}::{r.name}")
+    tree = {key: sorted(kids) for key, kids in sorted(branches.items())}
     return {
         "stack": result.stack,
         "environment": result.config.environment.value,

@@ -36,10 +36,12 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, field_validator
 
+from hybridgpu.config.aws_names import CLUSTER_NAME_MAX_LENGTH, binding_names
 from hybridgpu.config.base import Dns1123Name, Duration, Model
 from hybridgpu.config.nvidia import NvidiaConfig
 from hybridgpu.config.economics import EconomicsConfig
 from hybridgpu.config.burst import BurstSection
+from hybridgpu.errors import FieldError
 from hybridgpu.k8s import DEFAULT_COST_KEYS, GPU_TAINT
 
 #: Karpenter chart and controller version deployed by default.
@@ -395,8 +397,12 @@ class AddonsConfig(Model):
 class ClusterConfig(Model):
     """The EKS control plane."""
 
-    name: Annotated[str, StringConstraints(pattern=r"^[a-zA-Z][a-zA-Z0-9-]{0,99}$")] = Field(
-        description="EKS cluster name (also the interruption queue name and the Karpenter discovery tag value). Required."
+    name: Annotated[str, StringConstraints(pattern=r"^[a-zA-Z][a-zA-Z0-9-]*$")] = Field(
+        description=(
+            f"EKS cluster name (also the interruption queue name and the Karpenter discovery tag value), at most "
+            f"{CLUSTER_NAME_MAX_LENGTH} characters so that every AWS name derived from it fits its limit "
+            "(docs/cloud.md, AWS names). Required."
+        )
     )
     kubernetes_version: Annotated[str, StringConstraints(pattern=r"^1\.[0-9]{2}$")] = Field(
         default=DEFAULT_KUBERNETES_VERSION, description=f"Kubernetes minor version. Default: `{DEFAULT_KUBERNETES_VERSION}`."
@@ -404,11 +410,14 @@ class ClusterConfig(Model):
     endpoint: EndpointConfig = Field(default_factory=EndpointConfig, description="API endpoint access. Default: private only.")
     admin_principal_arns: list[Annotated[str, StringConstraints(pattern=r"^arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/.+$")]] = Field(
         default_factory=list,
-        description="IAM roles/users granted cluster admin through EKS access entries. Default: none.",
+        description="IAM roles/users granted cluster admin through EKS access entries, each once (EKS keeps one entry per principal). Default: none.",
     )
     deployer_admin: bool = Field(
         default=True,
-        description="Grant the IAM role running `pulumi up` cluster admin through an access entry (needed to install Karpenter). Default: true.",
+        description=(
+            "Grant the IAM role running `pulumi up` cluster admin through an access entry (needed to install Karpenter); "
+            "no second entry when that role is also in `adminPrincipalArns`. Default: true."
+        ),
     )
     log_types: list[Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]] = Field(
         default_factory=lambda: ["api", "audit", "authenticator"],
@@ -419,6 +428,21 @@ class ClusterConfig(Model):
     )
     addons: AddonsConfig = Field(default_factory=AddonsConfig, description="Core add-on versions. Default: newest compatible.")
 
+    @field_validator("name")
+    @classmethod
+    def _derived_names_fit(cls, name: str) -> str:
+        """Refuse a name for which a derived AWS name overflows (hybridgpu.config.aws_names)."""
+        over = sorted(binding_names(name), key=lambda n: n.limit - n.length)  # stable: worst first, then creation order
+        if over:
+            shown = "; ".join(f"the {n.what} {n.shown!r} ({n.length} characters, limit {n.limit})" for n in over[:3])
+            more = f"; and {len(over) - 3} more" if len(over) > 3 else ""
+            raise FieldError(
+                "",
+                f"{len(name)} characters is too long for the AWS names derived from it: {shown}{more}",
+                f"use a cluster name of at most {CLUSTER_NAME_MAX_LENGTH} characters",
+            )
+        return name
+
 
 class KarpenterConfig(Model):
     """The Karpenter controller installation."""
@@ -426,7 +450,14 @@ class KarpenterConfig(Model):
     version: Annotated[str, StringConstraints(pattern=r"^1\.[0-9]+\.[0-9]+$")] = Field(
         default=KARPENTER_VERSION, description=f"Karpenter Helm chart version (pinned). Default: `{KARPENTER_VERSION}`."
     )
-    namespace: Dns1123Name = Field(default="kube-system", description="Namespace of the controller. Default: `kube-system`.")
+    namespace: Dns1123Name = Field(
+        default="kube-system",
+        description=(
+            "Namespace of the controller; created by the stack (before the Helm releases and the Pod Identity association) "
+            "unless it is one every cluster starts with (`default`, `kube-node-lease`, `kube-public`, `kube-system`). "
+            "Default: `kube-system`."
+        ),
+    )
     replicas: int = Field(default=2, ge=1, le=5, description="Controller replicas. Default: 2.")
     interruption_message_retention_seconds: int = Field(
         default=300, ge=60, le=1209600, description="Retention of interruption messages in the SQS queue, in seconds. Default: 300."

@@ -93,6 +93,13 @@ DEVICE_PLUGIN_VERSION = "0.20.0"
 #: ``gfd.enabled``). Source: as :data:`DEVICE_PLUGIN_VERSION`.
 GFD_VERSION = "0.20.0"
 
+#: ``prometheus-operator-crds`` Helm chart version installed when monitoring objects need the
+#: ``monitoring.coreos.com`` CRDs (``dcgm.prometheusOperatorCrds: install``). Source:
+#: prometheus-community/helm-charts tag prometheus-operator-crds-31.0.1 (commit 4529d7bb,
+#: 2026-08-10), ``charts/prometheus-operator-crds/Chart.yaml`` version 31.0.1, appVersion v0.93.1
+#: (Prometheus Operator); CRDs in ``charts/crds/templates/``, so the release manages them (read 2026-11-24).
+PROMETHEUS_OPERATOR_CRDS_VERSION = "31.0.1"
+
 #: mig-parted config always rendered; the GPU Operator's ``migManager.config.default``
 #: (values.yaml v26.7.0) and the label value for GPUs without a layout.
 ALL_DISABLED = "all-disabled"
@@ -241,7 +248,7 @@ class IdleAlertConfig(Model):
 
     enabled: bool = Field(
         default=False,
-        description="Create the idle-GPU PrometheusRule; needs the monitoring.coreos.com CRDs in the cluster. Default: false.",
+        description="Create the idle-GPU PrometheusRule (its CRD: see `dcgm.prometheusOperatorCrds`). Default: false.",
     )
     utilization_below_percent: float = Field(
         default=5, ge=0, le=100, description="Alert when the average `DCGM_FI_DEV_GPU_UTIL` is below this, in percent (0-100). Default: 5."
@@ -256,8 +263,18 @@ class DcgmConfig(Model):
     service_monitor: bool = Field(
         default=False,
         description=(
-            "Create a Prometheus Operator ServiceMonitor for it; needs the monitoring.coreos.com CRDs (e.g. "
-            "kube-prometheus-stack) already in the cluster, or `pulumi up` fails. Default: false."
+            "Have the GPU Operator create a Prometheus Operator ServiceMonitor for it (the operator skips it while the "
+            "`servicemonitors.monitoring.coreos.com` CRD is missing; see `prometheusOperatorCrds`). Default: false."
+        ),
+    )
+    prometheus_operator_crds: Literal["install", "preinstalled"] = Field(
+        default="install",
+        description=(
+            "Where the `monitoring.coreos.com` CRDs that the ServiceMonitor and the idle-GPU PrometheusRule need come from, when "
+            "either is on. `install`: hybridgpu installs the pinned `prometheus-operator-crds` chart "
+            f"(`versions.prometheusOperatorCrds`) before them, so a first `pulumi up` of a new cluster works. `preinstalled`: "
+            "a precondition you declare (e.g. kube-prometheus-stack runs there); `pulumi up` then reads the "
+            "`prometheusrules.monitoring.coreos.com` CRD first and stops with not found if it is missing. Default: `install`."
         ),
     )
     idle_alert: IdleAlertConfig = Field(default_factory=IdleAlertConfig, description="Idle-GPU alert. Default: off; when on, below 5% averaged over 60 minutes.")
@@ -292,6 +309,14 @@ class NvidiaVersions(Model):
         description=(
             "Version of the `nvidia-device-plugin` chart used for the GPU feature discovery release (`gfd.enabled`), "
             f"used with `install: device-plugin`. Default: `{GFD_VERSION}` (same source and date as `devicePlugin`)."
+        ),
+    )
+    prometheus_operator_crds: Annotated[str, StringConstraints(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$")] = Field(
+        default=PROMETHEUS_OPERATOR_CRDS_VERSION,
+        description=(
+            "`prometheus-operator-crds` chart version (oci://ghcr.io/prometheus-community/charts), installed with "
+            f"`dcgm.prometheusOperatorCrds: install` when monitoring objects are on. Default: `{PROMETHEUS_OPERATOR_CRDS_VERSION}` "
+            "(prometheus-community/helm-charts tag prometheus-operator-crds-31.0.1, 2026-08-10; checked 2026-11-24)."
         ),
     )
 
@@ -350,7 +375,7 @@ class NvidiaConfig(Model):
     )
     dcgm: DcgmConfig = Field(
         default_factory=DcgmConfig,
-        description="DCGM exporter and idle alert. Default: exporter on; ServiceMonitor and alert off (they need Prometheus Operator CRDs).",
+        description="DCGM exporter and idle alert. Default: exporter on; ServiceMonitor and alert off (Prometheus Operator objects; their CRDs: `prometheusOperatorCrds`).",
     )
     versions: NvidiaVersions = Field(default_factory=NvidiaVersions, description="Pinned chart versions. Default: see `NvidiaVersions`.")
     namespace: Dns1123Name = Field(

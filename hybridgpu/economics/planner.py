@@ -37,7 +37,10 @@ more than any of them (a property test checks it). Nothing here imports Pulumi.
 
 from __future__ import annotations
 
+import ctypes
 import math
+import os
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -58,8 +61,49 @@ __all__ = [
     "check_dispatch",
     "dispatch_cost",
     "dispatch_for_capacity",
+    "quiet_highs",
     "solve_plan",
 ]
+
+
+def _flush_c_stdio() -> None:
+    """Flush the C library's stdio buffers (HiGHS writes its log with C/C++ stdio, not Python's)."""
+    try:
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError):  # pragma: no cover - no libc symbol table (e.g. Windows)
+        pass
+
+
+def quiet_highs():
+    """A ``highspy.Highs`` that writes nothing to the console, its banner included.
+
+    highspy 1.16's ``Highs.__init__`` calls ``enableCallbacks()``, a non-const method, so the
+    C++ side prints its banner ("Running HiGHS ...") to file descriptor 1 before any option can
+    be set (ERGO-Code/HiGHS#1702: the header goes out on the first such call unless
+    ``output_flag`` is already false; #2749: setting the flags afterwards does not stop it). That
+    banner broke ``hybridgpu cost plan --json | jq`` (issue 14). The instance is therefore built
+    with file descriptor 1 pointed at ``os.devnull`` and ``output_flag``/``log_to_console`` set
+    to false before it is restored; nothing later writes to the console.
+
+    Returns:
+        A ``highspy.Highs`` with ``output_flag = False`` and ``log_to_console = False``.
+    """
+    import highspy
+
+    sys.stdout.flush()
+    _flush_c_stdio()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 1)
+            h = highspy.Highs()
+            h.setOptionValue("output_flag", False)
+            h.setOptionValue("log_to_console", False)
+            _flush_c_stdio()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    return h
 
 _INF = 1e30  # HiGHS' infinity
 
@@ -512,8 +556,7 @@ def solve_plan(demand: DemandProfile, prices: CapacityPrices, constraints: PlanC
         for i in range(1 + k):
             integrality[i] = highspy.HighsVarType.kInteger
         lp.integrality_ = integrality
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = quiet_highs()
     h.setOptionValue("time_limit", float(time_limit_seconds))
     h.setOptionValue("mip_rel_gap", 1e-9)
     h.setOptionValue("mip_abs_gap", 1e-6)

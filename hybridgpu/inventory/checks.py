@@ -24,6 +24,9 @@ rule (function)                issue codes
 :func:`check_pci_ids`          ``pci-ids``
 :func:`check_mig_layouts`      ``mig-unsupported-model``, ``mig-unknown-profile``,
                                ``mig-unplaceable``, ``mig-gpu-index``, ``mig-gpu-overlap``
+:func:`check_ip_family`        ``ip-family``
+:func:`check_node_labels`      ``kubelet-label``
+:func:`check_taints`           ``duplicate-taint``, ``gpu-taint``
 =============================  ==========================================================
 
 Speed: every rule is linear in the number of hosts (dict/set lookups; addresses and
@@ -57,6 +60,14 @@ from dataclasses import dataclass
 from hybridgpu.catalog import Catalog, UnknownGpuModelError, load_catalog
 from hybridgpu.errors import Issue
 from hybridgpu.inventory.models import Cluster, HostRecord, Inventory, Network
+from hybridgpu.k8s import (
+    GPU_TAINT,
+    KUBELET_ALLOWED_LABEL_NAMESPACES,
+    KUBELET_RESTRICTED_LABEL_NAMESPACES,
+    ROLE_LABEL,
+    ZONE_LABEL,
+    is_kubelet_settable_label,
+)
 from hybridgpu.mig import (
     InvalidMigCountError,
     UnknownMigModelError,
@@ -74,9 +85,12 @@ __all__ = [
     "check_gpu_models",
     "check_gpu_roles",
     "check_inventory",
+    "check_ip_family",
     "check_mig_layouts",
     "check_networks",
+    "check_node_labels",
     "check_pci_ids",
+    "check_taints",
     "check_unique_addresses",
     "check_unique_hostnames",
     "run_checks",
@@ -521,9 +535,12 @@ def check_control_plane_endpoint(data: CheckInput) -> list[Issue]:
 
 
 def check_gpu_roles(data: CheckInput) -> list[Issue]:
-    """A ``gpu-worker`` declares its GPUs; a ``cpu-worker`` declares none.
+    """A ``gpu-worker`` declares its GPUs; a ``cpu-worker`` and a ``control-plane`` declare none.
 
-    Control-plane hosts may have GPUs (small sites); they keep the control-plane taint.
+    The renderers give GPU labels, the GPU taint, the NVIDIA toolkit and MIG configs to
+    gpu-workers only (:class:`hybridgpu.render.kubeadm.NodeSpec` refuses GPUs on other roles), so a
+    control plane with a ``gpu`` section used to pass validation and then fail in ``preview``
+    (found by ``tests/inventory/test_render_rules.py``'s property test, issue 17).
 
     Returns:
         ``gpu-role`` issues on ``gpu`` (or ``role``).
@@ -550,6 +567,18 @@ def check_gpu_roles(data: CheckInput) -> list[Issue]:
                     "role",
                     f"a cpu-worker has a `gpu` section ({host.gpu.count} x {host.gpu.model})",
                     "set `role: gpu-worker`, or remove the `gpu` section",
+                    "gpu-role",
+                )
+            )
+        elif host.role == "control-plane" and host.gpu is not None:
+            issues.append(
+                Issue.on_host(
+                    record.file,
+                    host.hostname,
+                    "gpu",
+                    f"a control-plane host has a `gpu` section ({host.gpu.count} x {host.gpu.model}); hybridgpu sets up GPUs "
+                    "(labels, taint, container toolkit, MIG) on gpu-workers only, so these GPUs would never be usable",
+                    "remove the `gpu` section from the control plane (its GPUs stay idle), or run the GPUs on a gpu-worker host",
                     "gpu-role",
                 )
             )
@@ -770,6 +799,171 @@ def check_mig_layouts(data: CheckInput, catalog: Catalog | None = None) -> list[
     return issues
 
 
+# --------------------------------------------------------------------------- what rendering relies on
+
+
+#: Why the Kubernetes-facing ranges must be IPv4 (the one family hybridgpu deploys).
+_IPV4_ONLY = (
+    "hybridgpu builds single-stack IPv4 clusters (Cilium gets an IPv4 cluster-pool, kubeadm one podSubnet and "
+    "serviceSubnet, kubelet one --node-ip)"
+)
+
+
+def check_ip_family(data: CheckInput) -> list[Issue]:
+    """The Kubernetes-facing addresses are all IPv4: ``podSubnet``, ``serviceSubnet``, every
+    host's ``addresses.management`` and an IP ``controlPlaneEndpoint``.
+
+    Mixed families break the cluster at start: kube-apiserver refuses a service range whose
+    family differs from its advertise address ("service IP family %q must match public address
+    family %q", kubernetes/kubernetes ``cmd/kube-apiserver/app/options/validation.go``, read
+    2026-11-24), and an IPv6 ``podSubnet`` would be written into Cilium's IPv4 cluster-pool
+    (``ipam.operator.clusterPoolIPv4PodCIDRList``). Dual-stack end to end (two pod and service
+    ranges, two node IPs, Cilium ``ipv6.enabled``) is not built, so the rule is "IPv4 only"
+    rather than "one family": a single-stack IPv6 site is refused too, with the reason.
+    ``data``, ``bmc`` and ``infiniband`` addresses may be IPv6 (Kubernetes never sees them).
+
+    Returns:
+        ``ip-family`` issues on ``cluster.*`` and ``addresses.management``.
+    """
+    issues: list[Issue] = []
+    cluster = data.cluster
+    if cluster is not None:
+        for key, net in (("cluster.podSubnet", cluster.pod_subnet), ("cluster.serviceSubnet", cluster.service_subnet)):
+            if net is not None and net.version != 4:
+                issues.append(
+                    Issue.on_host(
+                        data.site_file,
+                        None,
+                        key,
+                        f"{net} is IPv6; {_IPV4_ONLY}",
+                        "use a private IPv4 range, e.g. 10.244.0.0/16 for pods and 10.96.0.0/12 for services",
+                        "ip-family",
+                    )
+                )
+        if data.cluster_complete and cluster.control_plane_endpoint is not None:
+            try:
+                endpoint = ipaddress.ip_address(cluster.endpoint_host or "")
+            except ValueError:
+                endpoint = None
+            if endpoint is not None and endpoint.version != 4:
+                issues.append(
+                    Issue.on_host(
+                        data.site_file,
+                        None,
+                        "cluster.controlPlaneEndpoint",
+                        f"endpoint address {endpoint} is IPv6; {_IPV4_ONLY}",
+                        "use the IPv4 address (or a DNS name resolving to it) of the load balancer in front of the API servers",
+                        "ip-family",
+                    )
+                )
+    for record in data.records:
+        address = record.host.addresses.management
+        if address.version != 4:
+            issues.append(
+                Issue.on_host(
+                    record.file,
+                    record.host.hostname,
+                    "addresses.management",
+                    f"management address {address} is IPv6 in an IPv4 cluster: it becomes the kubelet's --node-ip and the API "
+                    "server's advertise address, and kube-apiserver refuses to start when that family differs from the service "
+                    "range's (hybridgpu builds single-stack IPv4 clusters)",
+                    "use the host's IPv4 management address (an IPv6 one can go under `addresses.data`)",
+                    "ip-family",
+                )
+            )
+    return issues
+
+
+def check_node_labels(data: CheckInput) -> list[Issue]:
+    """Every ``labels`` key is one the kubelet may set on its own Node.
+
+    The labels go into kubelet ``--node-labels``; the kubelet refuses to start with a label in
+    the ``kubernetes.io``/``k8s.io`` namespaces outside its allow-list, and the NodeRestriction
+    admission plugin refuses ``node-restriction.kubernetes.io/*`` (rules and sources in
+    :func:`hybridgpu.k8s.is_kubelet_settable_label`). ``node-role.kubernetes.io/worker`` is the
+    usual victim.
+
+    Returns:
+        ``kubelet-label`` issues on ``labels["<key>"]``.
+    """
+    issues: list[Issue] = []
+    verdict: dict[str, bool] = {}
+    for record in data.records:
+        for key in record.host.labels:
+            ok = verdict.get(key)
+            if ok is None:
+                ok = verdict[key] = is_kubelet_settable_label(key)
+            if ok:
+                continue
+            namespaces = "/".join(KUBELET_RESTRICTED_LABEL_NAMESPACES)
+            allowed = ", ".join(ns + "/*" for ns in KUBELET_ALLOWED_LABEL_NAMESPACES)
+            issues.append(
+                Issue.on_host(
+                    record.file,
+                    record.host.hostname,
+                    f'labels["{key}"]',
+                    f"the kubelet may not set label {key!r} on its own Node ({namespaces} labels are limited to {allowed} and a "
+                    f"short allow-list such as {ZONE_LABEL}; node-restriction.kubernetes.io/* never), so the kubelet would refuse to start",
+                    f"use a label of your own prefix, e.g. `{ROLE_LABEL}` (set by hybridgpu to the host's role) or "
+                    "`example.com/<name>`, or set it after the join with `kubectl label node`",
+                    "kubelet-label",
+                )
+            )
+    return issues
+
+
+def check_taints(data: CheckInput) -> list[Issue]:
+    """Taints are unique per (key, effect), and a GPU taint does not evict the NVIDIA operands.
+
+    * The API server refuses a Node whose taints repeat a (key, effect) pair ("taints must be
+      unique by key and effect pair", kubernetes/kubernetes ``pkg/apis/core/validation``
+      ``validateNodeTaints``), so the node would never register.
+    * The operator's ``nvidia.com/gpu`` taint is rendered as written (value and effect). Its
+      effect may not be ``NoExecute``: the GPU Operator's operands (driver, toolkit, device
+      plugin, mig-manager) and its NFD worker tolerate ``nvidia.com/gpu`` only with effect
+      ``NoSchedule`` (NVIDIA/gpu-operator ``deployments/gpu-operator/values.yaml``,
+      ``daemonsets.tolerations``, v26.7.0, commit a22dbf67, read 2026-11-24), so a NoExecute
+      taint evicts them and the node never advertises a GPU.
+
+    Returns:
+        ``duplicate-taint`` and ``gpu-taint`` issues on ``taints[<i>]``.
+    """
+    issues: list[Issue] = []
+    for record in data.records:
+        seen: dict[tuple[str, str], int] = {}
+        for i, taint in enumerate(record.host.taints):
+            effect = str(taint.effect)
+            pair = (taint.key, effect)
+            if pair in seen:
+                issues.append(
+                    Issue.on_host(
+                        record.file,
+                        record.host.hostname,
+                        f"taints[{i}]",
+                        f"taint {taint.key}:{effect} is already taints[{seen[pair]}]; the API server refuses a Node whose taints "
+                        "repeat a key and effect",
+                        "keep one taint per key and effect",
+                        "duplicate-taint",
+                    )
+                )
+            seen.setdefault(pair, i)
+            if taint.key == GPU_TAINT.key and effect == "NoExecute":
+                issues.append(
+                    Issue.on_host(
+                        record.file,
+                        record.host.hostname,
+                        f"taints[{i}].effect",
+                        f"a {GPU_TAINT.key} taint with effect NoExecute evicts the GPU Operator's own pods (driver, toolkit, "
+                        f"device plugin, mig-manager tolerate {GPU_TAINT.key} only with effect NoSchedule), so the node would "
+                        "never advertise its GPUs",
+                        f"use `effect: NoSchedule` (keeps every pod without a {GPU_TAINT.key} toleration off the node), "
+                        "or PreferNoSchedule",
+                        "gpu-taint",
+                    )
+                )
+    return issues
+
+
 # --------------------------------------------------------------------------- all rules
 
 #: The rules in the order they run (and report).
@@ -785,6 +979,9 @@ RULES: tuple[Callable[..., list[Issue]], ...] = (
     check_gpu_models,
     check_pci_ids,
     check_mig_layouts,
+    check_ip_family,
+    check_node_labels,
+    check_taints,
 )
 
 

@@ -131,6 +131,7 @@ _PATTERN_FIXES = {
     "name": "a DNS-1123 label: lower-case letters, digits and '-', at most 63 characters, e.g. `site-a`",
     "site": "the Site's `metadata.name` (a DNS-1123 label), e.g. `site-a`",
     "kubernetesVersion": 'MAJOR.MINOR.PATCH in quotes, e.g. "1.35.2"',
+    "nvidiaContainerToolkitVersion": 'a Debian package version in quotes, e.g. "1.18.2-1" (`apt-cache madison nvidia-container-toolkit` lists them)',
     "user": "a POSIX user name: lower-case letters, digits, '_' and '-', e.g. `ubuntu`",
     "pciIds": "domain:bus:device.function in hex, as nvidia-smi prints it, e.g. `00000000:18:00.0`",
     "env": "an environment variable name, e.g. `SITE_A_SSH_KEY`",

@@ -35,12 +35,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, PlainValidator, StringConstraints, WithJsonSchema, field_validator, model_validator
 
-from hybridgpu.errors import HybridGpuError, Issue
+from hybridgpu.errors import MAX_SHOWN_ISSUES, HybridGpuError, Issue, issue_lines
 from hybridgpu.modelbase import Dns1123Name, Model
 
 __all__ = [
     "API_VERSION",
     "KINDS",
+    "NVIDIA_CONTAINER_TOOLKIT_VERSION",
     "Cluster",
     "Host",
     "HostAddresses",
@@ -66,6 +67,12 @@ __all__ = [
 API_VERSION = "hybridgpu.io/v1alpha1"
 #: Document kinds of an inventory.
 KINDS = ("Site", "HostList")
+#: Default NVIDIA container toolkit package version (``cluster.nvidiaContainerToolkitVersion``):
+#: v1.18.2, the newest release in NVIDIA's release notes
+#: (docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/release-notes.html, read
+#: 2026-11-24); its Debian packages are versioned ``1.18.2-1`` (the install guide's
+#: ``NVIDIA_CONTAINER_TOOLKIT_VERSION=<x.y.z>-1``).
+NVIDIA_CONTAINER_TOOLKIT_VERSION = "1.18.2-1"
 
 Role = Literal["control-plane", "gpu-worker", "cpu-worker"]
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
@@ -102,8 +109,9 @@ class InventoryError(HybridGpuError):
         ValueError: (on construction) no issue given.
     """
 
-    #: At most this many issues are spelled out in the message; ``issues`` holds them all.
-    MAX_SHOWN = 100
+    #: At most this many issues are spelled out in the message, then the count of the rest;
+    #: ``issues`` holds them all (:data:`hybridgpu.errors.MAX_SHOWN_ISSUES`).
+    MAX_SHOWN = MAX_SHOWN_ISSUES
 
     def __init__(self, issues: list[Issue]):
         if not issues:
@@ -112,10 +120,7 @@ class InventoryError(HybridGpuError):
         self.files = list(dict.fromkeys(issue.file for issue in self.issues))
         count = len(self.issues)
         head = f"{count} problem{'s' if count > 1 else ''} in inventory {', '.join(self.files)}:"
-        lines = [head, *(f"  - {issue}" for issue in self.issues[: self.MAX_SHOWN])]
-        if count > self.MAX_SHOWN:
-            lines.append(f"  ... and {count - self.MAX_SHOWN} more (all of them are in the error's `issues`)")
-        super().__init__("\n".join(lines))
+        super().__init__("\n".join([head, *issue_lines(self.issues, self.MAX_SHOWN)]))
 
     @property
     def codes(self) -> list[str]:
@@ -279,6 +284,25 @@ class Cluster(Model):
     )
     cni: Literal["cilium", "calico"] = Field(description="CNI plugin. Required.")
     container_runtime: Literal["containerd"] = Field(default="containerd", description="Container runtime. Default: `containerd`.")
+    nvidia_container_toolkit_version: Annotated[str, StringConstraints(pattern=r"^[0-9][0-9A-Za-z.+~-]*$", max_length=64)] = Field(
+        default=NVIDIA_CONTAINER_TOOLKIT_VERSION,
+        description=(
+            "Debian package version of the NVIDIA container toolkit that bootstrap installs and holds on gpu-workers "
+            "(`nvidia-container-toolkit`, `-base`, `libnvidia-container-tools`, `libnvidia-container1`, all at this "
+            "version, like the Kubernetes packages), e.g. `\"1.18.2-1\"`. Default: `\"" + NVIDIA_CONTAINER_TOOLKIT_VERSION + "\"`."
+        ),
+    )
+    kubelet_server_tls_bootstrap: bool = Field(
+        default=False,
+        description=(
+            "Kubelet `serverTLSBootstrap`: each kubelet asks for its serving certificate with a CSR of signer "
+            "`kubernetes.io/kubelet-serving`. kube-controller-manager does not approve those (it approves only "
+            "kubelet client CSRs), so `kubectl logs`, `exec` and `port-forward` fail on a node until someone "
+            "approves its CSR: set `true` only with a CSR approver running (see docs/onprem.md, \"Kubelet serving "
+            "certificates\"). Default: `false` (each kubelet serves with a self-signed certificate, which "
+            "kube-apiserver accepts because kubeadm sets no `--kubelet-certificate-authority`)."
+        ),
+    )
     linked_cloud_vpc_cidr: IpNetwork | None = Field(
         default=None,
         description=(

@@ -8,12 +8,13 @@ wraps the validators in ``pulumi_policy`` policies; the tests call them directly
 from __future__ import annotations
 
 import fnmatch
-import re
+import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import Field
+from kubernetes.utils.quantity import parse_quantity as _k8s_parse_quantity
+from pydantic import AfterValidator, Field
 
 from hybridgpu.modelbase import Model
 
@@ -23,8 +24,28 @@ T = TypeVar("T")
 #: ``kubernetes:<group>/<version>:<Kind>``, pulumi-kubernetes provider schema).
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 EC2NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+#: Karpenter v1beta1 (Karpenter 0.33-0.37): the same ``spec.limits``, ``spec.template.spec.requirements``
+#: and EC2NodeClass ``spec.tags`` / ``blockDeviceMappings`` / ``metadataOptions`` as v1
+#: (karpenter-provider-aws ``pkg/apis/v1beta1``; v1 migration guide, karpenter.sh/v1.0/upgrading/v1-migration),
+#: so the pack validates them like v1 rather than letting them pass unseen.
+NODEPOOL_V1BETA1 = "kubernetes:karpenter.sh/v1beta1:NodePool"
+EC2NODECLASS_V1BETA1 = "kubernetes:karpenter.k8s.aws/v1beta1:EC2NodeClass"
+NODEPOOL_TYPES = (NODEPOOL, NODEPOOL_V1BETA1)
+EC2NODECLASS_TYPES = (EC2NODECLASS, EC2NODECLASS_V1BETA1)
 CONFIGMAP = "kubernetes:core/v1:ConfigMap"
 SECRET = "kubernetes:core/v1:Secret"
+#: pulumi-kubernetes resources that carry other objects in their inputs rather than being one:
+#: Helm releases/charts (values), and the v2 YAML and Kustomize components, whose objects are
+#: registered as children and checked there (pulumi_kubernetes 4.34 ``helm/v3/Release``,
+#: ``helm/v4/Chart``, ``yaml/v2``, ``kustomize/v2``). Workload policies skip them, so an object is
+#: reported once, as itself.
+KUBERNETES_BUNDLES = (
+    "kubernetes:helm.sh/v3:Release",
+    "kubernetes:helm.sh/v4:Chart",
+    "kubernetes:yaml/v2:ConfigGroup",
+    "kubernetes:yaml/v2:ConfigFile",
+    "kubernetes:kustomize/v2:Directory",
+)
 #: The component the on-prem cluster registers for each bare-metal host (hybridgpu/shell/components/onprem.py).
 ONPREM_HOST = "hybridgpu:onprem:Host"
 
@@ -43,6 +64,10 @@ class PolicyResource:
         taggable: whether the resource's type takes ``tags``, as the installed provider SDK
             says (the pack fills it in from :func:`hybridgpu.shell.policy.taggable.is_taggable`);
             None when unknown, and validators then go by whether the inputs carry ``tags``.
+        property_dependencies: top-level input name -> URNs of the resources its value came
+            from (``AnalyzeStack`` only: pulumi_policy ``PolicyResource.property_dependencies``,
+            pulumi-policy 1.21 ``policy.py``); how a stack policy follows an ASG's
+            ``launchTemplate.id`` to the launch template even when the id is unknown.
     """
 
     type: str
@@ -51,6 +76,7 @@ class PolicyResource:
     props: Mapping[str, Any] = field(default_factory=dict)
     provider_props: Mapping[str, Any] | None = None
     taggable: bool | None = None
+    property_dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def stack(self) -> str:
@@ -96,6 +122,12 @@ def check_per_stack(value: Any) -> Any:
     return value
 
 
+def _has_text(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must contain text, not only whitespace")
+    return value
+
+
 class Exemption(Model):
     """A waiver of one policy for some resources, with the reason kept in the policy config."""
 
@@ -103,7 +135,9 @@ class Exemption(Model):
         min_length=1,
         description="Glob matched against the resource's logical name or its URN (e.g. 'legacy-*'). Required.",
     )
-    reason: str = Field(min_length=10, description="Why the resource is exempt (at least 10 characters). Required.")
+    reason: Annotated[str, AfterValidator(_has_text)] = Field(
+        min_length=10, description="Why the resource is exempt (at least 10 characters, not only whitespace). Required."
+    )
     stacks: list[str] = Field(default_factory=lambda: ["*"], description="Stack-name globs the waiver applies to. Default: every stack.")
 
     def covers(self, resource: PolicyResource) -> bool:
@@ -127,29 +161,27 @@ class PolicySettings(Model):
         return any(e.covers(resource) for e in self.exempt_resources)
 
 
-_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|m)?$")
-_SUFFIX = {
-    None: 1, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
-}
-
-
 def parse_quantity(value: Any) -> float | None:
-    """A Kubernetes resource quantity (``8``, ``"64"``, ``"1k"``, ``"500m"``) as a number; None if malformed.
+    """A Kubernetes resource quantity (``8``, ``"64"``, ``"1k"``, ``"500m"``, ``"2e3"``, ``"1Ki"``) as a number;
+    None when it is not a quantity.
 
-    Source: Kubernetes ``resource.Quantity`` (k8s.io/apimachinery/pkg/api/resource/quantity.go,
-    decimal SI and binary IEC suffixes), as of Kubernetes 1.35.
+    The grammar is Kubernetes' ``resource.Quantity`` (k8s.io/apimachinery/pkg/api/resource/quantity.go:
+    signed decimal or exponent numbers, SI and binary suffixes), parsed by the official Python
+    client's ``kubernetes.utils.quantity.parse_quantity`` (kubernetes 37.0, PyPI) rather than our own.
+    Booleans, NaN and infinities are not quantities. Callers decide what a None means: the
+    validators report it as a violation, never skip it.
     """
-    if isinstance(value, bool):
+    if isinstance(value, bool) or value is None:
         return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if not isinstance(value, str):
+    if not isinstance(value, (int, float, str)):
         return None
-    match = _QUANTITY.match(value.strip())
-    if not match:
+    if isinstance(value, str) and (not value or value != value.strip()):
         return None
-    return float(match[1]) * _SUFFIX[match[2]]
+    try:
+        number = float(_k8s_parse_quantity(value))
+    except (ValueError, ArithmeticError, TypeError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 def dig(obj: Any, *path: str | int, default: Any = None) -> Any:
@@ -201,6 +233,38 @@ def walk_known_strings(obj: Any) -> Iterator[str]:
         except errors:  # type: ignore[misc]
             continue
         yield from walk_known_strings(value)
+
+
+class Unknown:
+    """A value that is unknown during preview (what :func:`known` returns for it)."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __repr__(self) -> str:
+        return f"<unknown {self.path}>"
+
+
+def known(obj: Any, *path: str | int, default: Any = None) -> Any:
+    """Like :func:`dig`, but a value unknown during preview comes back as an :class:`Unknown`
+    (naming its path) instead of raising, so a policy can fail closed on exactly the values it
+    needs and step over the ones it does not (a computed ``Name`` tag, a computed namespace)."""
+    errors = tuple(UNKNOWN_ERRORS)
+    steps: list[str] = []
+    for key in path:
+        steps.append(f"[{key}]" if isinstance(key, int) else (f".{key}" if steps else str(key)))
+        try:
+            if isinstance(key, int):
+                if not isinstance(obj, Sequence) or isinstance(obj, str) or key >= len(obj):
+                    return default
+                obj = obj[key]
+            else:
+                if not isinstance(obj, Mapping) or key not in obj:
+                    return default
+                obj = obj[key]
+        except errors:  # type: ignore[misc]
+            return Unknown("".join(steps))
+    return obj
 
 
 def names(items: Iterable[str]) -> str:

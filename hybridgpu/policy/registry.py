@@ -15,7 +15,8 @@ from pydantic import ValidationError
 from hybridgpu.errors import Issue, issues_from_validation
 from hybridgpu.k8s import DEFAULT_COST_KEYS
 from hybridgpu.policy import rules
-from hybridgpu.policy.base import CONFIGMAP, EC2NODECLASS, NODEPOOL, ONPREM_HOST, PolicyResource, PolicySettings
+from hybridgpu.policy.base import CONFIGMAP, EC2NODECLASS_TYPES, NODEPOOL_TYPES, ONPREM_HOST, PolicyResource, PolicySettings
+from hybridgpu.policy.capacity import INSTANCE, LAUNCH_CONFIGURATION, LAUNCH_TEMPLATE, SPOT_INSTANCE
 
 #: Name of the pack (PulumiPolicy.yaml and the analyzer's reports).
 PACK_NAME = "hybridgpu"
@@ -136,7 +137,7 @@ POLICIES: tuple[PolicySpec, ...] = (
         "Karpenter EC2NodeClasses tag the instances they launch with the required cost tags.",
         "Provider default tags never reach instances launched by Karpenter; only EC2NodeClass spec.tags does.",
         rules.ec2nodeclass_cost_tags, rules.CostTagSettings,
-        types=(EC2NODECLASS,),
+        types=EC2NODECLASS_TYPES,
     ),
     PolicySpec(
         "gpu-workload-cost-labels", "untagged", "resource",
@@ -156,21 +157,21 @@ POLICIES: tuple[PolicySpec, ...] = (
         "Every Karpenter NodePool sets an nvidia.com/gpu limit within the allowed maximum.",
         "A NodePool without a GPU limit can launch GPU instances until the account's quota stops it.",
         rules.nodepool_gpu_limit, rules.CapacitySettings,
-        types=(NODEPOOL,),
+        types=NODEPOOL_TYPES,
     ),
     PolicySpec(
         "nodepool-instance-bounds", "oversized", "resource",
         "GPU NodePools bound the instance types and sizes they may pick, within the allowed families.",
         "Without a size bound Karpenter may pick p5.48xlarge (8 x H100) for a one-GPU pod.",
         rules.nodepool_instance_bounds, rules.CapacitySettings,
-        types=(NODEPOOL,),
+        types=NODEPOOL_TYPES,
     ),
     PolicySpec(
-        "gpu-instance-size", "oversized", "resource",
-        "EKS node groups, launch templates and EC2 instances with GPU types stay within allowed families, sizes and counts.",
-        "Capacity outside Karpenter bypasses NodePool limits; the same bounds must hold there.",
+        "gpu-instance-size", "oversized", "stack",
+        "Every AWS resource that launches or reserves GPU instances (instances, node groups, Auto Scaling groups, "
+        "Spot Fleets, EC2 Fleets, capacity reservations, launch templates) stays within allowed families, sizes and counts.",
+        "Capacity outside Karpenter bypasses NodePool limits; the same bounds must hold there, wherever the instance type is set.",
         rules.gpu_instance_size, rules.CapacitySettings,
-        types=("aws:eks/nodeGroup:NodeGroup", "aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance"),
     ),
     PolicySpec(
         "gpu-workload-requests", "oversized", "resource",
@@ -178,6 +179,19 @@ POLICIES: tuple[PolicySpec, ...] = (
         "One oversized job can hold a whole NodePool's GPUs; extended resources require limits.",
         rules.gpu_workload_requests, rules.WorkloadSettings,
         types=("kubernetes:",),
+    ),
+    PolicySpec(
+        "gpu-workload-autoscaling", "oversized", "stack",
+        "HPA maxReplicas / KEDA ScaledObject maxReplicaCount times a GPU workload's GPUs per pod stays within the workload bound.",
+        "An autoscaler replaces the replica count the workload policy saw; its maximum is what the cluster may be asked for.",
+        rules.gpu_autoscaling, rules.WorkloadSettings,
+    ),
+    PolicySpec(
+        "helm-values-capacity", "oversized", "resource",
+        "Helm releases that pass Karpenter NodePools or GPU requests through values are flagged (the pack cannot see rendered charts).",
+        "Objects a chart renders never reach the policy pack, so a NodePool or a GPU job in values bypasses every bound above.",
+        rules.helm_values_capacity, PolicySettings,
+        types=rules.HELM_TYPES,
     ),
     PolicySpec(
         "mig-profiles", "oversized", "resource",
@@ -188,7 +202,7 @@ POLICIES: tuple[PolicySpec, ...] = (
     ),
     PolicySpec(
         "stack-gpu-ceiling", "oversized", "stack",
-        "All NodePools and GPU node groups of a stack may add no more GPUs than allowed.",
+        "All NodePools and every AWS resource that launches or reserves GPU instances may add no more GPUs per stack than allowed.",
         "Per-pool limits can each be fine while the stack as a whole is not.",
         rules.stack_gpu_ceiling, rules.StackCapacitySettings,
     ),
@@ -203,14 +217,14 @@ POLICIES: tuple[PolicySpec, ...] = (
         "Instances, launch templates and EC2NodeClasses require IMDSv2 tokens.",
         "IMDSv1 hands the node role's credentials to any SSRF or pod that can reach 169.254.169.254.",
         rules.imdsv2_required, PolicySettings,
-        types=("aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance", EC2NODECLASS),
+        types=("aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance", *EC2NODECLASS_TYPES),
     ),
     PolicySpec(
         "encrypted-volumes", "safety", "resource",
         "EBS volumes (launch templates, EC2NodeClasses, instances, volumes, node groups) are encrypted.",
         "Checkpoints and datasets on GPU nodes are often the most valuable data in the account.",
         rules.encrypted_volumes, PolicySettings,
-        types=("aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance", EC2NODECLASS, "aws:ebs/volume:Volume", "aws:eks/nodeGroup:NodeGroup"),
+        types=("aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance", *EC2NODECLASS_TYPES, "aws:ebs/volume:Volume", "aws:eks/nodeGroup:NodeGroup"),
     ),
     PolicySpec(
         "eks-endpoint-private", "safety", "resource",
@@ -224,14 +238,14 @@ POLICIES: tuple[PolicySpec, ...] = (
         "Production EC2NodeClasses pin an AMI version instead of @latest.",
         "@latest rolls every GPU node to a new AMI (driver, kernel) through drift without review.",
         rules.ami_alias_pinned, rules.AmiSettings,
-        types=(EC2NODECLASS,),
+        types=EC2NODECLASS_TYPES,
     ),
     PolicySpec(
         "kubeadm-ca-verification", "safety", "resource",
-        "kubeadm joins verify the cluster CA (no unsafeSkipCAVerification).",
+        "kubeadm joins verify the cluster CA (no unsafeSkipCAVerification), in commands, ConfigMaps and EC2 user data.",
         "Without CA pinning a joining node trusts any API server that answers, and hands it its credentials.",
         rules.kubeadm_ca_verification, PolicySettings,
-        types=(ONPREM_HOST, "command:", CONFIGMAP),
+        types=(ONPREM_HOST, "command:", CONFIGMAP, INSTANCE, SPOT_INSTANCE, LAUNCH_TEMPLATE, LAUNCH_CONFIGURATION),
     ),
     PolicySpec(
         "multikueue-kubeconfig", "safety", "stack",

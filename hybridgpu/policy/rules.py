@@ -35,18 +35,22 @@ from hybridgpu.burst.kueue import kubeconfig_problems
 from hybridgpu.catalog import load_catalog
 from hybridgpu.catalog.models import InstanceType
 from hybridgpu.mig.profiles import load_mig_models
+from hybridgpu.policy import capacity as cap_mod
 from hybridgpu.policy.base import (
     CONFIGMAP,
-    EC2NODECLASS,
-    NODEPOOL,
+    EC2NODECLASS_TYPES,
+    KUBERNETES_BUNDLES,
+    NODEPOOL_TYPES,
     ONPREM_HOST,
     SECRET,
     PolicyResource,
     PolicySettings,
+    Unknown,
     as_list,
     check_per_stack,
     dig,
     for_stack,
+    known,
     names,
     parse_quantity,
     walk_known_strings,
@@ -59,7 +63,8 @@ from hybridgpu.k8s import (
     INSTANCE_TYPE_LABEL,
     MIG_RESOURCE_PREFIX,
 )
-from hybridgpu.policy.workloads import pod_templates
+from hybridgpu.policy.base import UNKNOWN_ERRORS as UNKNOWN_ERRORS_REF
+from hybridgpu.policy.workloads import is_gpu_resource, pod_templates
 
 PerStackInt = Annotated[int | dict[str, int], AfterValidator(check_per_stack)]
 PerStackFloat = Annotated[float | dict[str, float] | None, AfterValidator(check_per_stack)]
@@ -73,22 +78,17 @@ StackFindings = Iterator[tuple[PolicyResource | None, str]]
 
 
 def _instance(name: str) -> InstanceType | None:
-    try:
-        return load_catalog().instance_type(name)
-    except KeyError:
-        return None
+    return cap_mod.instance_type(name)
 
 
 def _gpu_families() -> list[str]:
     return sorted(load_catalog().families())
 
 
-_GPU_FAMILY = re.compile(r"^(g|p)[0-9]")
-
-
 def _is_gpu_type(name: str) -> bool:
-    """GPU instance type: in the catalog, or of a family named like the GPU families (g*/p*<digit>)."""
-    return _instance(name) is not None or bool(_GPU_FAMILY.match(name.split(".", 1)[0]))
+    """GPU/accelerator instance type: in the catalog, or of a family named like one
+    (:func:`hybridgpu.catalog.is_accelerator_type`: g*, gr*, p*, dl*, trn*, inf*)."""
+    return cap_mod.is_gpu_type(name)
 
 
 # ---------------------------------------------------------------------------------- untagged
@@ -105,15 +105,45 @@ class CostTagSettings(PolicySettings):
     )
 
 
-def _tags_of(value: Any) -> dict[str, str]:
-    """Tags as a dict, from either a map or a list of ``{key, value}`` (autoscaling groups)."""
+def _tags_of(value: Any, keys: Sequence[str] | None = None) -> dict[str, Any]:
+    """Tags as a dict, from either a map or a list of ``{key, value}`` (autoscaling groups).
+
+    With ``keys``, only those tags are read, so a tag unknown during preview that the policy
+    does not need (a computed ``Name``) is never touched; a needed one comes back as
+    :class:`~hybridgpu.policy.base.Unknown`.
+    """
     if isinstance(value, Mapping):
-        return {str(k): v for k, v in value.items()}
-    tags: dict[str, str] = {}
-    for item in as_list(value):
-        if isinstance(item, Mapping) and "key" in item:
-            tags[str(item["key"])] = item.get("value")
+        if keys is None:
+            return {str(k): known(value, k) for k in value}
+        return {str(k): v for k in keys if (v := known(value, k)) is not None}
+    tags: dict[str, Any] = {}
+    for i, item in enumerate(as_list(value)):
+        key = known(item, "key")
+        if isinstance(key, str) and (keys is None or key in keys):
+            tags[key] = known(item, "value")
+        elif isinstance(key, Unknown) and keys is not None:
+            tags.setdefault(f"?{i}", key)
     return tags
+
+
+def _has_text(value: Any) -> bool:
+    """A tag value counts when it holds non-whitespace text (or is unknown: see the callers)."""
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _missing_tags(tags: Mapping[str, Any], required: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``(missing or blank keys, keys whose value is unknown during preview)``."""
+    missing = [k for k in required if not isinstance(tags.get(k), Unknown) and not _has_text(tags.get(k))]
+    unknown = [k for k in required if isinstance(tags.get(k), Unknown)]
+    return missing, unknown
+
+
+#: Launch-template tagSpecifications resource types whose tags reach what a GPU instance
+#: launches: the instance and its EBS volumes. pulumi-aws 7.51.1 ``ec2/launch_template.py``
+#: (tag_specifications: "Default tags are currently not propagated to ASG created resources"),
+#: read 2026-11-24.
+_LAUNCH_TAG_TARGETS = ("instance", "volume")
+ASG_TYPE = cap_mod.ASG
 
 
 def _provider_config(props: Mapping[str, Any]) -> dict[str, Any]:
@@ -144,25 +174,74 @@ def required_cost_tags(res: PolicyResource, cfg: CostTagSettings) -> Findings:
         return
     if res.taggable is False or (res.taggable is None and "tags" not in res.props):
         return
-    defaults = _tags_of(dig(_provider_config(res.provider_props or {}), "defaultTags", "tags") or {})
-    tags = {**defaults, **_tags_of(res.props.get("tags"))}
-    required = for_stack(cfg.required_tag_keys, res.stack)
-    missing = [k for k in required if not tags.get(k)]
+    required = list(for_stack(cfg.required_tag_keys, res.stack))
+    if res.type == ASG_TYPE:
+        yield from _asg_tags(res, required)
+        return
+    defaults = _tags_of(dig(_provider_config(res.provider_props or {}), "defaultTags", "tags") or {}, required)
+    tags = {**defaults, **_tags_of(known(res.props, "tags"), required)}
+    missing, unknown = _missing_tags(tags, required)
     if missing:
         yield (
-            f"{res.label} has no cost tag {names(missing)} (tags after the provider's default tags: "
-            f"{names(tags) or 'none'}). Fix: add them to hybridgpu:tags in the stack file, which every AWS "
-            "resource gets through the provider's defaultTags, or to the resource's tags."
+            f"{res.label} has no cost tag {names(missing)} (empty or whitespace-only values count as missing). "
+            "Fix: add them to hybridgpu:tags in the stack file, which every AWS resource gets through the "
+            "provider's defaultTags, or to the resource's tags."
         )
+    if unknown:
+        yield (
+            f"{res.label}: cost tag {names(unknown)} is an unknown value during preview, so the policy cannot see it "
+            "(it fails closed). Fix: give the tag a literal or config value."
+        )
+    if res.type == cap_mod.LAUNCH_TEMPLATE and _is_gpu_type(str(known(res.props, "instanceType") or "")):
+        yield from _launch_tag_specs(res, required)
+
+
+def _asg_tags(res: PolicyResource, required: list[str]) -> Findings:
+    """An Auto Scaling group's own ``tags`` with ``propagateAtLaunch: true`` are what its instances
+    get; the provider's defaultTags do not apply to it (pulumi-aws ``ec2/launch_template.py``,
+    tag_specifications; AWS provider docs, "default_tags" known limitation for aws_autoscaling_group)."""
+    propagated: dict[str, Any] = {}
+    for item in as_list(known(res.props, "tags")):
+        key = known(item, "key")
+        if key in required and known(item, "propagateAtLaunch") in (True, "true"):
+            propagated[str(key)] = known(item, "value")
+    missing, unknown = _missing_tags(propagated, required)
+    if missing:
+        yield (
+            f"{res.label} does not tag the instances it launches with {names(missing)}: provider defaultTags never "
+            "reach an Auto Scaling group. Fix: add tags=[{key, value, propagateAtLaunch: true}] for each cost tag."
+        )
+    if unknown:
+        yield f"{res.label}: cost tag {names(unknown)} is an unknown value during preview. Fix: give it a literal or config value."
+
+
+def _launch_tag_specs(res: PolicyResource, required: list[str]) -> Findings:
+    """A GPU launch template's ``tagSpecifications`` tag the instance and its volumes."""
+    specs = known(res.props, "tagSpecifications")
+    by_target: dict[str, dict[str, Any]] = {}
+    for spec in as_list(specs):
+        target = known(spec, "resourceType")
+        if isinstance(target, str):
+            by_target.setdefault(target, {}).update(_tags_of(known(spec, "tags"), required))
+    for target in _LAUNCH_TAG_TARGETS:
+        missing, unknown = _missing_tags(by_target.get(target, {}), required)
+        if missing or unknown:
+            yield (
+                f"{res.label} launches GPU instances whose {target}s carry no cost tag {names(missing + unknown)}: "
+                "provider defaultTags do not reach what a launch template launches. Fix: add tagSpecifications "
+                f"[{{resourceType: \"{target}\", tags: {{...cost tags}}}}] (for instance and volume)."
+            )
 
 
 def ec2nodeclass_cost_tags(res: PolicyResource, cfg: CostTagSettings) -> Findings:
     """EC2NodeClass ``spec.tags`` carries the cost tags (Karpenter puts them on every instance,
     volume and network interface it launches; provider default tags never reach those)."""
-    if res.type != EC2NODECLASS:
+    if res.type not in EC2NODECLASS_TYPES:
         return
-    tags = _tags_of(dig(res.props, "spec", "tags") or {})
-    missing = [k for k in for_stack(cfg.required_tag_keys, res.stack) if not tags.get(k)]
+    required = list(for_stack(cfg.required_tag_keys, res.stack))
+    tags = _tags_of(dig(res.props, "spec", "tags") or {}, required)
+    missing, unknown = _missing_tags(tags, required)
+    missing += unknown
     if missing:
         yield (
             f"{res.label} sets no spec.tags {names(missing)}: the GPU instances Karpenter launches from it "
@@ -184,7 +263,7 @@ class WorkloadLabelSettings(PolicySettings):
 def gpu_workload_cost_labels(res: PolicyResource, cfg: WorkloadLabelSettings) -> Findings:
     """Pods that request ``nvidia.com/gpu`` or ``nvidia.com/mig-*`` carry the cost-attribution labels
     on the pod (template) itself: labels on the Deployment/Job alone do not reach the pods."""
-    if not res.type.startswith("kubernetes:") or res.type == "kubernetes:helm.sh/v3:Release":
+    if not res.type.startswith("kubernetes:") or res.type in KUBERNETES_BUNDLES:
         return
     required = for_stack(cfg.required_labels, res.stack)
     for template in pod_templates(res.props):
@@ -250,7 +329,7 @@ def nodepool_gpu_limit(res: PolicyResource, cfg: CapacitySettings) -> Findings:
 
     CPU-only NodePools need one too (``"0"``): without it Karpenter may pick a GPU type for them.
     """
-    if res.type != NODEPOOL:
+    if res.type not in NODEPOOL_TYPES:
         return
     most = for_stack(cfg.max_gpus_per_node_pool, res.stack)
     limits = dig(res.props, "spec", "limits")
@@ -286,7 +365,7 @@ def _in_values(req: Mapping[str, Any] | None) -> list[str] | None:
 def nodepool_instance_bounds(res: PolicyResource, cfg: CapacitySettings) -> Findings:
     """A NodePool bounds the GPU instances it may pick: an ``In`` list of instance types (or of
     families plus a GPU-count bound), all in allowed families and within ``maxGpusPerInstance``."""
-    if res.type != NODEPOOL:
+    if res.type not in NODEPOOL_TYPES:
         return
     limit = _gpu_limit(res)
     if limit is not None and limit == 0:
@@ -349,41 +428,57 @@ def nodepool_instance_bounds(res: PolicyResource, cfg: CapacitySettings) -> Find
 def _type_problems(label: str, types: list[str], stack: str, cfg: CapacitySettings) -> Iterator[str]:
     allowed = cfg.families(stack)
     most = for_stack(cfg.max_gpus_per_instance, stack)
-    for t in types:
+    uncatalogued = sorted({t for t in types if _is_gpu_type(t) and _instance(t) is None})
+    for t in sorted(set(types)):
         if not _is_gpu_type(t):
             continue
         family = t.split(".", 1)[0]
         it = _instance(t)
-        if family not in allowed:
+        if family not in allowed and (it is not None or family in _gpu_families()):
             yield (
                 f"{label} uses GPU instance type {t}, outside the families allowed in stack {stack or '?'} "
                 f"({names(allowed)}). Fix: use an allowed family or allow it in the policy config."
             )
-        elif it is None:
-            yield f"{label} uses {t}, unknown to the hybridgpu catalog, so its GPU count cannot be checked. Fix: use a catalog type."
-        elif it.gpu_count > most:
+        elif it is not None and it.gpu_count > most:
             yield f"{label} uses {t} with {it.gpu_count} GPUs, above {most} per instance. Fix: use a smaller size."
+    if uncatalogued:
+        yield cap_mod.unknown_family_message(label, uncatalogued)
 
 
-def gpu_instance_size(res: PolicyResource, cfg: CapacitySettings) -> Findings:
-    """EKS node groups, launch templates and EC2 instances with GPU instance types stay within
-    the allowed families and sizes, and a node group's ``maxSize`` x GPUs within the NodePool maximum."""
-    stack = res.stack
-    if res.type == "aws:eks/nodeGroup:NodeGroup":
-        types = [str(t) for t in as_list(res.props.get("instanceTypes"))]
-        yield from _type_problems(res.label, types, stack, cfg)
-        gpus = max((it.gpu_count for t in types if (it := _instance(t)) is not None), default=0)
-        max_size = dig(res.props, "scalingConfig", "maxSize")
-        most = for_stack(cfg.max_gpus_per_node_pool, stack)
-        if gpus and isinstance(max_size, (int, float)) and max_size * gpus > most:
-            yield (
-                f"{res.label} may grow to {int(max_size)} x {gpus} = {int(max_size * gpus)} GPUs, above {most}. "
-                "Fix: lower scalingConfig.maxSize."
+def gpu_instance_size(resources: Sequence[PolicyResource], cfg: CapacitySettings) -> StackFindings:
+    """Every AWS resource that can launch or reserve GPU instances (EC2 instances and spot
+    requests, EKS node groups, Auto Scaling groups, Spot Fleets, EC2 Fleets, capacity
+    reservations, launch templates and configurations; :mod:`hybridgpu.policy.capacity`) uses
+    allowed families and sizes, and can hold at most ``maxGpusPerNodePool`` GPUs at once.
+
+    Instance types are followed through launch templates of the same stack (by name, or the
+    property dependencies of ``AnalyzeStack``). Accelerator-looking types the catalog does not
+    know, and capacity whose types or size cannot be known, fail closed.
+    """
+    for cap in cap_mod.capacities(resources):
+        res = cap.resource
+        if cfg.exempt(res):
+            continue
+        stack = res.stack
+        for message in _type_problems(res.label, cap.direct, stack, cfg):
+            yield res, message
+        derived_unknown = sorted(t for t in cap.derived if t not in cap.direct and _is_gpu_type(t) and _instance(t) is None)
+        if derived_unknown:
+            yield res, cap_mod.unknown_family_message(f"{res.label} (through {names({cap.derived[t] for t in derived_unknown})})", derived_unknown)
+        if cap.problems and (cap.may_be_gpu or not cap.types):
+            yield res, (
+                f"{res.label} may launch GPU instances that cannot be checked: {'; '.join(cap.problems)}. It fails closed. "
+                "Fix: set the instance types and sizes as literals in this stack (or waive the resource with a reason)."
             )
-    elif res.type in ("aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance"):
-        t = res.props.get("instanceType")
-        if isinstance(t, str):
-            yield from _type_problems(res.label, [t], stack, cfg)
+        gpus = cap.gpus()
+        most = for_stack(cfg.max_gpus_per_node_pool, stack)
+        if gpus > most:
+            worst = max(cap.types, key=lambda t: (it.gpu_count if (it := _instance(t)) else 0) * (cap.instances or {}).get(t, 0))
+            via = f", instance type from launch template {cap.derived[worst]}" if worst in cap.derived and worst not in cap.direct else ""
+            yield res, (
+                f"{res.label} may hold {gpus:g} GPUs at once ({(cap.instances or {}).get(worst, 0):g} x {worst}{via}), above {most}. "
+                "Fix: lower its maximum size / target capacity / instance count, or raise maxGpusPerNodePool in the policy config."
+            )
 
 
 class WorkloadSettings(PolicySettings):
@@ -403,12 +498,20 @@ def gpu_workload_requests(res: PolicyResource, cfg: WorkloadSettings) -> Finding
     (kubernetes.io, "Schedule GPUs" and "Resource Management for Pods and Containers",
     extended resources, Kubernetes 1.35).
     """
-    if not res.type.startswith("kubernetes:") or res.type == "kubernetes:helm.sh/v3:Release":
+    if not res.type.startswith("kubernetes:") or res.type in KUBERNETES_BUNDLES:
         return
     per_pod = for_stack(cfg.max_gpus_per_pod, res.stack)
     per_workload = for_stack(cfg.max_gpus_per_workload, res.stack)
     total = 0.0
+    unknown: list[str] = []
     for template in pod_templates(res.props):
+        for where, name, value in template.malformed():
+            yield (
+                f"{res.label} {where} asks for {name} {value!r}, which is not a Kubernetes quantity (or is negative), "
+                "so its GPUs cannot be counted. Fix: use a whole number such as \"1\" or \"8\"."
+            )
+        if template.gpu_limits():
+            unknown += [u for u in template.unknown if u not in unknown]
         for path, c in template.containers():
             requests = dig(c, "resources", "requests") or {}
             limits = dig(c, "resources", "limits") or {}
@@ -416,6 +519,8 @@ def gpu_workload_requests(res: PolicyResource, cfg: WorkloadSettings) -> Finding
                 if not (name == GPU_RESOURCE or str(name).startswith(MIG_RESOURCE_PREFIX)):
                     continue
                 req, lim = parse_quantity(requests.get(name)), parse_quantity(limits.get(name))
+                if name in limits and lim is None or name in requests and req is None:
+                    continue  # malformed: reported above
                 if name not in limits or (name in requests and req != lim):
                     yield (
                         f"{res.label} {path} requests {name} {requests.get(name)!r} with limit {limits.get(name)!r}. "
@@ -428,11 +533,80 @@ def gpu_workload_requests(res: PolicyResource, cfg: WorkloadSettings) -> Finding
                 "Fix: shard the job over more pods, or raise maxGpusPerPod in the policy config."
             )
         total += asked * template.replicas
+    if unknown:
+        yield (
+            f"{res.label}: {names(unknown)} is an unknown value during preview, so the GPUs its pods hold at once "
+            "cannot be counted (it fails closed). Fix: give the replica count a literal or config value."
+        )
     if total > per_workload:
         yield (
             f"{res.label} holds up to {total:g} GPUs at once (per pod x replicas), above {per_workload}. "
             "Fix: lower replicas/parallelism, or raise maxGpusPerWorkload in the policy config."
         )
+
+
+#: Autoscalers that set a workload's replica count: HPA ``autoscaling/v2`` and ``autoscaling/v1``
+#: (``spec.scaleTargetRef``, ``spec.maxReplicas``: Kubernetes API reference,
+#: HorizontalPodAutoscalerSpec, 1.35) and KEDA ``keda.sh/v1alpha1`` ScaledObject
+#: (``spec.scaleTargetRef {name, kind (default Deployment), apiVersion}``,
+#: ``spec.maxReplicaCount`` default 100: keda.sh/docs/2.18/reference/scaledobject-spec).
+_HPA_TYPES = ("kubernetes:autoscaling/v2:HorizontalPodAutoscaler", "kubernetes:autoscaling/v1:HorizontalPodAutoscaler")
+_KEDA_SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
+_KEDA_DEFAULT_MAX = 100
+
+
+def _kind_of(res: PolicyResource) -> str:
+    return res.type.rsplit(":", 1)[-1]
+
+
+def gpu_autoscaling(resources: Sequence[PolicyResource], cfg: WorkloadSettings) -> StackFindings:
+    """A HorizontalPodAutoscaler's ``maxReplicas`` (or a KEDA ScaledObject's ``maxReplicaCount``)
+    times the GPUs per pod of the workload it scales stays within ``maxGpusPerWorkload``.
+
+    The target is found in the stack by kind, name and namespace (``metadata.namespace``,
+    default ``default``). A target outside the stack cannot be counted and is not reported: the
+    workload's own policy checks it where it is deployed.
+    """
+    workloads: dict[tuple[str, str, str], PolicyResource] = {}
+    for r in resources:
+        if r.type.startswith("kubernetes:") and r.type not in _HPA_TYPES and r.type != _KEDA_SCALED_OBJECT:
+            name = known(r.props, "metadata", "name")
+            ns = known(r.props, "metadata", "namespace")
+            if isinstance(name, str):
+                workloads[(_kind_of(r), name, ns if isinstance(ns, str) and ns else "default")] = r
+    for res in resources:
+        if res.type not in _HPA_TYPES and res.type != _KEDA_SCALED_OBJECT or cfg.exempt(res):
+            continue
+        keda = res.type == _KEDA_SCALED_OBJECT
+        ref = known(res.props, "spec", "scaleTargetRef") or {}
+        kind = known(ref, "kind") or ("Deployment" if keda else None)
+        name = known(ref, "name")
+        ns = known(res.props, "metadata", "namespace")
+        target = workloads.get((str(kind), str(name), ns if isinstance(ns, str) and ns else "default"))
+        if target is None:
+            continue
+        templates = [t for t in pod_templates(target.props) if t.gpu_limits()]
+        per_pod = max((sum(t.gpu_limits().values()) for t in templates), default=0.0)
+        if not per_pod:
+            continue
+        key = "maxReplicaCount" if keda else "maxReplicas"
+        most = known(res.props, "spec", key)
+        if most is None and keda:
+            most = _KEDA_DEFAULT_MAX
+        limit = for_stack(cfg.max_gpus_per_workload, res.stack)
+        if isinstance(most, Unknown):
+            yield res, (
+                f"{res.label}: spec.{key} is an unknown value during preview, so the GPUs of {target.label} cannot be "
+                "bounded (it fails closed). Fix: give it a literal or config value."
+            )
+        elif not isinstance(most, (int, float)) or isinstance(most, bool):
+            yield res, f"{res.label} sets no usable spec.{key}. Fix: set spec.{key} to a whole number."
+        elif most * per_pod > limit:
+            yield res, (
+                f"{res.label} may scale {target.label} to {most:g} pods x {per_pod:g} GPUs = {most * per_pod:g} GPUs, "
+                f"above {limit} per workload{' (KEDA default maxReplicaCount 100)' if keda and known(res.props, 'spec', key) is None else ''}. "
+                f"Fix: lower spec.{key}, or raise maxGpusPerWorkload in the policy config."
+            )
 
 
 class MigSettings(PolicySettings):
@@ -494,7 +668,7 @@ def mig_profiles(res: PolicyResource, cfg: MigSettings) -> Findings:
                 for profile in (dig(entry, "mig-devices") or {}):
                     yield from _profile_problems(res.label, f"layout {layout}", str(profile), res.stack, cfg)
         return
-    if not res.type.startswith("kubernetes:"):
+    if not res.type.startswith("kubernetes:") or res.type in KUBERNETES_BUNDLES:
         return
     for template in pod_templates(res.props):
         for name in template.gpu_limits():
@@ -507,35 +681,46 @@ class StackCapacitySettings(PolicySettings):
 
     max_gpus_per_stack: PerStackInt = Field(
         default=256,
-        description="Most GPUs all NodePools and GPU node groups of a stack may add together; number or per stack. Default: 256.",
+        description="Most GPUs all NodePools and every AWS resource that launches or reserves GPU instances (node groups, Auto Scaling groups, fleets, capacity reservations, instances) of a stack may add together; number or per stack. Default: 256.",
     )
 
 
-def _nodegroup_gpus(res: PolicyResource) -> float:
-    types = [str(t) for t in as_list(res.props.get("instanceTypes"))]
-    gpus = max((it.gpu_count for t in types if (it := _instance(t)) is not None), default=0)
-    max_size = dig(res.props, "scalingConfig", "maxSize")
-    return gpus * max_size if isinstance(max_size, (int, float)) else 0.0
-
-
 def stack_gpu_ceiling(resources: Sequence[PolicyResource], cfg: StackCapacitySettings) -> StackFindings:
-    """The GPUs a stack may add in all (NodePool limits plus GPU node groups at maxSize) stay
-    within ``maxGpusPerStack``."""
+    """The GPUs a stack may add in all (NodePool limits, plus every AWS resource that launches or
+    reserves GPU instances at its maximum: :mod:`hybridgpu.policy.capacity`) stay within
+    ``maxGpusPerStack``. Capacity whose size cannot be known fails closed."""
     parts: list[str] = []
     total = 0.0
     stack = next((r.stack for r in resources if r.stack), "")
+    unbounded: list[str] = []
     for res in resources:
-        if cfg.exempt(res):
+        if res.type in NODEPOOL_TYPES and not cfg.exempt(res):
+            limit = known(res.props, "spec", "limits", GPU_RESOURCE)
+            gpus = parse_quantity(limit) if not isinstance(limit, Unknown) else None
+            if isinstance(limit, Unknown):
+                unbounded.append(f"{res.name} (spec.limits is an unknown value during preview)")
+            elif gpus:
+                total += gpus
+                parts.append(f"{res.name} {gpus:g}")
+    for cap in cap_mod.capacities(resources):
+        if cap.resource.type in cap_mod.TEMPLATES or cfg.exempt(cap.resource):
             continue
-        gpus = (_gpu_limit(res) or 0.0) if res.type == NODEPOOL else _nodegroup_gpus(res) if res.type == "aws:eks/nodeGroup:NodeGroup" else 0.0
+        gpus = cap.gpus()
         if gpus:
             total += gpus
-            parts.append(f"{res.name} {gpus:g}")
+            parts.append(f"{cap.resource.name} {gpus:g}")
+        if cap.problems and cap.may_be_gpu:
+            unbounded.append(f"{cap.resource.name} ({cap.problems[0]})")
     most = for_stack(cfg.max_gpus_per_stack, stack)
     if total > most:
         yield None, (
             f"stack {stack or '?'} may add {total:g} GPUs ({', '.join(parts)}), above {most}. Fix: lower NodePool "
-            "gpuLimits / node group sizes, or raise maxGpusPerStack in the policy config."
+            "gpuLimits / node group, Auto Scaling group and fleet sizes, or raise maxGpusPerStack in the policy config."
+        )
+    if unbounded:
+        yield None, (
+            f"stack {stack or '?'}: the GPUs of {'; '.join(unbounded)} cannot be verified against the {most}-GPU ceiling. "
+            "It fails closed. Fix: make their sizes and instance types literals in this stack, or waive them with a reason."
         )
 
 
@@ -578,7 +763,7 @@ def burst_budget(resources: Sequence[PolicyResource], cfg: BudgetSettings) -> St
     total = 0.0
     parts: list[str] = []
     for res in resources:
-        if res.type != NODEPOOL or cfg.exempt(res):
+        if res.type not in NODEPOOL_TYPES or cfg.exempt(res):
             continue
         limit = _gpu_limit(res)
         if limit is None:
@@ -625,7 +810,7 @@ def imdsv2_required(res: PolicyResource, cfg: PolicySettings) -> Findings:
                 f"{res.label} {said}: IMDSv1 lets any process or SSRF read the "
                 "instance role's credentials. Fix: set metadataOptions.httpTokens to \"required\"."
             )
-    elif res.type == EC2NODECLASS:
+    elif res.type in EC2NODECLASS_TYPES:
         tokens = dig(res.props, "spec", "metadataOptions", "httpTokens")
         if tokens is not None and tokens != "required":
             yield f"{res.label} sets spec.metadataOptions.httpTokens {tokens!r}. Fix: set it to \"required\" (IMDSv2)."
@@ -644,7 +829,7 @@ def encrypted_volumes(res: PolicyResource, cfg: PolicySettings) -> Findings:
         for i, m in enumerate(as_list(res.props.get("blockDeviceMappings"))):
             if dig(m, "ebs") is not None and not _encrypted(dig(m, "ebs", "encrypted")):
                 yield f"{res.label} blockDeviceMappings[{i}] ({dig(m, 'deviceName')}) is not encrypted. {fix}"
-    elif res.type == EC2NODECLASS:
+    elif res.type in EC2NODECLASS_TYPES:
         for i, m in enumerate(as_list(dig(res.props, "spec", "blockDeviceMappings"))):
             if not _encrypted(dig(m, "ebs", "encrypted")):
                 yield f"{res.label} spec.blockDeviceMappings[{i}] ({dig(m, 'deviceName')}) is not encrypted. {fix}"
@@ -707,7 +892,7 @@ class AmiSettings(PolicySettings):
 def ami_alias_pinned(res: PolicyResource, cfg: AmiSettings) -> Findings:
     """Production EC2NodeClasses pin their AMI (``al2023@v20261112``), never ``@latest``: a new AMI
     would roll every GPU node through drift replacement without review."""
-    if res.type != EC2NODECLASS or not any(fnmatch.fnmatchcase(res.stack, p) for p in cfg.production_stacks):
+    if res.type not in EC2NODECLASS_TYPES or not any(fnmatch.fnmatchcase(res.stack, p) for p in cfg.production_stacks):
         return
     for i, term in enumerate(as_list(dig(res.props, "spec", "amiSelectorTerms"))):
         alias = dig(term, "alias")
@@ -716,6 +901,22 @@ def ami_alias_pinned(res: PolicyResource, cfg: AmiSettings) -> Findings:
                 f"{res.label} in production stack {res.stack} selects the floating AMI alias {alias} "
                 f"(amiSelectorTerms[{i}]). Fix: pin a version, e.g. {alias.split('@')[0]}@v20261112."
             )
+
+
+#: EC2 resources whose user data may run ``kubeadm join``: ``userData`` (plain on instances,
+#: base64 on launch templates: pulumi-aws 7.51.1 ``ec2/launch_template.py`` user_data "The
+#: base64-encoded user data") and ``userDataBase64``.
+_USER_DATA_TYPES = (cap_mod.INSTANCE, cap_mod.SPOT_INSTANCE, cap_mod.LAUNCH_TEMPLATE, cap_mod.LAUNCH_CONFIGURATION)
+
+
+def _user_data_texts(text: str) -> list[str]:
+    """The user data as given and, when it is base64 of UTF-8 text, decoded (gzip is not read)."""
+    out = [text]
+    try:
+        out.append(base64.b64decode(text.strip(), validate=True).decode())
+    except (ValueError, UnicodeDecodeError):
+        pass
+    return out
 
 
 _SKIP_CA = re.compile(r"unsafeSkipCAVerification\"?\s*:\s*\"?true|discovery-token-unsafe-skip-ca-verification", re.I)
@@ -732,6 +933,12 @@ def kubeadm_ca_verification(res: PolicyResource, cfg: PolicySettings) -> Finding
     """
     if res.type == ONPREM_HOST:
         texts = [res.props.get("kubeadmConfig") or ""]
+    elif res.type in _USER_DATA_TYPES:
+        texts = []
+        for key in ("userData", "userDataBase64"):
+            value = known(res.props, key)
+            if isinstance(value, str):
+                texts += _user_data_texts(value)
     elif res.type.startswith("command:") or res.type == CONFIGMAP:
         # Best effort: command stdin usually holds computed secrets (the join token), unknown
         # during a first preview; the Host record above is the check that must see its value.
@@ -743,6 +950,68 @@ def kubeadm_ca_verification(res: PolicyResource, cfg: PolicySettings) -> Finding
             f"{res.label} joins a node with kubeadm CA verification switched off. Fix: remove "
             "unsafeSkipCAVerification / --discovery-token-unsafe-skip-ca-verification and pass caCertHashes "
             "(hybridgpu computes the hash from the first control plane)."
+        )
+
+
+#: Helm releases whose values the pack reads (the chart's templates are not rendered offline).
+HELM_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart")
+_NODEPOOL_TEXT = re.compile(r"kind:\s*[\"']?NodePool\b|apiVersion:\s*[\"']?karpenter\.sh/")
+
+
+def _helm_findings(node: Any, path: str, found: list[str]) -> None:
+    errors = tuple(UNKNOWN_ERRORS_REF)
+    if isinstance(node, Mapping):
+        try:
+            kind, api = node.get("kind"), node.get("apiVersion")
+        except errors:  # type: ignore[misc]
+            kind = api = None
+        if kind == "NodePool" or (isinstance(api, str) and api.startswith("karpenter.sh/")):
+            found.append(f"a Karpenter NodePool at values.{path}" if path else "a Karpenter NodePool in values")
+        for key in list(node):
+            where = f"{path}.{key}" if path else str(key)
+            if is_gpu_resource(str(key)):
+                found.append(f"a GPU request {key} at values.{where}")
+                continue
+            try:
+                value = node[key]
+            except errors:  # type: ignore[misc]
+                continue
+            _helm_findings(value, where, found)
+    elif isinstance(node, str):
+        if _NODEPOOL_TEXT.search(node):
+            found.append(f"NodePool YAML in the string at values.{path}")
+    elif isinstance(node, Sequence) and not isinstance(node, bytes):
+        for i in range(len(node)):
+            try:
+                value = node[i]
+            except errors:  # type: ignore[misc]
+                continue
+            _helm_findings(value, f"{path}[{i}]", found)
+
+
+def helm_values_capacity(res: PolicyResource, cfg: PolicySettings) -> Findings:
+    """Helm releases that pass Karpenter NodePools or GPU requests through their values.
+
+    The pack sees a release's inputs (chart, version, values), never the objects its templates
+    render (the Helm provider renders them at deploy time), so every policy above is blind to a
+    NodePool or a GPU workload defined in values. This policy flags such values so a reviewer
+    sees them: a GPU resource name used as a key (``nvidia.com/gpu: 8`` under ``resources``), an
+    object of kind NodePool or apiVersion ``karpenter.sh/*``, or NodePool YAML in a string.
+    """
+    if res.type not in HELM_TYPES:
+        return
+    found: list[str] = []
+    values = known(res.props, "values")
+    if isinstance(values, Unknown) or values is None:
+        return
+    _helm_findings(values, "", found)
+    if found:
+        shown = sorted(set(found))
+        more = f" (+{len(shown) - 5} more)" if len(shown) > 5 else ""
+        yield (
+            f"{res.label} passes {'; '.join(shown[:5])}{more} through Helm values, which the policy pack cannot check "
+            "(it never sees the rendered objects). Fix: define NodePools and GPU workloads as Pulumi resources "
+            "(or yaml ConfigGroup objects) so the pack checks them, or waive the release with the review's reason."
         )
 
 

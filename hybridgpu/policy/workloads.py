@@ -2,8 +2,24 @@
 
 Works on any object that embeds pods: Pod, Deployment, StatefulSet, ReplicaSet, DaemonSet,
 Job, CronJob, and custom resources that embed pod templates the same way (Kubeflow
-PyTorchJob replica specs, JobSet, RayCluster...). A pod spec is any mapping with a
-``containers`` list; its labels are the ``metadata.labels`` next to it.
+PyTorchJob replica specs, JobSet, RayCluster, LeaderWorkerSet...). A pod spec is any mapping
+with a ``containers`` list; its labels are the ``metadata.labels`` next to it.
+
+Replica multipliers (how many pods of a template run at once):
+
+* ``replicas`` or ``parallelism`` next to a ``template``/``jobTemplate`` multiplies the pods below
+  it, so a JobSet's ``replicatedJobs[].replicas`` x the Job template's ``parallelism`` counts
+  (JobSet API ``jobset.x-k8s.io/v1alpha2``, kubernetes-sigs/jobset ``api/jobset/v1alpha2/jobset_types.go``);
+* a LeaderWorkerSet (``leaderworkerset.x-k8s.io/v1``) runs ``spec.replicas`` groups of
+  ``leaderWorkerTemplate.size`` pods: one leader (``leaderTemplate``, or the worker template
+  when it is absent) and ``size - 1`` workers (kubernetes-sigs/lws ``api/leaderworkerset/v1/
+  leaderworkerset_types.go``, LWS 0.7);
+* a HorizontalPodAutoscaler's ``maxReplicas`` or a KEDA ScaledObject's ``maxReplicaCount``
+  replaces the target's ``replicas``: that is a stack policy (:func:`hybridgpu.policy.rules.gpu_autoscaling`).
+
+Values unknown during preview are stepped over where the walk does not need them (a computed
+namespace or label), and recorded where it does (an unknown replica count is
+:attr:`PodTemplate.unknown`, reported once by the policy that needs the count).
 """
 
 from __future__ import annotations
@@ -13,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hybridgpu.k8s import GPU_RESOURCE, MIG_RESOURCE_PREFIX
-from hybridgpu.policy.base import as_list, dig, parse_quantity
+from hybridgpu.policy.base import UNKNOWN_ERRORS, as_list, dig, parse_quantity
 
 # Extended resources that stand for GPUs: whole GPUs (``GPU_RESOURCE``, device plugin) and MIG
 # devices under the ``mixed`` strategy (``MIG_RESOURCE_PREFIX`` + profile). Source: NVIDIA
@@ -35,12 +51,15 @@ class PodTemplate:
         spec: the pod spec (a mapping with ``containers``).
         replicas: how many pods of this template the workload runs at once (``replicas`` or
             Job ``parallelism``; 1 when unset; DaemonSets count 1 per node).
+        unknown: paths of replica counts that are unknown during preview (``replicas`` then
+            counts them as 1); the GPU-count policy fails closed on them.
     """
 
     path: str
     labels: Mapping[str, Any]
     spec: Mapping[str, Any]
     replicas: int
+    unknown: tuple[str, ...] = ()
 
     def containers(self) -> Iterator[tuple[str, Mapping[str, Any]]]:
         """``(path, container)`` for every container and init container."""
@@ -48,6 +67,19 @@ class PodTemplate:
             for i, c in enumerate(as_list(self.spec.get(key))):
                 if isinstance(c, Mapping):
                     yield f"{self.path + '.' if self.path else ''}spec.{key}[{i}]", c
+
+    def malformed(self) -> list[tuple[str, str, Any]]:
+        """``(container path, resource name, value)`` of every GPU request or limit that is not a
+        Kubernetes quantity (``"2 GPUs"``, ``"one"``, negative): a violation, never skipped."""
+        bad: list[tuple[str, str, Any]] = []
+        for path, c in self.containers():
+            for section in ("requests", "limits"):
+                for name, value in (dig(c, "resources", section) or {}).items():
+                    if is_gpu_resource(str(name)):
+                        qty = parse_quantity(value)
+                        if qty is None or qty < 0:
+                            bad.append((f"{path}.resources.{section}", str(name), value))
+        return bad
 
     def gpu_limits(self) -> dict[str, float]:
         """GPU resources of the pod: the sum over app containers of each GPU resource's limit
@@ -72,8 +104,10 @@ def _gpu_asks(container: Any) -> dict[str, float]:
         for name, value in (dig(container, "resources", section) or {}).items():
             if is_gpu_resource(str(name)):
                 qty = parse_quantity(value)
-                if qty is not None:
+                if qty is not None and qty > 0:
                     asks[str(name)] = max(asks.get(str(name), 0), qty)
+                elif qty is None:
+                    asks.setdefault(str(name), 0.0)  # malformed: still a GPU ask (PodTemplate.malformed reports it)
     return asks
 
 
@@ -84,30 +118,71 @@ def pod_templates(obj: Mapping[str, Any]) -> list[PodTemplate]:
         [] for objects without pods (ConfigMaps, NodePools...).
     """
     found: list[PodTemplate] = []
-    _walk(obj, "", 1, found)
+    _walk(obj, "", 1, (), found)
     return found
 
 
-def _replicas(spec: Mapping[str, Any]) -> int:
-    for key in ("replicas", "parallelism"):
-        value = spec.get(key)
+_LWS_KEY = "leaderWorkerTemplate"
+
+
+def _get(node: Mapping[str, Any], key: str) -> tuple[Any, bool]:
+    """``(value, known)``: a value unknown during preview comes back as ``(None, False)``."""
+    try:
+        return node.get(key), True
+    except tuple(UNKNOWN_ERRORS):  # type: ignore[misc]
+        return None, False
+
+
+def _count(node: Mapping[str, Any], keys: tuple[str, ...], path: str) -> tuple[int, tuple[str, ...]]:
+    """The first of ``keys`` set on ``node`` as a count >= 1 (1 when unset), and the unknown paths."""
+    for key in keys:
+        value, is_known = _get(node, key)
+        if not is_known:
+            return 1, (f"{path}.{key}" if path else key,)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 1:
-            return int(value)
-    return 1
+            return int(value), ()
+        if value is not None:
+            break
+    return 1, ()
 
 
-def _walk(node: Any, path: str, multiplier: int, found: list[PodTemplate]) -> None:
+def _walk(node: Any, path: str, multiplier: int, unknown: tuple[str, ...], found: list[PodTemplate]) -> None:
     if isinstance(node, Mapping):
-        spec = node.get("spec")
-        if isinstance(spec, Mapping) and isinstance(spec.get("containers"), Sequence):
-            labels = dig(node, "metadata", "labels") or {}
-            found.append(PodTemplate(path, labels if isinstance(labels, Mapping) else {}, spec, multiplier))
+        spec, _ = _get(node, "spec")
+        containers, _ = _get(spec, "containers") if isinstance(spec, Mapping) else (None, True)
+        if isinstance(containers, Sequence) and not isinstance(containers, (str, bytes)):
+            labels = dig(node, "metadata", "labels") if _get(node, "metadata")[1] else None
+            found.append(PodTemplate(path, labels if isinstance(labels, Mapping) else {}, spec, multiplier, unknown))
             return
-        for key, value in node.items():
-            child_multiplier = multiplier
-            if key in ("template", "jobTemplate") and isinstance(node, Mapping):
-                child_multiplier = multiplier * _replicas(node)
-            _walk(value, f"{path}.{key}" if path else str(key), child_multiplier, found)
+        lws, _ = _get(node, _LWS_KEY)
+        if isinstance(lws, Mapping):
+            groups, more = _count(node, ("replicas",), path)
+            size, more2 = _count(lws, ("size",), f"{path}.{_LWS_KEY}" if path else _LWS_KEY)
+            leader, _ = _get(lws, "leaderTemplate")
+            where = f"{path}.{_LWS_KEY}" if path else _LWS_KEY
+            seen = unknown + more + more2
+            if isinstance(leader, Mapping):
+                _walk(leader, f"{where}.leaderTemplate", multiplier * groups, seen, found)
+                _walk(_get(lws, "workerTemplate")[0], f"{where}.workerTemplate", multiplier * groups * max(size - 1, 0), seen, found)
+            else:
+                _walk(_get(lws, "workerTemplate")[0], f"{where}.workerTemplate", multiplier * groups * size, seen, found)
+            for key in node:
+                if key != _LWS_KEY:
+                    _walk(_get(node, key)[0], f"{path}.{key}" if path else str(key), multiplier, unknown, found)
+            return
+        for key in list(node):
+            value, is_known = _get(node, key)
+            if not is_known:
+                continue  # unknown here and not needed: a computed namespace, label or name
+            child_multiplier, child_unknown = multiplier, unknown
+            if key in ("template", "jobTemplate"):
+                count, more = _count(node, ("replicas", "parallelism"), path)
+                child_multiplier, child_unknown = multiplier * count, unknown + more
+            _walk(value, f"{path}.{key}" if path else str(key), child_multiplier, child_unknown, found)
     elif isinstance(node, Sequence) and not isinstance(node, (str, bytes)):
-        for i, value in enumerate(node):
-            _walk(value, f"{path}[{i}]", multiplier, found)
+        for i in range(len(node)):
+            try:
+                value = node[i]
+            except tuple(UNKNOWN_ERRORS):  # type: ignore[misc]
+                continue
+            _walk(value, f"{path}[{i}]", multiplier, unknown, found)

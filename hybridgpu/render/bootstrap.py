@@ -3,17 +3,22 @@
 * :func:`bootstrap_script`: makes a Debian/Ubuntu host ready for ``kubeadm init/join``:
   kernel modules ``overlay`` and ``br_netfilter`` (persisted in ``/etc/modules-load.d``), the
   bridge/forwarding sysctls (``/etc/sysctl.d``), swap off (now and in ``/etc/fstab``), containerd
-  with ``SystemdCgroup = true``, ``kubelet``/``kubeadm``/``kubectl`` pinned to the cluster's
+  with the complete ``config.toml`` for its major version (:mod:`hybridgpu.render.containerd`:
+  CRI on, ``SystemdCgroup``, the ``nvidia`` runtime on GPU workers; the previous file kept as
+  ``config.toml.hybridgpu.orig``), ``kubelet``/``kubeadm``/``kubectl`` pinned to the cluster's
   version from ``pkgs.k8s.io`` (the repository of its minor version) and held, on control
   planes the API server audit policy, and on GPU workers with preinstalled drivers the NVIDIA
-  container toolkit from NVIDIA's apt repository with ``nvidia-ctk runtime configure
-  --runtime=containerd``. Every step checks before it changes, so the script is safe to re-run;
+  container toolkit from NVIDIA's apt repository (its runtime is in the containerd config we
+  write; ``nvidia-ctk`` does not edit it). Every step checks before it changes, so the script is
+  safe to re-run;
   containerd restarts only when its configuration changed. It refuses to move an installed
   Kubernetes to another version (that is ``kubeadm upgrade``'s job).
 * :func:`kubeadm_command` / :func:`kubeadm_run_script`: the ``kubeadm init --config F
-  --upload-certs`` / ``kubeadm join --config F`` command, and a guarded script around it that
-  does nothing on a host already in a cluster, refuses a config that still holds placeholders
-  and deletes the config (it holds the bootstrap token and certificate key) after success.
+  --upload-certs --skip-token-print --skip-certificate-key-print`` / ``kubeadm join --config F``
+  command, and a script around it that decides from the cluster (API server answers, Node
+  registered, ``kubeadm-config`` present) whether the host is complete, resets and retries a
+  failed run naming the phase, refuses a config that still holds placeholders and deletes the
+  config (it holds the bootstrap token and certificate key) once the host is complete.
 * :func:`drain_and_cordon_script` and :func:`reset_script`: lifecycle (maintenance, removal).
 
 Every script passes ``shellcheck`` (tests run it on each variant). Values from the inputs
@@ -30,21 +35,22 @@ Sources (read 2026-11-22):
   ``net.ipv4.ip_forward`` sysctls, swap off, matching kubelet/containerd cgroup drivers
   (``SystemdCgroup = true``): the kubeadm host prerequisites (kubernetes/website
   ``install-kubeadm.md``: "Matching the container runtime and kubelet cgroup drivers is
-  required"; ``container-runtimes.md``), cross-checked in current install scripts. containerd 1.x config (version 2) keeps the runc options in
-  ``[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]``; containerd 2.x
-  (version 3) in ``[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]``
-  and its ``containerd config default`` may omit ``SystemdCgroup``: both layouts are handled
-  and tested.
+  required"; ``container-runtimes.md``), cross-checked in current install scripts. The
+  containerd config layouts and the packaged files they replace: :mod:`hybridgpu.render.containerd`.
 * NVIDIA container toolkit install guide
   (docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html):
   ``https://nvidia.github.io/libnvidia-container/gpgkey``, ``.../stable/deb/
   nvidia-container-toolkit.list`` rewritten with ``signed-by``, packages
   ``nvidia-container-toolkit``, ``-base``, ``libnvidia-container-tools``,
-  ``libnvidia-container1`` (pinned together to one version such as ``1.18.0-1``), then ``nvidia-ctk runtime configure
-  --runtime=containerd``. ``--set-as-default`` is an alias of ``--nvidia-set-as-default`` in
-  NVIDIA/nvidia-container-toolkit ``cmd/nvidia-ctk/runtime/configure/configure.go``; the
-  NVIDIA/k8s-device-plugin README lists "nvidia-container-runtime configured as the default
-  low-level runtime" as a prerequisite (or a ``nvidia`` RuntimeClass instead).
+  ``libnvidia-container1`` (pinned together to one version such as ``1.18.0-1``). The runtime
+  entry ``nvidia-ctk runtime configure --runtime=containerd --set-as-default`` would add is
+  rendered into the owned config instead; the NVIDIA/k8s-device-plugin README lists
+  "nvidia-container-runtime configured as the default low-level runtime" as a prerequisite (or
+  a ``nvidia`` RuntimeClass instead).
+* kubeadm's init phase order and what each writes: kubernetes/kubernetes
+  ``cmd/kubeadm/app/cmd/init.go`` (``newCmdInit``); the printed token and certificate key:
+  ``cmd/kubeadm/app/cmd/phases/init/uploadcerts.go`` (``SkipCertificateKeyPrint``) and
+  ``showjoincommand.go`` (``--skip-token-print``), read 2026-11-24.
 * ``kubeadm reset`` leaves ``/etc/cni/net.d``, iptables and IPVS state behind (its own output
   says so), hence the extra cleanup in :func:`reset_script`.
 """
@@ -57,6 +63,7 @@ from collections.abc import Mapping
 
 import yaml
 
+from hybridgpu.render.containerd import CONTAINERD_BACKUP_PATH, CONTAINERD_CONFIG_PATH, CONTAINERD_MARKER, containerd_config
 from hybridgpu.render.kubeadm import (
     AUDIT_LOG_DIR,
     AUDIT_POLICY_PATH,
@@ -97,16 +104,20 @@ die() {
 
 _HELPERS = """\
 # write_file PATH MODE < CONTENT: install CONTENT at PATH unless it is already there.
+# Sets FILE_CHANGED to 1 when it wrote the file, 0 when the file was already up to date.
+FILE_CHANGED=0
 write_file() {
   local path=$1 mode=$2 tmp
   tmp=$(mktemp)
   cat >"${tmp}"
   if [[ -f ${path} ]] && cmp -s "${tmp}" "${path}"; then
     rm -f "${tmp}"
+    FILE_CHANGED=0
     return 0
   fi
   install -D -m "${mode}" "${tmp}" "${path}"
   rm -f "${tmp}"
+  FILE_CHANGED=1
   log "wrote ${path}"
 }
 
@@ -124,21 +135,6 @@ add_apt_key() {
   gpg --batch --yes --dearmor -o "$2" "${tmp}"
   chmod 0644 "$2"
   rm -f "${tmp}"
-}
-
-# containerd_config_digest: checksum of containerd's config and drop-ins (to restart only on change).
-containerd_config_digest() {
-  local files=() f
-  for f in /etc/containerd/config.toml /etc/containerd/conf.d/*.toml; do
-    if [[ -f ${f} ]]; then
-      files+=("${f}")
-    fi
-  done
-  if [[ ${#files[@]} -eq 0 ]]; then
-    echo none
-  else
-    cat "${files[@]}" | sha256sum
-  fi
 }
 
 """
@@ -180,33 +176,34 @@ apt-get install -y -qq ca-certificates curl gpg >/dev/null
 
 """
 
+# containerd: the complete config for the installed major version (hybridgpu.render.containerd),
+# the operator's previous file kept once, a restart only when the content changed.
 _CONTAINERD = """\
 log "containerd"
 if ! command -v containerd >/dev/null 2>&1; then
   apt-get install -y -qq containerd >/dev/null
 fi
-readonly CONTAINERD_CONFIG=/etc/containerd/config.toml
-if [[ ! -s ${CONTAINERD_CONFIG} ]]; then
-  install -d -m 0755 /etc/containerd
-  containerd config default >"${CONTAINERD_CONFIG}.hybridgpu.new"
-  mv "${CONTAINERD_CONFIG}.hybridgpu.new" "${CONTAINERD_CONFIG}"
-  CONTAINERD_RESTART=1
+# "containerd github.com/containerd/containerd 1.6.20~ds1 ...", "containerd containerd.io 1.7.27 ...",
+# "containerd github.com/containerd/containerd/v2 v2.1.4 ...": the third field is the version.
+CONTAINERD_VERSION=$(containerd --version | awk '{ print $3 }')
+CONTAINERD_VERSION=${CONTAINERD_VERSION#v}
+install -d -m 0755 /etc/containerd /etc/containerd/conf.d
+if [[ -f ${CONTAINERD_CONFIG} && ! -e ${CONTAINERD_BACKUP} ]] && ! grep -qxF "${CONTAINERD_MARKER}" "${CONTAINERD_CONFIG}"; then
+  cp -p "${CONTAINERD_CONFIG}" "${CONTAINERD_BACKUP}"
+  log "kept the previous ${CONTAINERD_CONFIG} as ${CONTAINERD_BACKUP}"
 fi
-"""
-
-# containerd 1.x (config v2) writes `SystemdCgroup = false` under
-# [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]; 2.x (config v3) uses
-# [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options] and may omit the key.
-_CONTAINERD_SYSTEMD = """\
-if ! grep -Eq '^[[:space:]]*SystemdCgroup[[:space:]]*=[[:space:]]*true' "${CONTAINERD_CONFIG}"; then
-  cp "${CONTAINERD_CONFIG}" "${CONTAINERD_CONFIG}.hybridgpu.bak"
-  if grep -Eq '^[[:space:]]*SystemdCgroup[[:space:]]*=' "${CONTAINERD_CONFIG}"; then
-    sed -Ei 's/^([[:space:]]*)SystemdCgroup[[:space:]]*=.*/\\1SystemdCgroup = true/' "${CONTAINERD_CONFIG}"
-  else
-    sed -Ei '/^[[:space:]]*\\[plugins\\..io\\.containerd\\.(grpc\\.v1\\.cri|cri\\.v1\\.runtime).\\.containerd\\.runtimes\\.runc\\.options\\]/a SystemdCgroup = true' "${CONTAINERD_CONFIG}"
-  fi
-  grep -Eq '^[[:space:]]*SystemdCgroup[[:space:]]*=[[:space:]]*true' "${CONTAINERD_CONFIG}" ||
-    die "could not set SystemdCgroup = true in ${CONTAINERD_CONFIG} (no runc options table?)"
+case "${CONTAINERD_VERSION%%.*}" in
+  1)
+    write_file "${CONTAINERD_CONFIG}" 0644 <<'HYBRIDGPU_EOF'
+{config_v2}HYBRIDGPU_EOF
+    ;;
+  2)
+    write_file "${CONTAINERD_CONFIG}" 0644 <<'HYBRIDGPU_EOF'
+{config_v3}HYBRIDGPU_EOF
+    ;;
+  *) die "containerd ${CONTAINERD_VERSION} is not supported here (1.x or 2.x)" ;;
+esac
+if [[ ${FILE_CHANGED} -eq 1 ]]; then
   CONTAINERD_RESTART=1
 fi
 """
@@ -263,22 +260,27 @@ if [[ ${toolkit_status} != installed ]]; then
 fi
 """
 
+# Pinned and held like kubelet/kubeadm/kubectl (issue 17): installed only when a package is
+# missing or at another version (then moved to the pinned one, past the hold), and held so that
+# `apt-get upgrade` leaves it alone. Version: cluster.nvidiaContainerToolkitVersion of the inventory.
 _NVIDIA_INSTALL_PINNED = """\
-apt-get install -y -qq \\
-  "nvidia-container-toolkit=${NVIDIA_TOOLKIT_VERSION}" \\
-  "nvidia-container-toolkit-base=${NVIDIA_TOOLKIT_VERSION}" \\
-  "libnvidia-container-tools=${NVIDIA_TOOLKIT_VERSION}" \\
-  "libnvidia-container1=${NVIDIA_TOOLKIT_VERSION}" >/dev/null
-"""
-
-_NVIDIA_CONFIGURE = """\
-digest_before=$(containerd_config_digest)
-nvidia-ctk runtime configure --runtime=containerd{default_flag}
-digest_after=$(containerd_config_digest)
-if [[ ${{digest_after}} != "${{digest_before}}" ]]; then
-  CONTAINERD_RESTART=1
+NVIDIA_TOOLKIT_PACKAGES=(nvidia-container-toolkit nvidia-container-toolkit-base libnvidia-container-tools libnvidia-container1)
+toolkit_change=0
+for pkg in "${NVIDIA_TOOLKIT_PACKAGES[@]}"; do
+  status=$(dpkg-query -W -f="\\${db:Status-Status} \\${Version}" "${pkg}" 2>/dev/null || true)
+  if [[ ${status} != "installed ${NVIDIA_TOOLKIT_VERSION}" ]]; then
+    toolkit_change=1
+  fi
+done
+if [[ ${toolkit_change} -eq 1 ]]; then
+  log "NVIDIA container toolkit ${NVIDIA_TOOLKIT_VERSION} (pinned)"
+  apt-get install -y -qq --allow-change-held-packages --allow-downgrades \\
+    "nvidia-container-toolkit=${NVIDIA_TOOLKIT_VERSION}" \\
+    "nvidia-container-toolkit-base=${NVIDIA_TOOLKIT_VERSION}" \\
+    "libnvidia-container-tools=${NVIDIA_TOOLKIT_VERSION}" \\
+    "libnvidia-container1=${NVIDIA_TOOLKIT_VERSION}" >/dev/null
 fi
-
+apt-mark hold "${NVIDIA_TOOLKIT_PACKAGES[@]}" >/dev/null
 """
 
 _CONTAINERD_START = """\
@@ -320,11 +322,12 @@ def bootstrap_script(
     Args:
         cluster: the cluster (version, cgroup driver, audit log, kubelet options).
         node: the host.
-        nvidia_toolkit: install and configure the NVIDIA container toolkit (gpu-workers with
-            preinstalled drivers; leave False when the GPU Operator installs the toolkit).
-        nvidia_default_runtime: make ``nvidia`` containerd's default runtime
-            (``--set-as-default``), which the device plugin expects unless pods use a
-            RuntimeClass.
+        nvidia_toolkit: install the NVIDIA container toolkit and add its ``nvidia`` runtime to
+            containerd's config (gpu-workers with preinstalled drivers; leave False when the
+            GPU Operator installs the toolkit).
+        nvidia_default_runtime: make ``nvidia`` containerd's default runtime (what
+            ``nvidia-ctk --set-as-default`` does), which the device plugin expects unless pods
+            use a RuntimeClass.
         nvidia_toolkit_version: pin the toolkit packages to this Debian version (e.g.
             ``1.18.0-1``); None installs the newest once and then leaves it alone.
 
@@ -350,10 +353,16 @@ def bootstrap_script(
         # protectKernelDefaults makes the kubelet fail unless these are set already.
         sysctls += [f"{key} = {value}" for key, value in KUBELET_PROTECTED_SYSCTLS]
 
-    body = [_LOG, _HELPERS, _PREFLIGHT, _KERNEL.replace("{sysctls}", "\n".join(sysctls)), _CONTAINERD]
-    if cluster.cgroup_driver == "systemd":
-        body.append(_CONTAINERD_SYSTEMD)
-    body.append(_CRICTL)
+    values.update(CONTAINERD_CONFIG=CONTAINERD_CONFIG_PATH, CONTAINERD_BACKUP=CONTAINERD_BACKUP_PATH, CONTAINERD_MARKER=CONTAINERD_MARKER)
+    containerd = {"systemd_cgroup": cluster.cgroup_driver == "systemd", "nvidia": nvidia_toolkit, "nvidia_default": nvidia_default_runtime}
+    body = [
+        _LOG,
+        _HELPERS,
+        _PREFLIGHT,
+        _KERNEL.replace("{sysctls}", "\n".join(sysctls)),
+        _CONTAINERD.replace("{config_v2}", containerd_config(2, **containerd)).replace("{config_v3}", containerd_config(3, **containerd)),
+        _CRICTL,
+    ]
     if nvidia_toolkit:
         body.append(_NVIDIA)
         if nvidia_toolkit_version:
@@ -361,7 +370,6 @@ def bootstrap_script(
             body.append(_NVIDIA_INSTALL_PINNED)
         else:
             body.append(_NVIDIA_INSTALL_LATEST)
-        body.append(_NVIDIA_CONFIGURE.format(default_flag=" --set-as-default" if nvidia_default_runtime else ""))
     body.append(_CONTAINERD_START)
     body.append(_KUBERNETES)
     if node.role == "control-plane" and cluster.audit_log:
@@ -378,8 +386,27 @@ def bootstrap_script(
     return header + _assign(values) + "\n" + "".join(body)
 
 
+#: Written by the kubeadm run script once the host is verified complete (API server answers, node
+#: registered, kubeadm-config present); the kubeadm-config upload skips hosts that have it.
+COMPLETE_MARKER_PATH = "/etc/kubernetes/hybridgpu/complete"
+
+#: ``kubeadm init`` phases up to and including kubelet-start (kubernetes/kubernetes
+#: ``cmd/kubeadm/app/cmd/init.go``, ``newCmdInit``: preflight, certs, kubeconfig, etcd,
+#: control-plane, kubelet-start, wait-control-plane, upload-config, upload-certs,
+#: mark-control-plane, bootstrap-token, kubelet-finalize, addon, show-join-command). When the API
+#: server already answers, a retry skips these and runs the rest, which create-or-update.
+INIT_PHASES_BEFORE_WAIT = ("preflight", "certs", "kubeconfig", "etcd", "control-plane", "kubelet-start")
+
+
 def kubeadm_command(node: NodeSpec, first: bool, *, config_path: str = KUBEADM_CONFIG_PATH) -> str:
-    """``kubeadm init --config F --upload-certs`` (first control plane) or ``kubeadm join --config F``.
+    """The ``kubeadm init`` (first control plane) or ``kubeadm join`` command line.
+
+    ``init`` runs with ``--upload-certs --skip-token-print --skip-certificate-key-print``: without
+    the two ``--skip`` flags kubeadm prints the join token (``showjoincommand.go``) and the
+    certificate key (``phases/init/uploadcerts.go``: ``[upload-certs] Using certificate key``)
+    on stdout, which pulumi-command would log and copy into its error on failure. ``--skip-*``
+    flags may be mixed with ``--config`` (``apis/kubeadm/validation/validation.go``,
+    ``isAllowedFlag``).
 
     Raises:
         ValueError: ``first`` for a node that is not a control plane.
@@ -387,35 +414,171 @@ def kubeadm_command(node: NodeSpec, first: bool, *, config_path: str = KUBEADM_C
     if first and node.role != "control-plane":
         raise ValueError(f"node {node.hostname!r}: only a control plane can run kubeadm init (it is a {node.role})")
     path = shlex.quote(config_path)
-    return f"kubeadm init --config {path} --upload-certs" if first else f"kubeadm join --config {path}"
+    if first:
+        return f"kubeadm init --config {path} --upload-certs --skip-token-print --skip-certificate-key-print"
+    return f"kubeadm join --config {path}"
 
 
 _RUN = """\
-if [[ -f /etc/kubernetes/kubelet.conf ]]; then
-  log "${NODE_NAME} already belongs to a cluster (/etc/kubernetes/kubelet.conf exists); nothing to do"
-  exit 0
+[[ ${EUID} -eq 0 ]] || die "run as root"
+# k ARGS: kubectl with this host's credentials, never waiting long for an API server that is down.
+k() { kubectl --kubeconfig "${CHECK_KUBECONFIG}" --request-timeout=10s "$@"; }
+
+# missing_sign: prints what shows the {kind} is NOT complete, or nothing when it is: the API
+# server answers, this node is registered, kube-system/kubeadm-config exists{extra_doc}.
+# (/etc/kubernetes/kubelet.conf alone proves nothing: kubeadm writes it before
+# wait-control-plane, upload-config, upload-certs and bootstrap-token.)
+missing_sign() {
+  if [[ ! -f ${CHECK_KUBECONFIG} ]]; then
+    echo "no ${CHECK_KUBECONFIG} (phase {kubeconfig_phase})"
+  elif ! k get --raw=/readyz >/dev/null 2>&1; then
+    echo "the API server does not answer (phase wait-control-plane)"
+  elif ! k get node "${NODE_NAME}" -o name >/dev/null 2>&1; then
+    echo "node ${NODE_NAME} is not registered (phase kubelet-start)"
+  elif ! k -n kube-system get configmap kubeadm-config -o name >/dev/null 2>&1; then
+    echo "ConfigMap kube-system/kubeadm-config is missing (phase upload-config)"
+{extra_checks}  fi
+}
+
+# leftovers: true when an earlier kubeadm run left state behind on this host.
+leftovers() {
+  [[ -e /etc/kubernetes/kubelet.conf || -e /etc/kubernetes/bootstrap-kubelet.conf || -e /var/lib/kubelet/config.yaml ]] ||
+    [[ -n $(ls -A /etc/kubernetes/manifests 2>/dev/null) ]]
+}
+
+# wait_complete: the kubelet registers its Node shortly after kubeadm returns: give it a minute.
+wait_complete() {
+  local attempt
+  for attempt in 1 2 3 4 5 6 7 8 9 10 11 12; do
+    sign=$(missing_sign)
+    if [[ -z ${sign} ]]; then
+      return 0
+    fi
+    log "waiting for ${NODE_NAME} to be complete (${attempt}/12): ${sign}"
+    sleep 5
+  done
+  return 1
+}
+
+finish() {
+  install -d -m 0700 "$(dirname "${COMPLETE_MARKER}")"
+  : >"${COMPLETE_MARKER}"
+  # The config holds the bootstrap token (and certificate key): do not leave it on disk.
+  rm -f "${KUBEADM_CONFIG}"
+}
+
+sign=""
+if leftovers; then
+  sign=$(missing_sign)
+  if [[ -z ${sign} ]]; then
+    log "${NODE_NAME}: kubeadm {kind} already complete (API server answers, node registered, kubeadm-config present); nothing to do"
+    finish
+    exit 0
+  fi
+  log "${NODE_NAME}: an earlier kubeadm {kind} did not finish: ${sign}"
 fi
 [[ -f ${KUBEADM_CONFIG} ]] || die "missing ${KUBEADM_CONFIG}; upload the substituted kubeadm config first"
 if grep -qF "\\${" "${KUBEADM_CONFIG}"; then
   die "${KUBEADM_CONFIG} still contains \\${...} placeholders; fill them with hybridgpu.render.kubeadm.substitute"
 fi
 chmod 0600 "${KUBEADM_CONFIG}"
-log "{action} ${NODE_NAME}"
-{command}
-# The config holds the bootstrap token (and certificate key): do not leave it on disk.
-rm -f "${KUBEADM_CONFIG}"
+rm -f "${COMPLETE_MARKER}"
+{run}
+wait_complete || die "kubeadm {kind} returned but ${NODE_NAME} is not complete: ${sign}"
+finish
+log "${NODE_NAME}: kubeadm {kind} complete"
+"""
+
+_RUN_INIT = """\
+if leftovers && [[ ${sign} != "no "* && ${sign} != "the API server does not answer"* ]]; then
+  # The control plane is up: run the phases after kubelet-start again (they create or update).
+  log "retrying kubeadm init from phase wait-control-plane on (skipping ${SKIP_PHASES})"
+  {command} --skip-phases="${SKIP_PHASES}"
+else
+  if leftovers; then
+    log "retrying: kubeadm reset, then a full kubeadm init"
+    kubeadm reset --force --cri-socket "${CRI_SOCKET}"
+    rm -rf /etc/cni/net.d
+  fi
+  log "kubeadm init on ${NODE_NAME}"
+  {command}
+fi"""
+
+_RUN_JOIN = """\
+if leftovers; then
+  log "retrying: kubeadm reset, then kubeadm join again"
+  kubeadm reset --force --cri-socket "${CRI_SOCKET}"
+  rm -rf /etc/cni/net.d
+fi
+log "kubeadm join on ${NODE_NAME}"
+{command}"""
+
+_INIT_EXTRA = """\
+  elif ! k -n kube-public get configmap cluster-info -o name >/dev/null 2>&1; then
+    echo "ConfigMap kube-public/cluster-info is missing (phases upload-certs, mark-control-plane, bootstrap-token)"
+"""
+
+_CONTROL_PLANE_EXTRA = """\
+  elif ! k get nodes -l node-role.kubernetes.io/control-plane -o name 2>/dev/null | grep -qxF "node/${NODE_NAME}"; then
+    echo "node ${NODE_NAME} is not marked as a control plane (phase control-plane-join)"
 """
 
 
-def kubeadm_run_script(node: NodeSpec, *, first: bool, config_path: str = KUBEADM_CONFIG_PATH) -> str:
-    """A guarded script around :func:`kubeadm_command` (idempotent; removes the config after success)."""
-    command = kubeadm_command(node, first, config_path=config_path)
+def kubeadm_run_script(node: NodeSpec, *, first: bool, config_path: str = KUBEADM_CONFIG_PATH, cri_socket: str = CRI_SOCKET) -> str:
+    """The script that runs :func:`kubeadm_command` on a host, safe to run again after a failure.
+
+    The host counts as complete only when what a finished ``kubeadm init``/``join`` leaves is
+    really there, checked with ``kubectl`` and the host's own credentials
+    (``/etc/kubernetes/admin.conf`` on control planes, ``kubelet.conf`` on workers, which may
+    read their Node and ``kubeadm-config``: kubeadm binds ``system:nodes`` to the
+    ``kubeadm:nodes-kubeadm-config`` Role in ``phases/uploadconfig/uploadconfig.go``): the API
+    server answers ``/readyz``, the Node is registered, ``kube-system/kubeadm-config`` exists;
+    for ``init`` also ``kube-public/cluster-info`` (written by the bootstrap-token phase), for a
+    control-plane join the ``node-role.kubernetes.io/control-plane`` label.
+
+    * complete: logs so, writes :data:`COMPLETE_MARKER_PATH`, deletes the config, exits 0;
+    * nothing there yet: runs kubeadm;
+    * left over from a failed run: logs the sign that is missing and the phase it points to,
+      then for ``init`` with a live API server re-runs the phases after kubelet-start
+      (``--skip-phases`` :data:`INIT_PHASES_BEFORE_WAIT`), otherwise ``kubeadm reset --force``
+      and runs kubeadm again.
+
+    After kubeadm returns, the same checks must pass or the script fails naming the missing
+    sign. The config (token, certificate key) is deleted once the host is complete.
+
+    Raises:
+        ValueError: ``first`` for a node that is not a control plane, or a malformed CRI socket.
+    """
+    if not re.fullmatch(r"unix:///[A-Za-z0-9/._-]+", cri_socket):
+        raise ValueError(f"cri_socket {cri_socket!r} must be a unix:/// socket path")
+    command = kubeadm_command(node, first, config_path=config_path).replace(shlex.quote(config_path), '"${KUBEADM_CONFIG}"')
     kind = "init" if first else "join"
-    command = command.replace(shlex.quote(config_path), '"${KUBEADM_CONFIG}"')
-    header = _HEADER.format(title=f"hybridgpu kubeadm {kind} for {node.hostname} ({node.role})", note="Does nothing on a host that already joined.")
-    values = {"NODE_NAME": node.hostname, "KUBEADM_CONFIG": config_path}
-    run = _RUN.replace("{action}", f"kubeadm {kind} on").replace("{command}", command)
-    return header + _assign(values) + "\n" + _LOG + "[[ ${EUID} -eq 0 ]] || die \"run as root\"\n" + run
+    control_plane = node.role == "control-plane"
+    header = _HEADER.format(
+        title=f"hybridgpu kubeadm {kind} for {node.hostname} ({node.role})",
+        note="Does nothing on a host that is complete; resets and retries after a failed run.",
+    )
+    values = {
+        "NODE_NAME": node.hostname,
+        "KUBEADM_CONFIG": config_path,
+        "CRI_SOCKET": cri_socket,
+        "CHECK_KUBECONFIG": "/etc/kubernetes/admin.conf" if control_plane else "/etc/kubernetes/kubelet.conf",
+        "COMPLETE_MARKER": COMPLETE_MARKER_PATH,
+    }
+    if first:
+        values["SKIP_PHASES"] = ",".join(INIT_PHASES_BEFORE_WAIT)
+        run, extra, extra_doc = _RUN_INIT.replace("{command}", command), _INIT_EXTRA, " and kube-public/cluster-info exists"
+    else:
+        run = _RUN_JOIN.replace("{command}", command)
+        extra, extra_doc = (_CONTROL_PLANE_EXTRA, " and the node is marked control-plane") if control_plane else ("", "")
+    body = (
+        _RUN.replace("{run}", run)
+        .replace("{extra_checks}", extra)
+        .replace("{extra_doc}", extra_doc)
+        .replace("{kubeconfig_phase}", "kubeconfig" if control_plane else "kubelet-start")
+        .replace("{kind}", kind)
+    )
+    return header + _assign(values) + "\n" + _LOG + body
 
 
 _DRAIN = """\
@@ -466,7 +629,7 @@ if command -v kubeadm >/dev/null 2>&1 && [[ -d /etc/kubernetes ]]; then
 fi
 # kubeadm reset leaves CNI configuration behind; a stale one breaks the next join.
 rm -rf /etc/cni/net.d
-rm -f "${KUBEADM_CONFIG}"
+rm -f "${KUBEADM_CONFIG}" "${COMPLETE_MARKER}"
 log "reset done; iptables/IPVS rules and CNI interfaces are left alone (reboot, or clean them per your CNI)"
 """
 
@@ -479,7 +642,7 @@ def reset_script(*, cri_socket: str = CRI_SOCKET) -> str:
     if not re.fullmatch(r"unix:///[A-Za-z0-9/._-]+", cri_socket):
         raise ValueError(f"cri_socket {cri_socket!r} must be a unix:/// socket path")
     header = _HEADER.format(title="hybridgpu: reset kubeadm on this host", note="Safe to re-run.")
-    return header + _assign({"CRI_SOCKET": cri_socket, "KUBEADM_CONFIG": KUBEADM_CONFIG_PATH}) + "\n" + _LOG + _RESET
+    return header + _assign({"CRI_SOCKET": cri_socket, "KUBEADM_CONFIG": KUBEADM_CONFIG_PATH, "COMPLETE_MARKER": COMPLETE_MARKER_PATH}) + "\n" + _LOG + _RESET
 
 
 #: Lifetime of a bootstrap token (re)created for a joining node; long enough for one join.
@@ -517,5 +680,5 @@ def join_credentials_script(*, control_plane: bool) -> str:
         "fi",
     ]
     if control_plane:
-        lines.append('kubeadm init phase upload-certs --upload-certs --certificate-key "${CERTIFICATE_KEY}" >/dev/null')
+        lines.append('kubeadm init phase upload-certs --upload-certs --skip-certificate-key-print --certificate-key "${CERTIFICATE_KEY}" >/dev/null')
     return "\n".join(lines) + "\n"

@@ -275,6 +275,29 @@ def render_ec2_nodeclass(
     }
 
 
+#: The namespaces every Kubernetes cluster starts with (kubernetes.io, "Namespaces: Initial
+#: namespaces", read 2026-11-24): the toolkit never creates or deletes these.
+INITIAL_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+
+
+def karpenter_namespace_manifest(config: KarpenterConfig) -> dict[str, Any] | None:
+    """The Namespace the Karpenter releases go into, or None when it is one the cluster starts with.
+
+    Helm installs a release into an existing namespace only (``helm install`` without
+    ``--create-namespace`` fails with "namespaces ... not found"), and the EKS Pod Identity
+    association names the namespace of the ``karpenter`` service account; so a
+    ``hybridgpu:cloud.karpenter.namespace`` other than an initial namespace is created, before
+    both, and deleted with the stack.
+
+    Returns:
+        A ``v1/Namespace`` manifest (labelled managed-by hybridgpu), or None for ``kube-system`` and
+        the other :data:`INITIAL_NAMESPACES`.
+    """
+    if config.namespace in INITIAL_NAMESPACES:
+        return None
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": config.namespace, "labels": managed_by_labels()}}
+
+
 def karpenter_helm_values(config: KarpenterConfig, *, cluster_name: str, interruption_queue: str) -> dict[str, Any]:
     """Values for the ``oci://public.ecr.aws/karpenter/karpenter`` chart.
 

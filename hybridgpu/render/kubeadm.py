@@ -24,8 +24,9 @@ Choices worth knowing:
 * Control planes leave ``nodeRegistration.taints`` unset, so kubeadm applies its default
   ``node-role.kubernetes.io/control-plane:NoSchedule``; extra taints given for a control plane
   are added *after* that default (a set list replaces kubeadm's default). Workers always get an
-  explicit list: ``nvidia.com/gpu=true:NoSchedule`` (+ node taints) on GPU workers, the node's
-  taints or ``[]`` (no taint) on CPU workers.
+  explicit list: on GPU workers the node's taints as written when one of them is an
+  ``nvidia.com/gpu`` taint (any value, e.g. ``present``), else ``nvidia.com/gpu=true:NoSchedule``
+  followed by the node's taints; the node's taints or ``[]`` (no taint) on CPU workers.
 * Node labels go through kubelet ``--node-labels``. The kubelet refuses to start, and the
   NodeRestriction admission plugin refuses the update, for labels in the ``kubernetes.io`` /
   ``k8s.io`` namespaces other than ``kubelet.kubernetes.io/*``, ``node.kubernetes.io/*`` and a
@@ -35,11 +36,11 @@ Choices worth knowing:
   scheduler ``--feature-gates`` and ``KubeletConfiguration.featureGates``);
   ``ClusterConfiguration.featureGates`` holds *kubeadm's own* gates
   (``ClusterSpec.kubeadm_feature_gates``). Mixing them up is a common mistake.
-* ``serverTLSBootstrap: true`` makes kubelets request serving certificates through CSRs of
-  signer ``kubernetes.io/kubelet-serving``, which kube-controller-manager does not approve:
+* ``serverTLSBootstrap`` is off by default (inventory ``cluster.kubeletServerTlsBootstrap``):
+  with it on, kubelets request serving certificates through CSRs of signer
+  ``kubernetes.io/kubelet-serving``, which kube-controller-manager does not approve, so
   ``kubectl logs/exec`` and metrics-server fail on a node until its CSR is approved (run a CSR
-  approver or ``kubectl certificate approve``). Turn it off with
-  ``ClusterSpec.kubelet_server_tls_bootstrap=False``.
+  approver or ``kubectl certificate approve``).
 * ``KubeletConfiguration`` is cluster-wide (kubeadm uploads it to the ``kubelet-config``
   ConfigMap; joining nodes download it). ``resolvConf`` therefore must exist on every node:
   the default ``/run/systemd/resolve/resolv.conf`` suits Ubuntu (systemd-resolved, and what
@@ -379,7 +380,12 @@ class ClusterSpec:
         kubeadm_feature_gates: kubeadm's own feature gates (``ClusterConfiguration.featureGates``).
         api_server_cert_sans: extra Subject Alternative Names of the API server certificate.
         audit_log: write an API server audit log (policy from :func:`audit_policy`).
-        kubelet_server_tls_bootstrap: kubelet serving certificates from CSRs (needs an approver).
+        kubelet_server_tls_bootstrap: kubelet serving certificates from CSRs (``serverTLSBootstrap``).
+            Default False: nothing in a kubeadm cluster approves ``kubernetes.io/kubelet-serving``
+            CSRs (kube-controller-manager's approver handles only kubelet *client* CSRs:
+            kubernetes/kubernetes ``pkg/controller/certificates/approver/sarapprove.go``,
+            ``recognizers()`` lists ``isNodeClientCert`` and ``isSelfNodeClientCert`` only), so
+            with True ``kubectl logs/exec/port-forward`` fail until an approver runs.
         protect_kernel_defaults: kubelet ``protectKernelDefaults`` (the bootstrap script then sets
             the sysctls in :data:`KUBELET_PROTECTED_SYSCTLS`).
         resolv_conf: kubelet ``resolvConf``; must exist on every node.
@@ -398,7 +404,7 @@ class ClusterSpec:
     kubeadm_feature_gates: Mapping[str, bool] = field(default_factory=dict)
     api_server_cert_sans: tuple[str, ...] = ()
     audit_log: bool = True
-    kubelet_server_tls_bootstrap: bool = True
+    kubelet_server_tls_bootstrap: bool = False
     protect_kernel_defaults: bool = False
     resolv_conf: str = "/run/systemd/resolve/resolv.conf"
     disable_kube_proxy: bool = False
@@ -547,8 +553,12 @@ def node_taints(node: NodeSpec) -> list[dict[str, str]] | None:
         default = _taint(*CONTROL_PLANE_TAINT)
         return ([] if any(t["key"] == default["key"] for t in extra) else [default]) + extra
     if node.role == "gpu-worker":
-        gpu = _taint(*GPU_TAINT)
-        return [gpu] + [t for t in extra if t["key"] != gpu["key"]]
+        # The operator's own nvidia.com/gpu taint is kept as written (value and effect, issue 17);
+        # the default only fills in when there is none. The inventory refuses NoExecute for it
+        # (rule gpu-taint: it would evict the GPU Operator's operands).
+        if any(t["key"] == GPU_TAINT.key for t in extra):
+            return extra
+        return [_taint(*GPU_TAINT), *extra]
     return extra
 
 

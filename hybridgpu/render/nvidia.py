@@ -61,7 +61,9 @@ from hybridgpu.config.nvidia import (
     TimeSlicingConfig,
 )
 from hybridgpu.k8s import (
+    CONTROL_PLANE_TAINT,
     DEVICE_PLUGIN_CONFIG_LABEL,
+    GPU_TAINT,
     GPU_RESOURCE,
     INSTANCE_TYPE_LABEL,
     KARPENTER_NODEPOOL_LABEL,
@@ -72,13 +74,18 @@ from hybridgpu.k8s import (
 from hybridgpu.mig import mig_gpu
 from hybridgpu.mig.parted import ALL_DEVICES, MigPartedEntry, render_mig_parted
 from hybridgpu.render import dump_yaml
+from hybridgpu.render.charts import controller_tolerations
 
 __all__ = [
     "DEVICE_PLUGIN_CONFIGMAP",
+    "gpu_agent_tolerations",
     "MIG_PARTED_CONFIGMAP",
     "MIG_PARTED_CONFIG_KEY",
     "NODEOVERLAY_API",
     "dcgm_alert_rule",
+    "declared_crds",
+    "installs_prometheus_crds",
+    "monitoring_kinds",
     "device_plugin_config",
     "device_plugin_configmap",
     "device_plugin_values",
@@ -201,6 +208,23 @@ def device_plugin_configmap(nvidia: NvidiaConfig) -> dict[str, Any]:
 # --------------------------------------------------------------------------- Helm values
 
 
+def gpu_agent_tolerations() -> list[dict[str, str]]:
+    """Tolerations of node agents that must run on GPU nodes: the GPU taint (any value) and the control-plane taint."""
+    return [
+        {"key": CONTROL_PLANE_TAINT.key, "operator": "Equal", "value": "", "effect": CONTROL_PLANE_TAINT.effect},
+        {"key": GPU_TAINT.key, "operator": "Exists", "effect": GPU_TAINT.effect},
+    ]
+
+
+def _nfd_values() -> dict[str, Any]:
+    """The NFD subchart's scheduling values: controllers tolerate the system taint, the worker the GPU taint."""
+    return {
+        "master": {"tolerations": controller_tolerations()},
+        "gc": {"tolerations": controller_tolerations()},
+        "worker": {"tolerations": gpu_agent_tolerations()},
+    }
+
+
 def gpu_operator_values(nvidia: NvidiaConfig) -> dict[str, Any]:
     """Values of the ``gpu-operator`` chart (``nvidia.versions.gpu_operator``, namespace ``nvidia.namespace``).
 
@@ -211,12 +235,20 @@ def gpu_operator_values(nvidia: NvidiaConfig) -> dict[str, Any]:
 
     Key names checked against NVIDIA/gpu-operator v26.7.0
     ``deployments/gpu-operator/values.yaml`` (read 2026-11-22).
+
+    Scheduling: ``operator.tolerations`` and the NFD master/gc tolerate ``CriticalAddonsOnly``
+    (:func:`~hybridgpu.render.charts.controller_tolerations`); ``daemonsets.tolerations`` keeps the chart's
+    ``nvidia.com/gpu`` Exists, which tolerates :data:`hybridgpu.k8s.GPU_TAINT`
+    (checked by :mod:`hybridgpu.stack.scheduling` against the chart defaults in
+    :mod:`hybridgpu.render.charts`).
     """
     mig_manager: dict[str, Any] = {"enabled": bool(nvidia.mig_layouts)}
     if nvidia.mig_layouts:
         mig_manager["config"] = {"name": MIG_PARTED_CONFIGMAP, "create": False, "default": ALL_DISABLED}
     dcgm = nvidia.dcgm
     return {
+        "operator": {"tolerations": controller_tolerations()},
+        "node-feature-discovery": _nfd_values(),
         "driver": {"enabled": nvidia.driver == "operator"},
         "toolkit": {"enabled": nvidia.toolkit == "operator"},
         "mig": {"strategy": nvidia.mig_strategy},
@@ -258,13 +290,18 @@ def gfd_values(nvidia: NvidiaConfig) -> dict[str, Any]:
     release name (e.g. ``gpu-feature-discovery``) in the same namespace. ``gfd.enabled``
     also deploys the chart's NFD subchart; ``devicePlugin.enabled: false`` skips the
     device-plugin and MPS daemon sets. GFD reads the same ConfigMap (its ``migStrategy``
-    decides the ``nvidia.com/mig.strategy`` and MIG labels).
+    decides the ``nvidia.com/mig.strategy`` and MIG labels). Scheduling: the NFD subchart (alias
+    ``nfd``) gets :func:`_nfd_values`; the device plugin and GFD keep the chart's tolerations
+    (``CriticalAddonsOnly`` and ``nvidia.com/gpu`` Exists).
     """
     return {
         "config": {"name": DEVICE_PLUGIN_CONFIGMAP, "default": DEFAULT_DEVICE_CONFIG},
         "migStrategy": nvidia.mig_strategy,
         "devicePlugin": {"enabled": False},
         "gfd": {"enabled": True},
+        # The chart's NFD worker tolerates only `nvidia.com/gpu=present` (Equal), not our
+        # `nvidia.com/gpu=true` taint, and its master/gc only the control plane (v0.20.0 values.yaml).
+        "nfd": _nfd_values(),
     }
 
 
@@ -323,6 +360,39 @@ def dcgm_alert_rule(nvidia: NvidiaConfig) -> dict[str, Any] | None:
             ]
         },
     }
+
+
+#: API group of the Prometheus Operator's CRDs (PrometheusRule, ServiceMonitor).
+MONITORING_GROUP = "monitoring.coreos.com"
+#: The CRD :func:`dcgm_alert_rule` needs, read first under ``prometheusOperatorCrds: preinstalled``.
+PROMETHEUSRULE_CRD = "prometheusrules.monitoring.coreos.com"
+#: Chart that ships the Prometheus Operator CRDs (prometheus-community/helm-charts README of the chart, read 2026-11-24).
+PROMETHEUS_OPERATOR_CRDS_CHART = "oci://ghcr.io/prometheus-community/charts/prometheus-operator-crds"
+
+
+def monitoring_kinds(nvidia: NvidiaConfig) -> tuple[tuple[str, str], ...]:
+    """The ``monitoring.coreos.com`` kinds the NVIDIA layer's objects need: ``(group, kind)`` pairs, empty when none.
+
+    ``PrometheusRule`` when :func:`dcgm_alert_rule` renders one; ``ServiceMonitor`` when the GPU
+    Operator is asked for one (it creates it itself, and skips it while the CRD is missing:
+    NVIDIA/gpu-operator v26.7.0 ``controllers/object_controls.go`` ``ServiceMonitor``, read 2026-11-24).
+    """
+    kinds = []
+    if dcgm_alert_rule(nvidia) is not None:
+        kinds.append((MONITORING_GROUP, "PrometheusRule"))
+    if nvidia.install == "gpu-operator" and nvidia.dcgm.enabled and nvidia.dcgm.service_monitor:
+        kinds.append((MONITORING_GROUP, "ServiceMonitor"))
+    return tuple(kinds)
+
+
+def installs_prometheus_crds(nvidia: NvidiaConfig) -> bool:
+    """True if the NVIDIA layer installs the ``prometheus-operator-crds`` chart (monitoring objects on, ``prometheusOperatorCrds: install``)."""
+    return bool(monitoring_kinds(nvidia)) and nvidia.dcgm.prometheus_operator_crds == "install"
+
+
+def declared_crds(nvidia: NvidiaConfig) -> tuple[tuple[str, str], ...]:
+    """The CRDs the stack declares as preconditions (``prometheusOperatorCrds: preinstalled``) for its own objects, as ``(group, kind)``."""
+    return monitoring_kinds(nvidia) if nvidia.dcgm.prometheus_operator_crds == "preinstalled" else ()
 
 
 # --------------------------------------------------------------------------- Karpenter

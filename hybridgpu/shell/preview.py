@@ -16,6 +16,7 @@ leaves the previous output untouched.
 from __future__ import annotations
 
 import base64
+import glob
 import hashlib
 import json
 import os
@@ -33,11 +34,13 @@ from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.config import set_all_config
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
+from google.protobuf import struct_pb2
+import yaml
 
 from hybridgpu.config.keys import PROJECT
 from hybridgpu.k8s import SERVICE_ACCOUNT_TOKEN_SECRET_TYPE
 from hybridgpu.shell.components.program import main as program_main
-from hybridgpu.stack.files import find_project_root, pulumi_config_strings
+from hybridgpu.stack.files import StackValues, find_project_root, pulumi_config_strings
 from hybridgpu.stack.load import Stack, load_stack, preloaded
 from hybridgpu.config.models import StackConfig
 from hybridgpu.render import dump_yaml, dump_yaml_all  # noqa: F401 - re-exported for callers of this module
@@ -196,7 +199,12 @@ class HybridMocks(pulumi.runtime.Mocks):
         return rid, state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
-        """Answer the invokes the program makes (partition, caller identity, session context, add-on versions)."""
+        """Answer the invokes the program makes (partition, caller identity, session context, add-on
+        versions, region, ``kubernetes:yaml:decode``).
+
+        Raises:
+            UnknownInvokeError: any other invoke (names it and where to add an answer).
+        """
         token = args.token
         if token == "aws:index/getPartition:getPartition":
             return {"partition": "aws", "dnsSuffix": "amazonaws.com", "reverseDnsPrefix": "com.amazonaws", "id": "aws"}
@@ -221,7 +229,78 @@ class HybridMocks(pulumi.runtime.Mocks):
             return {"version": MOCK_ADDON_VERSIONS.get(name, "v1.0.0-eksbuild.1"), "addonName": name, "id": name}
         if token == "aws:index/getRegion:getRegion":
             return {"name": self.region, "region": self.region, "id": self.region}
-        raise NotImplementedError(f"the offline preview has no mock for invoke {token}; add it to HybridMocks.call")
+        if token == YAML_DECODE:
+            return {"result": decode_manifests(str(args.args.get("text") or ""))}
+        raise UnknownInvokeError(token)
+
+
+#: The invoke pulumi-kubernetes' ``yaml.ConfigFile`` / ``ConfigGroup`` (v1) make to split YAML into
+#: objects (pulumi_kubernetes 4.34 ``yaml/yaml.py`` ``_invoke_yaml_decode_async``: args ``{text}``,
+#: answer ``{result: [objects]}``); the provider decodes every YAML document and drops empty ones.
+YAML_DECODE = "kubernetes:yaml:decode"
+#: pulumi-kubernetes' v2 YAML components: remote (``remote=True``) components the provider expands
+#: into one child per object (pulumi_kubernetes 4.34 ``yaml/v2/ConfigGroup.py``, ``ConfigFile.py``).
+YAML_V2_TYPES = ("kubernetes:yaml/v2:ConfigGroup", "kubernetes:yaml/v2:ConfigFile")
+
+
+class UnknownInvokeError(NotImplementedError):
+    """The program called a data source (invoke) the offline mocks cannot answer.
+
+    Args:
+        token: the invoke token, e.g. ``aws:ec2/getAmi:getAmi``.
+    """
+
+    def __init__(self, token: str):
+        self.token = token
+        super().__init__(
+            f"unknown invoke {token}: the offline preview has no answer for it; add a mock answer in "
+            "hybridgpu/shell/preview.py (HybridMocks.call)"
+        )
+
+
+def decode_manifests(text: str) -> list[dict[str, Any]]:
+    """Every non-empty YAML document of ``text``, as ``kubernetes:yaml:decode`` answers.
+
+    Raises:
+        ValueError: the text is not YAML, or a document is not a mapping (names the document).
+    """
+    try:
+        docs = list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))  # noqa: S506 - a SafeLoader
+    except yaml.YAMLError as exc:
+        raise ValueError(f"kubernetes:yaml:decode: the manifest is not valid YAML: {exc}") from None
+    out = []
+    for i, doc in enumerate(docs):
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            raise ValueError(f"kubernetes:yaml:decode: document {i} is not a Kubernetes object (a mapping)")
+        out.append(doc)
+    return out
+
+
+def kubernetes_type(obj: dict[str, Any]) -> str:
+    """The pulumi-kubernetes type token of a manifest: ``apps/v1`` + ``Deployment`` ->
+    ``kubernetes:apps/v1:Deployment``; the core group is ``core`` (``v1`` -> ``core/v1``)."""
+    api = str(obj.get("apiVersion") or "")
+    group_version = api if "/" in api else f"core/{api}"
+    return f"kubernetes:{group_version}:{obj.get('kind')}"
+
+
+def engine_urn(stack: str, project: str, parent: str, type_: str, name: str) -> str:
+    """A URN as the Pulumi engine builds it: the parent's qualified type chain, ``$``, the type;
+    a top-level resource (parent '' or the root stack) carries no parent type.
+
+    Source: pulumi/pulumi ``pkg/resource/deploy/deployment.go`` ``generateURN`` ("don't use the
+    root stack type"), Pulumi 3.2xx. Pulumi's Python ``MockMonitor.make_urn`` (pulumi 3.272
+    ``runtime/mocks.py``) instead prefixes the root stack's type and keeps only the parent's last
+    type, so offline waivers written from ``pulumi stack --show-urns`` would not match.
+    """
+    parent_type = ""
+    if parent:
+        qualified = parent.split("::")[2]
+        if qualified != "pulumi:pulumi:Stack":
+            parent_type = qualified + "$"
+    return f"urn:pulumi:{stack}::{project}::{parent_type}{type_}::{name}"
 
 
 @dataclass
@@ -250,9 +329,15 @@ class ResourceRecord:
     secret_paths: list[str] = field(default_factory=list)
     #: Explicit provider reference (``<provider urn>::<id>``), '' for the default provider.
     provider: str = ""
+    #: The ``additional_secret_outputs`` resource option as registered (output names the engine
+    #: stores as secrets).
+    additional_secret_outputs: list[str] = field(default_factory=list)
     #: The inputs exactly as they went over the wire (a protobuf ``Struct`` with Pulumi's secret
     #: markers): what the policy analyzer receives (``hybridgpu check``).
     wire: Any = field(default=None, repr=False, compare=False)
+    #: Top-level input name -> URNs its value depends on (``propertyDependencies`` of the
+    #: registration; the engine hands them to ``AnalyzeStack``).
+    property_dependencies: dict[str, list[str]] = field(default_factory=dict)
 
 
 #: Markers of a secret value in Pulumi's wire format (pulumi/runtime/rpc.py: _special_sig_key,
@@ -309,6 +394,10 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         super().__init__(self._tap)
         self.records: list[ResourceRecord] = []
 
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """The URN the real engine would give (:func:`engine_urn`), not the stock mock's form."""
+        return engine_urn(pulumi_settings.get_stack(), pulumi_settings.get_project(), parent, type_, name)
+
     def RegisterResource(self, request):  # noqa: N802 - gRPC method name
         """Register through the stock mock monitor, then record the resource (type, name, inputs, parent)."""
         self._tap.local.inputs = None
@@ -326,10 +415,53 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     dependencies=sorted(request.dependencies),
                     secret_paths=_secret_paths(request.object),
                     provider=request.provider,
+                    additional_secret_outputs=sorted(request.additionalSecretOutputs),
                     wire=request.object,
+                    property_dependencies={k: sorted(v.urns) for k, v in request.propertyDependencies.items() if v.urns},
                 )
             )
+            if request.type in YAML_V2_TYPES and request.remote:
+                self._expand_yaml_v2(request, response.urn, inputs)
         return response
+
+    def _expand_yaml_v2(self, request: Any, urn: str, inputs: dict[str, Any]) -> None:
+        """Record the children a v2 ConfigGroup/ConfigFile gets from the provider: one resource per
+        object, named ``<resourcePrefix or component name>-<object name>`` (the SDK's documented
+        ``resourcePrefix`` rule; namespaced objects as ``<namespace>/<name>``), parented to it.
+
+        Raises:
+            ValueError: a file is missing or a URL (not fetched offline), or the YAML is malformed.
+        """
+        plain = _plain(inputs)
+        texts: list[str] = []
+        for pattern in ([plain["file"]] if plain.get("file") else []) + list(plain.get("files") or []):
+            pattern = str(pattern)
+            if "://" in pattern:
+                raise ValueError(f"{request.type} {request.name!r}: {pattern} is a URL; the offline check does not fetch it (use a local file)")
+            matches = sorted(glob.glob(pattern)) if any(c in pattern for c in "*?[") else [pattern]
+            for path in matches:
+                try:
+                    texts.append(Path(path).read_text(encoding="utf-8"))
+                except OSError as exc:
+                    raise ValueError(f"{request.type} {request.name!r}: cannot read {path}: {exc.strerror}") from None
+        if plain.get("yaml"):
+            texts += [str(t) for t in (plain["yaml"] if isinstance(plain["yaml"], list) else [plain["yaml"]])]
+        objects = [o for t in texts for o in decode_manifests(t)] + [o for o in plain.get("objs") or [] if isinstance(o, dict)]
+        prefix = plain.get("resourcePrefix") or request.name
+        for obj in objects:
+            meta = obj.get("metadata") or {}
+            name = str(meta.get("name") or "")
+            ident = f"{meta['namespace']}/{name}" if meta.get("namespace") else name
+            typ = kubernetes_type(obj)
+            child_name = f"{prefix}-{ident}" if prefix else ident
+            wire = struct_pb2.Struct()
+            wire.update(json.loads(json.dumps(obj, default=str)))
+            self.records.append(
+                ResourceRecord(
+                    urn=self.make_urn(urn, typ, child_name), type=typ, name=child_name, parent=urn, custom=True,
+                    inputs=obj, provider=request.provider, wire=wire,
+                )
+            )
 
 
 def _plain(value: Any) -> Any:
@@ -362,9 +494,14 @@ class PreviewResult:
     """
 
     stack: str
-    config: StackConfig
+    config: StackConfig | None
     records: list[ResourceRecord]
     outputs: dict[str, Any]
+    #: The Pulumi project name (``name`` of its Pulumi.yaml) and the stack's raw config values
+    #: (namespaced key -> value, as the CLI hands them over); the policy check builds the
+    #: default providers' inputs from them.
+    project: str = PROJECT
+    values: dict[str, Any] = field(default_factory=dict)
 
     def by_type(self) -> dict[str, int]:
         """Count of resources per type token, sorted by type."""
@@ -373,14 +510,18 @@ class PreviewResult:
             counts[r.type] = counts.get(r.type, 0) + 1
         return dict(sorted(counts.items()))
 
+    def _stable(self) -> list[ResourceRecord]:
+        """The records sorted by URN: registrations arrive in a thread-dependent order, listings must not."""
+        return sorted(self.records, key=lambda r: r.urn)
+
     def of_type(self, typ: str) -> list[ResourceRecord]:
         """All records of a type token."""
         return [r for r in self.records if r.type == typ]
 
     def kubernetes_manifests(self) -> list[dict[str, Any]]:
-        """Every Kubernetes object (not Helm releases or providers) as an apply-able manifest."""
+        """Every Kubernetes object (not Helm releases or providers) as an apply-able manifest, sorted by URN."""
         manifests = []
-        for r in self.records:
+        for r in self._stable():
             if not r.type.startswith("kubernetes:") or r.type == "kubernetes:helm.sh/v3:Release":
                 continue
             doc = {k: r.inputs[k] for k in ("apiVersion", "kind", "type", "metadata", "spec", "data", "rules", "subjects", "roleRef") if k in r.inputs}
@@ -388,9 +529,11 @@ class PreviewResult:
         return manifests
 
     def helm_releases(self) -> list[dict[str, Any]]:
-        """Helm releases: name, namespace, chart, version and values."""
+        """Helm releases (name, namespace, chart, version and values), sorted by URN."""
         out = []
-        for r in self.of_type("kubernetes:helm.sh/v3:Release"):
+        for r in self._stable():
+            if r.type != "kubernetes:helm.sh/v3:Release":
+                continue
             keys = ("name", "namespace", "chart", "version", "skipCrds", "values")
             out.append({k: r.inputs[k] for k in keys if k in r.inputs})
         return out
@@ -432,6 +575,8 @@ def run_preview(
     *,
     first_preview: bool = False,
     loaded: Stack | None = None,
+    raw: StackValues | None = None,
+    project: str = PROJECT,
 ) -> PreviewResult:
     """Run the Pulumi program of ``stack`` under mocks.
 
@@ -444,6 +589,9 @@ def run_preview(
             dry run): computed values reach the recorded inputs as Pulumi's unknown markers.
         loaded: the stack, already loaded with :func:`hybridgpu.stack.load_stack` (default: loaded
             here). The program is handed this validated stack, so a preview validates once.
+        raw: for a program that is not hybridgpu's (``hybridgpu check`` on any Pulumi project): the
+            stack file's values, read without hybridgpu's validation (``loaded`` is then not used).
+        project: the Pulumi project name (URNs, ``pulumi.get_project()``).
 
     Returns:
         The recorded resources and stack outputs.
@@ -454,16 +602,21 @@ def run_preview(
         pulumi.RunError and other exceptions the program raises.
     """
     root = root or find_project_root()
-    loaded = loaded if loaded is not None and loaded.config.stack == stack else load_stack(stack, root)
-    config, values = loaded.config, loaded.values
-    assert values is not None  # load_stack keeps the values read from the stack file
-    region = config.region or "us-east-1"
+    config: StackConfig | None
+    if raw is not None:
+        config, values = None, raw
+        region = str(raw.values.get("aws:region") or "us-east-1")
+    else:
+        loaded = loaded if loaded is not None and loaded.config.stack == stack else load_stack(stack, root)
+        config, values = loaded.config, loaded.values
+        assert values is not None  # load_stack keeps the values read from the stack file
+        region = config.region or "us-east-1"
     _reset_runtime()
     mocks: pulumi.runtime.Mocks = HybridMocks(region=region)
     if first_preview:
         mocks = FirstPreviewMocks(mocks)
     monitor = RecordingMonitor(mocks)
-    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=first_preview, monitor=monitor)
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=first_preview, monitor=monitor)
     set_all_config(pulumi_config_strings(values.values), sorted(values.secret_keys))
 
     if program is None:
@@ -476,8 +629,11 @@ def run_preview(
     os.chdir(root)
     os.environ["HYBRIDGPU_OFFLINE_PREVIEW"] = "1"  # SSH keys from env/file are not read offline
     try:
-        with preloaded(loaded):
+        if raw is not None:
             _sync_await(run_pulumi_func(program))
+        else:
+            with preloaded(loaded):
+                _sync_await(run_pulumi_func(program))
     finally:
         os.chdir(previous)
         if previous_flag is None:
@@ -489,7 +645,7 @@ def run_preview(
     for key, out in outputs_map.items():
         captured[key] = _sync_await(_resolve_output(out))
     _reset_runtime()
-    return PreviewResult(stack=stack, config=config, records=monitor.records, outputs=captured)
+    return PreviewResult(stack=stack, config=config, records=monitor.records, outputs=captured, project=project, values=dict(values.values))
 
 
 async def _resolve_output(value: Any) -> Any:
@@ -503,7 +659,9 @@ async def _resolve_output(value: Any) -> Any:
 def write_manifests(result: PreviewResult, out_dir: Path) -> Path:
     """Write the preview's Kubernetes manifests, Helm releases and resource list to ``out_dir/<stack>``.
 
-    Files: ``manifests/<kind>-<name>.yaml`` per object, ``helm-releases.yaml``, ``resources.json``.
+    Files: ``manifests/<kind>-<name>.yaml`` per object (``<kind>-<namespace>-<name>.yaml`` when
+    two objects share kind and name), ``helm-releases.yaml``, ``resources.json``; every listing
+    sorted by URN, so the same stack writes the same bytes.
     The directory is built beside the target and renamed into place, so an interrupted write
     never leaves a half-written directory.
 
@@ -516,8 +674,12 @@ def write_manifests(result: PreviewResult, out_dir: Path) -> Path:
     try:
         manifests_dir = staging / "manifests"
         manifests_dir.mkdir()
-        for doc in result.kubernetes_manifests():
-            fname = f"{doc['kind'].lower()}-{doc['metadata']['name']}.yaml"
+        docs = result.kubernetes_manifests()
+        plain = [f"{d['kind'].lower()}-{d['metadata']['name']}.yaml" for d in docs]
+        for doc, fname in zip(docs, plain, strict=True):
+            if plain.count(fname) > 1:
+                # Same kind and name in two namespaces: one file each, never one overwriting the other.
+                fname = f"{doc['kind'].lower()}-{doc['metadata'].get('namespace') or 'cluster'}-{doc['metadata']['name']}.yaml"
             (manifests_dir / fname).write_text(dump_yaml(doc))
         (staging / "helm-releases.yaml").write_text(dump_yaml_all(result.helm_releases()))
         # Registrations arrive in a thread-dependent order; sort for a stable file.

@@ -8,6 +8,7 @@ under ``pulumi up`` alike: the program runs in the project directory). The deriv
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Any
 
@@ -123,4 +124,95 @@ def burst_issues(config: StackConfig, file: str, root: Path | None = None, catal
                         f"set `gpuLimit: {want}`, or change cloud.{origin} in {config.burst.plan}",
                     )
                 )
+    issues += reachability_issues(plan, config, file, root)
     return issues, plan
+
+
+def _stack_file(root: Path, stack: str) -> str:
+    """``stacks/Pulumi.<stack>.yaml`` as the user knows it (relative to the project root)."""
+    path = stack_config_dir(root) / f"Pulumi.{stack}.yaml"
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def manager_source_networks(plan: BurstPlan, config: StackConfig, root: Path) -> tuple[list[ipaddress.IPv4Network | ipaddress.IPv6Network], str]:
+    """The networks the MultiKueue manager's requests to a worker API come from, and where they are declared.
+
+    A manager on EKS (``hybridgpu:cloud``): its VPC CIDR (``network.new.cidr`` or ``network.existing.cidr``;
+    none when an existing VPC's CIDR is not given). A manager on the on-prem cluster: the inventory's
+    ``management`` networks (the nodes' addresses, which pod traffic leaves from when the CNI masquerades,
+    Cilium's and Calico's default).
+
+    Raises:
+        BurstPlanError: the manager stack's section cannot be read.
+    """
+    stack = plan.source.manager_stack
+    cloud = config.cloud if config.stack == stack else None
+    onprem = config.onprem if config.stack == stack else None
+    if config.stack != stack:
+        values = read_stack_file(stack_config_dir(root) / f"Pulumi.{stack}.yaml", root=root)
+        if values.values.get("hybridgpu:cloud") is not None:
+            cloud = _stack_section(root, stack, "cloud", plan.file, "manager.stack")
+        elif values.values.get("hybridgpu:onprem") is not None:
+            onprem = _stack_section(root, stack, "onprem", plan.file, "manager.stack")
+    if cloud is not None:
+        net = cloud.network.new or cloud.network.existing
+        cidr = getattr(net, "cidr", None) if net is not None else None
+        where = "hybridgpu:cloud.network." + ("new" if cloud.network.new else "existing") + ".cidr"
+        return ([ipaddress.ip_network(cidr)] if cidr else []), where
+    if onprem is not None:
+        inventory = load_inventory_of(onprem, root)
+        return [n.cidr for n in inventory.site.networks if n.purpose == "management"], "the inventory's `management` networks"
+    return [], "none"
+
+
+def reachability_issues(plan: BurstPlan, config: StackConfig, file: str, root: Path) -> list[Issue]:
+    """The manager cannot reach the EKS worker's API server: one issue naming both stack files and the fix.
+
+    The MultiKueue manager connects to each worker's API server with the kubeconfig of its
+    MultiKueueCluster (``pkg/controller/admissionchecks/multikueue/multikueuecluster.go``, Kueue v0.19.2);
+    an unreachable worker stays ``Active=False`` and nothing is dispatched to it. The EKS endpoint built
+    by :mod:`hybridgpu.shell.components.eks` admits HTTPS on the private endpoint only from its VPC and
+    from ``endpoint.privateAccessCidrs`` (cluster security group ingress rules); the public endpoint's
+    source address behind NAT is not known offline, so only the private path counts. Checked when
+    validating the manager stack and the cloud worker stack.
+
+    Returns:
+        Issues (empty when every manager network lies in an allowed CIDR, or the manager's network is not known).
+    """
+    role = plan.role_of(config.stack)
+    if role not in ("manager", "onprem-manager", "cloud-worker"):
+        return []
+    manager = plan.source.manager_stack
+    worker = plan.source.cloud.stack
+    try:
+        sources, where = manager_source_networks(plan, config, root)
+        cloud = config.cloud if config.stack == worker else _stack_section(root, worker, "cloud", plan.file, "cloud.stack")
+    except HybridGpuError:
+        return []  # reported by the stacks' own validation
+    if not sources or cloud is None:
+        return []
+    endpoint = cloud.cluster.endpoint
+    allowed = [ipaddress.ip_network(c) for c in endpoint.private_access_cidrs]
+    net = cloud.network.new or cloud.network.existing
+    worker_vpc = getattr(net, "cidr", None) if net is not None else None
+    missing = [s for s in sources if not endpoint.private_access or not any(s.version == a.version and s.subnet_of(a) for a in allowed)]  # type: ignore[arg-type]
+    if not missing:
+        return []
+    manager_file, worker_file = _stack_file(root, manager), _stack_file(root, worker)
+    cidrs = ", ".join(str(m) for m in missing)
+    message = (
+        f"the MultiKueue manager (stack {manager!r}, {manager_file}: {where} {cidrs}) cannot reach the API server of the EKS worker "
+        f"(stack {worker!r}, {worker_file}): its private endpoint admits only "
+        f"{', '.join(map(str, allowed)) or 'its own VPC'}{'' if endpoint.private_access else ' and private access is off'}; "
+        "the MultiKueueCluster would stay Active=False and nothing would burst"
+    )
+    fix = (
+        f"in {worker_file} add {cidrs} to `hybridgpu:cloud.cluster.endpoint.privateAccessCidrs`"
+        f"{'' if endpoint.private_access else ' and set `privateAccess: true`'}, and route {cidrs} to the worker VPC"
+        f"{' ' + str(worker_vpc) if worker_vpc else ''} (VPC peering or a Transit Gateway attachment; from on-prem: Direct Connect or VPN to that gateway)"
+    )
+    key = "hybridgpu:cloud.cluster.endpoint.privateAccessCidrs" if config.stack == worker else "hybridgpu:burst.plan"
+    return [Issue(file, key, message, fix, "unreachable-worker")]

@@ -11,11 +11,14 @@ fix, so that every problem is reported before any Pulumi resource is registered.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hybridgpu.burst.plan import BurstPlan
 from hybridgpu.catalog import Catalog, load_catalog
+from hybridgpu.config.keys import PROJECT
 from hybridgpu.config.models import (
     RECOMMENDED_SPOT_INSTANCE_TYPES,
     CapacityType,
@@ -26,13 +29,16 @@ from hybridgpu.config.models import (
 from hybridgpu.config.nvidia import NvidiaConfig, nvidia_issues
 from hybridgpu.economics.report import StackCostReport
 from hybridgpu.errors import Issue, suggest
-from hybridgpu.inventory import InventoryError
+from hybridgpu.inventory import Inventory, InventoryError
 from hybridgpu.k8s import RESERVED_TAG_PREFIXES
+from hybridgpu.onprem import deployment_issues
 from hybridgpu.render.karpenter import min_values, resolve_instance_types
 from hybridgpu.render.network import plan_subnets
 from hybridgpu.stack.burst import burst_issues
 from hybridgpu.stack.economics import economics_issues
 from hybridgpu.stack.inventory import load_onprem_inventory
+from hybridgpu.stack.names import access_entry_issues, aws_name_issues
+from hybridgpu.stack.scheduling import scheduling_issues
 
 CLOUD = "hybridgpu:cloud"
 
@@ -53,7 +59,14 @@ class StackCheck:
     cost_report: StackCostReport | None = None
 
 
-def check_stack(config: StackConfig, file: str, catalog: Catalog | None = None, *, root: Path | None = None) -> StackCheck:
+def check_stack(
+    config: StackConfig,
+    file: str,
+    catalog: Catalog | None = None,
+    *,
+    root: Path | None = None,
+    config_values: Mapping[str, Any] | None = None,
+) -> StackCheck:
     """Every cross-section problem of ``config``, and the burst plan and cost report derived on the way.
 
     Args:
@@ -61,19 +74,21 @@ def check_stack(config: StackConfig, file: str, catalog: Catalog | None = None, 
         file: the stack file to name in issues.
         catalog: instance catalog (default: the packaged one).
         root: project root that relative inventory and plan paths start from (default: the working directory).
+        config_values: every ``namespace:key`` of the stack (as :func:`~hybridgpu.stack.load.validate_stack`
+            gets them), to check that the inventory's ``keySecret.pulumiConfig`` keys are set; None skips that check.
 
     Returns:
         A :class:`StackCheck`. The economics and burst checks run only when everything before
         them is sound (they follow references the earlier checks vouch for).
     """
     issues: list[Issue] = []
-    missing = [k for k in config.required_tag_keys if not config.tags.get(k)]
+    missing = [k for k in config.required_tag_keys if not str(config.tags.get(k) or "").strip()]  # whitespace is not a value
     if missing:
         issues.append(
             Issue(
                 file,
                 "hybridgpu:tags",
-                f"required cost tag(s) missing or empty: {', '.join(missing)}",
+                f"required cost tag(s) missing, empty or whitespace-only: {', '.join(missing)}",
                 "add them under `hybridgpu:tags` (they reach every AWS resource and every GPU instance)",
             )
         )
@@ -82,8 +97,10 @@ def check_stack(config: StackConfig, file: str, catalog: Catalog | None = None, 
         if config.region is None:
             issues.append(Issue(file, "aws:region", "the cloud section needs an AWS region", "set `aws:region`, e.g. `us-west-2`"))
         issues += _cloud_issues(config, config.cloud, file, catalog)
+        issues += aws_name_issues(config.cloud, file)
+        issues += access_entry_issues(config.cloud, file)
     if config.onprem is not None:
-        issues += onprem_issues(config, file, catalog, root=root)
+        issues += onprem_issues(config, file, catalog, root=root, config_values=config_values)
     if config.nvidia is not None:
         pools = {p.name for p in config.cloud.node_pools} if config.cloud else set()
         nvidia_problems = nvidia_issues(config.nvidia, file, node_pool_names=pools)
@@ -99,6 +116,10 @@ def check_stack(config: StackConfig, file: str, catalog: Catalog | None = None, 
     if config.burst is not None and not issues:
         found, plan = burst_issues(config, file, root=root, catalog=catalog)
         issues += found
+    if not issues:
+        # Every pod the program installs must fit a node it creates (the Helm releases wait for them).
+        inventory = load_onprem_inventory(config, root) if config.onprem is not None else None
+        issues += scheduling_issues(config, file, catalog, inventory=inventory, burst_plan=plan)
     return StackCheck(issues, plan, report)
 
 
@@ -107,12 +128,17 @@ def semantic_issues(config: StackConfig, file: str, catalog: Catalog | None = No
     return check_stack(config, file, catalog, root=root).issues
 
 
-def onprem_issues(config: StackConfig, file: str, catalog: Catalog, *, root: Path | None = None) -> list[Issue]:
+def onprem_issues(
+    config: StackConfig, file: str, catalog: Catalog, *, root: Path | None = None, config_values: Mapping[str, Any] | None = None
+) -> list[Issue]:
     """Problems of the on-prem section: the inventory's own issues, plus rules that need the stack.
 
     Inventory issues keep their inventory file and name the host and field in the key path
-    (``<host>.<field>``); the stack-level rules are: only the Cilium CNI is deployed, and the
-    pod/service CIDRs and host networks must not overlap a new cloud VPC of the same stack.
+    (``<host>.<field>``); then what the program relies on (:func:`hybridgpu.onprem.deployment_issues`:
+    only the Cilium CNI is deployed, the plan renders); the stack-level rules are: every
+    ``keySecret.pulumiConfig`` key is set in the stack (:func:`ssh_key_issues`), MIG layouts need
+    the GPU Operator, and the pod/service CIDRs and host networks must not overlap a new cloud
+    VPC of the same stack.
     """
     try:
         inventory = load_onprem_inventory(config, root)
@@ -122,15 +148,12 @@ def onprem_issues(config: StackConfig, file: str, catalog: Catalog, *, root: Pat
             # A path that does not exist is the stack file's mistake: name the stack file (found by fuzzing).
             Issue(file, "hybridgpu:onprem.inventory", f"{issue.file}: {issue.message}", issue.fix)
             if not (base / issue.file).exists()
-            else Issue(issue.file, ".".join(p for p in (issue.host, issue.field) if p) or "hybridgpu:onprem.inventory", issue.message, issue.fix)
+            else _in_stack(issue)
             for issue in exc.issues
         ]
-    issues: list[Issue] = []
+    issues = [_in_stack(issue) for issue in deployment_issues(inventory, nvidia_toolkit=config.onprem.nvidia_toolkit)[1]]
+    issues += ssh_key_issues(config_values, inventory, file)
     cluster = inventory.site.cluster
-    if cluster.cni != "cilium":
-        issues.append(
-            Issue(inventory.site_file, "cluster.cni", f"CNI {cluster.cni!r} is not deployed by hybridgpu yet (only cilium)", "set `cni: cilium`")
-        )
     mig_hosts = [h.hostname for h in inventory.hosts if h.state != "absent" and h.gpu is not None and h.gpu.mig_layouts]
     if mig_hosts:
         nvidia = config.nvidia
@@ -157,6 +180,71 @@ def onprem_issues(config: StackConfig, file: str, catalog: Catalog, *, root: Pat
                         "pick non-overlapping ranges for the on-prem networks or the VPC (`hybridgpu:cloud.network.new.cidr`)",
                     )
                 )
+    return issues
+
+
+def _in_stack(issue: Issue) -> Issue:
+    """An inventory issue as a stack issue: its inventory file, and ``<host>.<field>`` as the key path."""
+    key = ".".join(p for p in (issue.host, issue.field) if p) or "hybridgpu:onprem.inventory"
+    return Issue(issue.file, key, issue.message, issue.fix)
+
+
+def ssh_key_issues(config_values: Mapping[str, Any] | None, inventory: Inventory, file: str) -> list[Issue]:
+    """Every ``ssh.keySecret.pulumiConfig`` key of a host the program connects to is set in the stack.
+
+    The program reads the key with ``pulumi.Config(namespace).require_secret(key)``
+    (:func:`hybridgpu.shell.components.onprem.ssh_private_key`), which raises for a missing key:
+    a traceback in ``hybridgpu preview`` and a failed ``pulumi up``. ``ns:key`` is looked up as
+    written; a key without a namespace is the project's (``hybridgpu:``), as Pulumi reads it, and is
+    refused: the stack validation allows only hybridgpu's own keys there.
+    ``env`` and ``file`` references are read on the machine running Pulumi, not here. Hosts in
+    state ``absent`` are not connected to and are skipped.
+
+    Args:
+        config_values: the stack's ``namespace:key`` values; None skips the check.
+        inventory: the stack's validated inventory.
+        file: the stack file (named in the fix).
+
+    Returns:
+        One issue per distinct missing key, on the first host that names it, listing the others.
+    """
+    if config_values is None:
+        return []
+    missing: dict[str, list[str]] = {}
+    reserved: dict[str, list[str]] = {}
+    for host in inventory.hosts:
+        ref = host.ssh.key_secret
+        if host.state == "absent" or ref.pulumi_config is None:
+            continue
+        key = ref.pulumi_config if ":" in ref.pulumi_config else f"{PROJECT}:{ref.pulumi_config}"
+        if key.startswith(f"{PROJECT}:"):
+            reserved.setdefault(key, []).append(host.hostname)
+        elif key not in config_values:
+            missing.setdefault(key, []).append(host.hostname)
+    issues = []
+    for key, hosts in reserved.items():
+        # validate_stack refuses every `hybridgpu:` key it does not know, so such a secret can never be set.
+        issues.append(
+            Issue(
+                inventory.file_of(hosts[0]),
+                f"{hosts[0]}.ssh.keySecret.pulumiConfig",
+                f"SSH key secret {key!r} is in the `{PROJECT}:` namespace (a key without a namespace lands there), which holds "
+                f"hybridgpu's own settings only: {file} cannot set it",
+                "use a namespace of your own, e.g. `pulumiConfig: onprem:sshKey`, and `pulumi config set --secret onprem:sshKey < ~/.ssh/<key>`",
+            )
+        )
+    for key, hosts in missing.items():
+        namespace, _, name = key.partition(":")
+        more = f" (also {', '.join(hosts[1:6])}{' ...' if len(hosts) > 6 else ''})" if len(hosts) > 1 else ""
+        issues.append(
+            Issue(
+                inventory.file_of(hosts[0]),
+                f"{hosts[0]}.ssh.keySecret.pulumiConfig",
+                f"SSH key secret {key!r} is not set in {file}{more}; the program reads it (pulumi.Config.require_secret) and would stop there",
+                f"run `pulumi config set --secret {namespace}:{name} < ~/.ssh/<key>` for this stack "
+                f"(it adds `{key}: {{secure: ...}}` to {file}), or point `keySecret` at {{env: VAR}} or {{file: path}}",
+            )
+        )
     return issues
 
 

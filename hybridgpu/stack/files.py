@@ -97,12 +97,20 @@ def list_stacks(root: Path) -> list[str]:
     return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in directory.glob("Pulumi.*.yaml"))
 
 
+def project_name(root: Path) -> str:
+    """The project's ``name`` in its ``Pulumi.yaml`` (the namespace of its un-prefixed config keys and
+    the project part of its URNs); :data:`~hybridgpu.config.keys.PROJECT` when the file names none."""
+    name = _project_file(root).get("name")
+    return str(name) if isinstance(name, str) and name.strip() else PROJECT
+
+
 def project_defaults(root: Path) -> dict[str, Any]:
-    """Project-level config defaults from ``Pulumi.yaml``, namespaced (``hybridgpu:<key>``)."""
+    """Project-level config defaults from ``Pulumi.yaml``, namespaced (``<project name>:<key>``)."""
     config = _project_file(root).get("config") or {}
     defaults: dict[str, Any] = {}
+    project = project_name(root)
     for key, spec in config.items():
-        name = key if ":" in key else f"{PROJECT}:{key}"
+        name = key if ":" in key else f"{project}:{key}"
         if isinstance(spec, dict) and "default" in spec:
             defaults[name] = spec["default"]
         elif isinstance(spec, dict) and "value" in spec:

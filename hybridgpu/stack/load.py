@@ -125,7 +125,7 @@ def validate_stack(values: dict[str, Any], *, stack: str, file: str, root: Path 
         found = issues_from_validation(exc, file=file, root=StackConfig, reference=CONFIG_REFERENCE, key_of=_loc_to_key)
         raise StackConfigError(issues + found) from None
     base = root or Path.cwd()
-    checked = check_stack(config, file, root=base)
+    checked = check_stack(config, file, root=base, config_values=values)
     issues += checked.issues
     if issues:
         raise StackConfigError(issues)

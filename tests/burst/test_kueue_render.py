@@ -68,7 +68,8 @@ def test_manager_objects(docs):
     }
     for cq in _of(hybrid, "ClusterQueue"):
         assert cq["spec"]["admissionChecksStrategy"]["admissionChecks"][0]["name"] in checks
-        assert cq["spec"]["cohortName"] == "hybridgpu-burst"
+        # No cohort: a class lends nothing, so no class can take another's cloud ceiling (issue 15).
+        assert "cohortName" not in cq["spec"]
         assert cq["spec"]["namespaceSelector"]["matchExpressions"][0]["values"] == ["ml-platform", "ml-research"]
 
 
@@ -76,8 +77,13 @@ def test_worker_cluster_queues_have_no_admission_check_and_match_the_nodepools(d
     eks = {d["metadata"]["name"]: d for d in _of(docs["prod"], "ClusterQueue")}
     spot = eks["hybridgpu-eks-spot"]["spec"]
     assert "admissionChecksStrategy" not in spot and "cohortName" not in spot
+    # The MIG resource the manager admits is declared with quota 0: under BlockUndeclared a MIG
+    # workload is never admitted in EKS without quota (issue 15, point 2).
     assert spot["resourceGroups"] == [
-        {"coveredResources": ["nvidia.com/gpu"], "flavors": [{"name": "eks-spot", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 64}]}]}
+        {
+            "coveredResources": ["nvidia.com/gpu", "nvidia.com/mig-3g.40gb"],
+            "flavors": [{"name": "eks-spot", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 64}, {"name": "nvidia.com/mig-3g.40gb", "nominalQuota": 0}]}],
+        }
     ]
     onprem = _of(docs["onprem"], "ClusterQueue")[0]["spec"]["resourceGroups"]
     assert onprem[1]["coveredResources"] == ["nvidia.com/mig-3g.40gb"]
@@ -91,9 +97,9 @@ def test_manager_configuration_uses_incremental_dispatch_one_worker_at_a_time(pl
     # Kueue's default stepSize is 3, which would nominate on-prem and EKS at once.
     assert manager["multiKueue"]["incrementalDispatcherConfig"] == {"stepSize": 1}
     assert manager["multiKueue"]["workerLostTimeout"] == "15m"
-    assert manager["resources"] == {"quotaCheckStrategy": "IgnoreUndeclared"}
+    assert manager["resources"] == {"quotaCheckStrategy": "BlockUndeclared", "excludeResourcePrefixes": ["cpu", "memory", "ephemeral-storage", "hugepages-"]}
     worker = kueue_configuration(plan.clusters["prod"], plan.source)
-    assert "multiKueue" not in worker and worker["integrations"]["frameworks"] == ["batch/job", "jobset.x-k8s.io/jobset"]
+    assert "multiKueue" not in worker and worker["integrations"]["frameworks"] == ["batch/job"]
     values = kueue_helm_values(plan.clusters["hybrid"], plan.source)
     assert yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"]) == manager
 
@@ -106,7 +112,9 @@ def test_worker_rbac_covers_jobs_pods_and_workloads_status():
     assert {"create", "update", "patch", "delete"} <= granted[("kueue.x-k8s.io", "workloads")]
     assert {"get", "patch"} <= granted[("kueue.x-k8s.io", "workloads/status")]
     assert ("jobset.x-k8s.io", "jobsets") not in granted
-    assert ("jobset.x-k8s.io", "jobsets") in {(g, r) for rule in worker_rbac_rules(["jobset.x-k8s.io/jobset"]) for g in rule["apiGroups"] for r in rule["resources"]}
+    # JobSet is not installed by the toolkit, so no plan enables it and there are no rules for it.
+    with pytest.raises(ValueError, match="only batch/job is installed"):
+        worker_rbac_rules(["jobset.x-k8s.io/jobset"])
 
 
 def test_token_secret_shape(docs):
@@ -156,12 +164,12 @@ def test_kubeconfig_problems_catch_what_kueue_refuses(edit, words):
 @pytest.mark.parametrize(
     "kind,edit,path",
     [
-        ("ClusterQueue", lambda d: d["spec"].pop("cohortName") if "cohortName" in d["spec"] else None, "borrowingLimit must be nil"),
+        ("ClusterQueue", lambda d: d["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0].update(borrowingLimit=4), "borrowingLimit must be nil"),
         ("ClusterQueue", lambda d: d["spec"]["resourceGroups"][0]["flavors"][0]["resources"].pop(), "spec.resourceGroups[0]"),
         ("ClusterQueue", lambda d: d["spec"].update(queueingStrategy="FIFO"), "spec.queueingStrategy"),
         ("ClusterQueue", lambda d: d["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0].update(nominalQuota="lots"), "nominalQuota"),
         ("ClusterQueue", lambda d: d["spec"].update(cohort="old-v1beta1-name"), "spec.cohort"),
-        ("ClusterQueue", lambda d: d["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0].update(lendingLimit=17), "lendingLimit must be less than"),
+        ("ClusterQueue", lambda d: (d["spec"].update(cohortName="c"), d["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0].update(lendingLimit=1000)), "lendingLimit must be less than"),
         ("ClusterQueue", lambda d: d["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0].update(nominalQuota=-1), "must not be negative"),
         ("ClusterQueue", lambda d: d["spec"]["resourceGroups"].append(d["spec"]["resourceGroups"][0]), "one resource group only"),
         ("MultiKueueConfig", lambda d: d["spec"]["clusters"].append(d["spec"]["clusters"][0]), "must not repeat"),
@@ -175,7 +183,7 @@ def test_kubeconfig_problems_catch_what_kueue_refuses(edit, words):
 )
 def test_schema_rejects_broken_objects(docs, kind, edit, path):
     pool = docs["hybrid"] + docs["prod"]
-    # The manager's on-demand ClusterQueue has a cohort, borrowing and lending limits.
+    # The manager's on-demand ClusterQueue: on-prem and EKS flavors, two resource groups.
     doc = copy.deepcopy(next(d for d in pool if d["kind"] == kind and (kind != "ClusterQueue" or d["metadata"]["name"] == "hybridgpu-on-demand")))
     assert kueue_errors(doc) == []
     edit(doc)

@@ -35,8 +35,10 @@ def test_example_quotas_come_from_the_inventory_and_the_ceilings(plan):
     roles = {s: c.role for s, c in plan.clusters.items()}
     assert roles == {"hybrid": "manager", "onprem": "onprem-worker", "prod": "cloud-worker"}
     assert plan.clusters["onprem"].quota_totals() == {GPU_RESOURCE: 24, "nvidia.com/mig-3g.40gb": 16}
-    assert plan.clusters["prod"].quota_totals() == {GPU_RESOURCE: 80}
-    assert plan.clusters["hybrid"].quota_totals() == {GPU_RESOURCE: 104, "nvidia.com/mig-3g.40gb": 16}
+    assert plan.clusters["prod"].quota_totals() == {GPU_RESOURCE: 80, "nvidia.com/mig-3g.40gb": 0}
+    # Per class on-prem + its own ceiling (spot 24 + 64, on-demand 24 + 16, on-prem only 24): the
+    # manager's gate per class, not a sum of the workers (issue 15, point 3).
+    assert plan.clusters["hybrid"].quota_totals() == {GPU_RESOURCE: 88 + 40 + 24, "nvidia.com/mig-3g.40gb": 3 * 16}
 
 
 def test_flavors_carry_the_gpu_labels_of_each_side(plan):
@@ -49,7 +51,13 @@ def test_flavors_carry_the_gpu_labels_of_each_side(plan):
     assert eks["eks-spot"].node_labels == {"karpenter.sh/capacity-type": "spot", "karpenter.sh/nodepool": "h100-spot"}
     # The on-demand pool has one GPU name (p5.48xlarge: h100); the spot pool spans h100 and h200.
     assert eks["eks-on-demand"].node_labels["karpenter.k8s.aws/instance-gpu-name"] == "h100"
-    assert [f.name for f in plan.clusters["hybrid"].flavors] == ["multikueue"]
+    assert [f.name for f in plan.clusters["hybrid"].flavors] == [
+        "multikueue-onprem-h100-80gb",
+        "multikueue-eks-spot",
+        "multikueue-onprem-a100-80gb-mig",
+        "multikueue-eks-on-demand",
+    ]
+    assert all(not f.node_labels and not f.tolerations for f in plan.clusters["hybrid"].flavors)
 
 
 def test_local_queues_are_mirrored_where_the_queue_may_run(plan):
@@ -67,15 +75,26 @@ def test_local_queues_are_mirrored_where_the_queue_may_run(plan):
     assert {w.stack_reference for w in mk.workers} == {"acme/hybridgpu/onprem", "acme/hybridgpu/prod"}
 
 
-def test_manager_cohort_lends_only_the_onprem_share(plan):
+def test_manager_classes_share_nothing_and_mirror_the_worker_flavors(plan):
+    """Issue 15, point 3: a class owns on-prem + its own ceiling, in flavors no larger than one worker's."""
     cqs = {cq.name: cq for cq in plan.clusters["hybrid"].cluster_queues}
-    spot = cqs["hybridgpu-spot"].groups[0].flavors[0]
-    assert spot.nominal[GPU_RESOURCE] == 24 + 64 and spot.lending_limit[GPU_RESOURCE] == 24
-    od = cqs["hybridgpu-on-demand"].groups[0].flavors[0]
-    assert od.nominal[GPU_RESOURCE] == 16 and od.lending_limit[GPU_RESOURCE] == 0 and od.borrowing_limit[GPU_RESOURCE] == 24
-    only = cqs["hybridgpu-onprem-only"].groups[0].flavors[0]
-    assert only.nominal[GPU_RESOURCE] == 0 and only.borrowing_limit[GPU_RESOURCE] == 24
-    assert {cq.cohort for cq in cqs.values()} == {"hybridgpu-burst"}
+
+    def flavors(name):
+        return {fq.flavor: dict(fq.nominal) for g in cqs[name].groups for fq in g.flavors}
+
+    assert flavors("hybridgpu-spot") == {
+        "multikueue-onprem-h100-80gb": {GPU_RESOURCE: 24},
+        "multikueue-eks-spot": {GPU_RESOURCE: 64},
+        "multikueue-onprem-a100-80gb-mig": {"nvidia.com/mig-3g.40gb": 16},
+    }
+    assert flavors("hybridgpu-on-demand")["multikueue-eks-on-demand"] == {GPU_RESOURCE: 16}
+    assert "multikueue-eks-spot" not in flavors("hybridgpu-on-demand")
+    assert set(flavors("hybridgpu-onprem-only")) == {"multikueue-onprem-h100-80gb", "multikueue-onprem-a100-80gb-mig"}
+    assert {cq.cohort for cq in cqs.values()} == {None}
+    assert all(not fq.borrowing_limit and not fq.lending_limit for cq in cqs.values() for g in cq.groups for fq in g.flavors)
+    # A 32-GPU on-demand job fits no flavor (24 on-prem, 16 on-demand): Kueue leaves it pending
+    # with ExceedsMaxQuota and it reserves nothing; under the old cohort it reserved 32 of 40.
+    assert max(q.get(GPU_RESOURCE, 0) for q in flavors("hybridgpu-on-demand").values()) == 24
 
 
 def test_split_queues_make_onprem_the_manager(scratch_project):
@@ -93,7 +112,8 @@ def test_split_queues_make_onprem_the_manager(scratch_project):
     assert lqs[("ml-research", "training-burst")] == "hybridgpu-burst-spot"
     assert ("ml-platform", "restricted-burst") not in lqs
     assert {lq.name for lq in plan.clusters["prod"].local_queues} == {"training-burst", "batch-eval-burst"}
-    assert onprem.quota_totals(burst_only=True) == plan.clusters["prod"].quota_totals() == {GPU_RESOURCE: 80}
+    assert onprem.quota_totals(burst_only=True) == {GPU_RESOURCE: 80}
+    assert plan.clusters["prod"].quota_totals() == {GPU_RESOURCE: 80, "nvidia.com/mig-3g.40gb": 0}
 
 
 def test_budget_ceiling_is_rounded_to_whole_instances(scratch_project):

@@ -1,6 +1,9 @@
 """Property tests of the quota invariants: whatever the capacities, the quotas can never disagree.
 
-* spillover: the manager's nominal quota per resource = on-prem worker + EKS worker;
+* spillover: each manager class owns on-prem + its own ceiling, with no cohort (class isolation),
+  in flavors whose quotas are worker flavors' quotas (no workload larger than one worker);
+* every resource a manager queue covers is covered on each worker it dispatches to (quota 0
+  where the worker offers none), so under BlockUndeclared nothing is admitted without quota;
 * split-queues: the on-prem manager's MultiKueue queues = the EKS worker; its local queue = on-prem;
 * EKS worker quota per capacity type = the ceiling = the NodePool limit the stack must carry;
 * the on-prem quota = the GPUs (and MIG instances) of the inventory's active hosts;
@@ -85,33 +88,67 @@ def _nonzero(d: dict[str, int]) -> dict[str, int]:
     return {k: v for k, v in d.items() if v}
 
 
+def _covered(cq) -> set[str]:
+    return {r for g in cq.groups for r in g.covered}
+
+
+def _flavor_quotas(cluster) -> set[tuple[str, int]]:
+    return {(r, n) for cq in cluster.cluster_queues for g in cq.groups for fq in g.flavors for r, n in fq.nominal.items()}
+
+
 @given(scenario())
 def test_quotas_never_disagree(case):
+    """The invariants of docs/bursting.md ("Quota invariants"), over random plans."""
     source, onprem, caps = case
     plan = assemble_plan(source, onprem, caps)
     eks = plan.clusters["cloud"]
-    # EKS worker quota per capacity type = the ceiling = the NodePool limit.
-    for cq in eks.cluster_queues:
-        assert cq.nominal_totals() == {GPU_RESOURCE: caps[cq.burst_class].gpus}
-    assert plan.nodepool_limits() == {f"pool-{c}": cap.gpus for c, cap in caps.items()}
     onprem_total = onprem.totals()
+    # EKS worker GPU quota per capacity type = the ceiling = the NodePool limit; every on-prem
+    # MIG resource is declared there with quota 0 (no burst pool offers MIG).
+    for cq in eks.cluster_queues:
+        assert cq.nominal_totals() == {GPU_RESOURCE: caps[cq.burst_class].gpus, **{r: 0 for r in onprem_total if r != GPU_RESOURCE}}
+    assert plan.nodepool_limits() == {f"pool-{c}": cap.gpus for c, cap in caps.items()}
+    manager_cluster = next(c for c in plan.clusters.values() if c.multikueue is not None)
+    workers = {w.name: plan.clusters[w.stack] for w in manager_cluster.multikueue.workers}
     if source.topology == "spillover":
         site = plan.clusters["site"]
         assert site.quota_totals() == onprem_total
-        manager = plan.clusters["mgr"]
-        assert _nonzero(manager.quota_totals()) == _nonzero(_add(site.quota_totals(), eks.quota_totals()))
-        # Nothing the manager admits can exceed what a worker has: per class, nominal + borrowing
-        # never exceeds on-prem + that class's cloud ceiling.
-        for cq in manager.cluster_queues:
-            fq = cq.groups[0].flavors[0]
-            cloud = caps[cq.burst_class].gpus if cq.burst_class in caps else 0
-            reach = fq.nominal.get(GPU_RESOURCE, 0) + (fq.borrowing_limit.get(GPU_RESOURCE, 0) if cq.cohort else 0)
-            assert reach <= onprem_total.get(GPU_RESOURCE, 0) + cloud
+        worker_flavor_quotas = _flavor_quotas(site) | _flavor_quotas(eks)
+        for cq in manager_cluster.cluster_queues:
+            # Class isolation: no cohort, so nothing is lent or borrowed; the class owns on-prem +
+            # its own ceiling whatever the other classes hold.
+            assert cq.cohort is None
+            assert all(not fq.borrowing_limit and not fq.lending_limit for g in cq.groups for fq in g.flavors)
+            want = dict(onprem_total)
+            if cq.burst_class in caps:
+                want[GPU_RESOURCE] = want.get(GPU_RESOURCE, 0) + caps[cq.burst_class].gpus
+            assert _nonzero(cq.nominal_totals()) == _nonzero(want)
+            # No workload reserves more than one worker can run: a pod set takes one flavor per
+            # resource group, and every manager flavor's quota is one worker flavor's quota.
+            for g in cq.groups:
+                for fq in g.flavors:
+                    for r, n in fq.nominal.items():
+                        assert (r, n) in worker_flavor_quotas
+            # Flavors: each at most once per ClusterQueue (Kueue refuses duplicates).
+            names = [fq.flavor for g in cq.groups for fq in g.flavors]
+            assert len(names) == len(set(names))
     else:
         site = plan.clusters["site"]
-        assert _nonzero(site.quota_totals(burst_only=True)) == _nonzero(eks.quota_totals())
+        burst = [cq for cq in site.cluster_queues if cq.admission_check is not None]
+        assert sum(cq.nominal_totals().get(GPU_RESOURCE, 0) for cq in burst) == eks.quota_totals().get(GPU_RESOURCE, 0)
+        for cq in burst:
+            assert cq.nominal_totals() == {GPU_RESOURCE: caps[cq.burst_class].gpus}
         local = [cq for cq in site.cluster_queues if cq.admission_check is None]
         assert len(local) == 1 and local[0].nominal_totals() == onprem_total
+    # Never admit without quota: every resource a manager queue covers is covered by every worker
+    # its MultiKueueConfig lists, in a queue of that worker serving the same class.
+    for cq in manager_cluster.cluster_queues:
+        if cq.admission_check is None:
+            continue
+        for worker_name in manager_cluster.multikueue.configs[manager_cluster.multikueue.checks[cq.admission_check]]:
+            worker = workers[worker_name]
+            serving = [w for w in worker.cluster_queues if w.burst_class in (None, cq.burst_class)]
+            assert serving and all(_covered(cq) <= _covered(w) for w in serving), (cq.name, worker_name)
     # Every LocalQueue that bursts exists with the same namespace and name on the EKS worker.
     manager_cluster = next(c for c in plan.clusters.values() if c.multikueue is not None)
     burst_cqs = {cq.name for cq in manager_cluster.cluster_queues if cq.burst_class in ("spot", "on-demand")}

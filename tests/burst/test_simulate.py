@@ -31,10 +31,12 @@ def test_small_sample_trace_by_hand():
     * on-prem only: A runs 0-3600; B and C both start at 3600 (2 + 2 GPUs), B ends at 7200.
       Waits 0, 3600, 3000 -> p50 3000, p90 3600, mean 2200. Busy 4x3600 + 2x3600 + 2x1800 =
       25,200 GPU-s over 4 GPUs x 7200 s = 0.875.
-    * spot: B may burst at 300 s, is admitted to spot, works from 420 s, ends 4020 s; billed
-      2 GPUs x 3720 s = 2.0667 GPU-hours at 1 USD. C still waits for A (3600 -> 5400).
+    * spot: B reserves manager quota at 0 and is nominated to on-prem (full); EKS is nominated
+      one round later, at 300 s; B is admitted to spot, its node (8 GPUs, the default instance)
+      works from 420 s, B ends at 4020 s; the whole instance is billed: 8 GPUs x 3720 s =
+      8.2667 GPU-hours at 1 USD (issue 15: per-GPU billing understated it 4x). C still waits for A (3600 -> 5400).
       Waits 0, 420, 3000 -> p50 420, p90 3000, mean 1140; on-prem 18,000 GPU-s / (4 x 5400).
-    * on-demand: the same on on-demand at 2 USD: 4.1333 USD.
+    * on-demand: the same on on-demand at 2 USD: 16.5333 USD.
     """
     jobs = load_trace(ROOT / "examples" / "traces" / "small.csv")
     params = SimulationParams(
@@ -45,26 +47,28 @@ def test_small_sample_trace_by_hand():
     assert only.onprem_utilization == pytest.approx(0.875)
     assert only.makespan_s == 7200 and only.burst_jobs == 0 and only.total_cost_usd == 0
     assert (spot.wait_p50_s, spot.wait_p90_s, spot.wait_mean_s) == (420, 3000, 1140)
-    assert spot.gpu_hours == pytest.approx({"spot": 2 * 3720 / 3600, "on-demand": 0.0})
-    assert spot.total_cost_usd == pytest.approx(2 * 3720 / 3600)
+    assert spot.gpu_hours == pytest.approx({"spot": 8 * 3720 / 3600, "on-demand": 0.0})
+    assert spot.total_cost_usd == pytest.approx(8 * 3720 / 3600)
     assert spot.onprem_utilization == pytest.approx(18000 / (4 * 5400))
-    assert od.gpu_hours == pytest.approx({"spot": 0.0, "on-demand": 2 * 3720 / 3600})
-    assert od.total_cost_usd == pytest.approx(2 * 2 * 3720 / 3600)
+    assert od.gpu_hours == pytest.approx({"spot": 0.0, "on-demand": 8 * 3720 / 3600})
+    assert od.total_cost_usd == pytest.approx(2 * 8 * 3720 / 3600)
+    assert [r.nodes_launched for r in (only, spot, od)] == [0, 1, 1]
     assert [r.burst_jobs for r in (only, spot, od)] == [0, 1, 1]
 
 
 def test_spot_interruption_loses_work_since_the_last_checkpoint():
     """One 8-GPU job, 3 h of work, checkpoint every hour; no on-prem GPU; spot ceiling 8.
 
-    Admitted at 300 s (dispatch delay), works from 900 s (launch 600 s). Interrupted 5400 s in
-    (at 6300 s): 1 h saved, 30 min x 8 GPUs = 4 GPU-hours lost, 2 h left. The workload stays
-    admitted on EKS: the replacement node is ready at 6900 s, the job ends at 14,100 s. Billed
-    from admission to the end: 13,800 s x 8 GPUs = 30.667 GPU-hours. Wait = 900 s (first work).
-    Interruption rate: one 8-GPU instance x 0.5 per hour, sampled at each (re)launch.
+    Reserved at 0, EKS nominated at 300 s (one round), its node launched at 300 s works from
+    900 s (launch 600 s). The node is reclaimed 6000 s after its launch (at 6300 s, 5400 s of
+    work): 1 h saved, 30 min x 8 GPUs = 4 GPU-hours lost, 2 h left. The workload stays admitted
+    on EKS: the replacement node is ready at 6900 s, the job ends at 14,100 s. Billed per node
+    from launch to the job's end: 6000 s + 7800 s = 13,800 s x 8 GPUs = 30.667 GPU-hours. Wait =
+    900 s (first work). Reclaims: 0.5 per instance-hour, sampled at each node's launch.
     """
     jobs = [Job(0.0, 8, 3 * 3600.0, 3600.0, "spot")]
     params = SimulationParams(onprem_gpus=0, spot_gpus=8, spot_usd_per_gpu_hour=3.0, dispatch_delay_s=300, launch_s=600, interruptions_per_instance_hour=0.5)
-    rng = FixedInterruptions(5400.0)
+    rng = FixedInterruptions(6000.0)
     result = simulate(jobs, params, "spot", rng=rng)
     assert result.interruptions == 1
     assert result.lost_gpu_hours == pytest.approx(4.0)
@@ -72,10 +76,10 @@ def test_spot_interruption_loses_work_since_the_last_checkpoint():
     assert result.total_cost_usd == pytest.approx(13800 * 8 / 3600 * 3.0)
     assert result.wait_p50_s == 900 and result.makespan_s == 14100
     assert rng.rates == [pytest.approx(0.5 / 3600)] * 2
-    # A 16-GPU job spans two 8-GPU instances: twice the rate.
+    # A 16-GPU job spans two 8-GPU instances: each node has its own reclaim clock.
     rng2 = FixedInterruptions()
     simulate([Job(0.0, 16, 60.0, 30.0, "spot")], SimulationParams(onprem_gpus=0, spot_gpus=16, interruptions_per_instance_hour=0.5), "spot", rng=rng2)
-    assert rng2.rates == [pytest.approx(1.0 / 3600)]
+    assert rng2.rates == [pytest.approx(0.5 / 3600)] * 2
 
 
 def test_interrupted_job_without_checkpoint_restarts_from_zero_on_on_demand_only():
@@ -156,13 +160,13 @@ def test_params_from_the_example_plan():
 def test_an_interrupted_job_keeps_its_cloud_quota_while_karpenter_relaunches():
     """Spot ceiling 8, no on-prem: B (8 GPUs) cannot take A's quota while A's node is replaced.
 
-    A: admitted 0 (no delay), works 60-3660 but is interrupted at 1060 (1000 s in, checkpoint
-    every 500 s: nothing lost), relaunched, works 1120-3720. B waits for A: admitted at 3720,
-    works from 3780. Waits 60 and 3780.
+    A: admitted 0 (no delay), works 60-3660 but its node is reclaimed at 1060 (1000 s in,
+    checkpoint every 500 s: nothing lost), relaunched, works 1120-3720. B waits for A: admitted
+    at 3720, works from 3780. Waits 60 and 3780.
     """
     jobs = [Job(0.0, 8, 3600.0, 500.0, "spot"), Job(0.0, 8, 600.0, 500.0, "spot")]
     params = SimulationParams(onprem_gpus=0, spot_gpus=8, dispatch_delay_s=0, launch_s=60, interruptions_per_instance_hour=1.0)
-    result = simulate(jobs, params, "spot", rng=FixedInterruptions(1000.0))
+    result = simulate(jobs, params, "spot", rng=FixedInterruptions(1060.0))
     assert result.interruptions == 1 and result.lost_gpu_hours == 0
     assert (result.wait_p50_s, result.wait_p90_s) == (60, 3780)
     assert result.makespan_s == 3780 + 600

@@ -53,7 +53,7 @@ def test_every_bad_cell_is_reported_with_line_and_column():
     [
         ("", "no header row"),
         ("gpus,duration_s\n1,2\n", "required column(s) missing"),
-        ("submit_s,gpus,duration_s,queue\n0,1,1,a\n", "unknown column(s)"),
+        ("submit_s,gpus,duration_s,priority\n0,1,1,a\n", "unknown column(s)"),
     ],
 )
 def test_header_errors(text, words):

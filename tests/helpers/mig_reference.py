@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from hybridgpu.economics.planner import quiet_highs
 from hybridgpu.mig.placement import valid_layouts
 from hybridgpu.mig.profiles import mig_gpu
 
@@ -32,8 +33,7 @@ def ilp_min_mig_gpus(model: str, demand: Mapping[str, int]) -> int:
     if not names:
         return 0
     columns = [layout for layout in valid_layouts(model) if any(layout[n] for n in names)]
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = quiet_highs()  # no banner on stdout either (issue 14)
     h.setOptionValue("mip_rel_gap", 0.0)
     h.setOptionValue("mip_abs_gap", 1e-6)
     lp = highspy.HighsLp()

@@ -295,5 +295,60 @@ CASES: list[Case] = [
     ),
 ]
 
+
+def deployment(name: str, *, gpus: str = "2", replicas: int = 1, namespace: str = "ml") -> PolicyResource:
+    """An apps/v1 Deployment whose pods each ask for ``gpus`` nvidia.com/gpu."""
+    spec = {
+        "replicas": replicas,
+        "selector": {"matchLabels": {"app": name}},
+        "template": {
+            "metadata": {"labels": {"app": name, **TAGS}},
+            "spec": {"containers": [{"name": "server", "image": "vllm/vllm-openai:v0.11.0", "resources": {"limits": {"nvidia.com/gpu": gpus}}}]},
+        },
+    }
+    return res("kubernetes:apps/v1:Deployment", name, {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": namespace}, "spec": spec})
+
+
+def hpa(name: str, target: str, max_replicas: int, *, namespace: str = "ml") -> PolicyResource:
+    return res(
+        "kubernetes:autoscaling/v2:HorizontalPodAutoscaler",
+        name,
+        {
+            "apiVersion": "autoscaling/v2",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target}, "minReplicas": 1, "maxReplicas": max_replicas},
+        },
+    )
+
+
+CASES += [
+    Case(
+        "gpu-workload-autoscaling",
+        good=[deployment("llm"), hpa("llm", "llm", 8)],
+        bad=[
+            deployment("llm"),
+            hpa("llm-hpa", "llm", 50),
+            res(
+                "kubernetes:keda.sh/v1alpha1:ScaledObject",
+                "llm-keda",
+                {"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject", "metadata": {"name": "llm-keda", "namespace": "ml"}, "spec": {"scaleTargetRef": {"name": "llm"}}},
+            ),
+        ],
+        bad_names=["llm-hpa", "llm-keda"],
+        expect="GPUs",
+    ),
+    Case(
+        "helm-values-capacity",
+        good=[res("kubernetes:helm.sh/v3:Release", "gpu-operator", {"chart": "gpu-operator", "values": {"devicePlugin": {"config": {"name": "time-slicing"}}, "driver": {"enabled": False}}})],
+        bad=[
+            res("kubernetes:helm.sh/v3:Release", "vllm", {"chart": "vllm", "values": {"resources": {"limits": {"nvidia.com/gpu": 8}}, "replicaCount": 20}}),
+            res("kubernetes:helm.sh/v3:Release", "pools", {"chart": "karpenter-nodepools", "values": {"nodePools": [{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "spec": {}}]}}),
+        ],
+        bad_names=["vllm", "pools"],
+        expect="Helm values",
+    ),
+]
+
 for case in CASES:
     case.id = case.policy

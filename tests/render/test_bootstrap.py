@@ -63,6 +63,7 @@ VARIANTS: dict[str, str] = {
     "cpu-worker-plain": bootstrap_script(PLAIN, CPU, nvidia_toolkit=False),
     "kubeadm-init": kubeadm_run_script(CP, first=True),
     "kubeadm-join": kubeadm_run_script(GPU, first=False),
+    "kubeadm-join-control-plane": kubeadm_run_script(NodeSpec("cp-2", "10.0.0.12", "control-plane"), first=False),
     "drain": drain_and_cordon_script("gpu-h100-01"),
     "drain-delete": drain_and_cordon_script("gpu-h100-01", timeout="1h30m", delete_node=True),
     "reset": reset_script(),
@@ -140,21 +141,26 @@ def test_gpu_toolkit_steps():
     assert "https://nvidia.github.io/libnvidia-container/gpgkey" in script
     assert "https://nvidia.github.io/libnvidia-container/stable/deb/nvidia-container-toolkit.list" in script
     assert "signed-by=/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg" in script
-    assert "nvidia-ctk runtime configure --runtime=containerd --set-as-default" in script
+    # The nvidia runtime is part of the config hybridgpu owns (issue 17: nvidia-ctk no longer
+    # edits it, which would make every re-run rewrite the file and restart containerd).
+    assert "nvidia-ctk" not in script
+    assert '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]' in script
+    assert 'BinaryName = "/usr/bin/nvidia-container-runtime"' in script
+    assert 'default_runtime_name = "nvidia"' in script
     assert "nvidia-smi" in script  # drivers must be preinstalled
-    # the toolkit is configured before containerd is (re)started once
-    assert script.index("nvidia-ctk runtime configure") < script.index("systemctl restart containerd")
+    # the toolkit is installed before containerd is (re)started once
+    assert script.index("nvidia-container-toolkit") < script.index("systemctl restart containerd")
     pinned = VARIANTS["gpu-toolkit-pinned-runtimeclass"]
     assert "readonly NVIDIA_TOOLKIT_VERSION=1.18.0-1" in pinned
     assert '"libnvidia-container1=${NVIDIA_TOOLKIT_VERSION}"' in pinned
-    assert "--set-as-default" not in pinned
-    assert "nvidia-ctk" not in VARIANTS["gpu-operator-toolkit"]
+    assert 'default_runtime_name = "runc"' in pinned and "runtimes.nvidia]" in pinned
+    assert "runtimes.nvidia" not in VARIANTS["gpu-operator-toolkit"]
 
 
 def test_control_plane_audit_policy():
     script = VARIANTS["control-plane"]
     assert "readonly AUDIT_POLICY=/etc/kubernetes/audit/policy.yaml" in script
-    body = script.split("<<'HYBRIDGPU_EOF'\n", 1)[1].split("HYBRIDGPU_EOF\n", 1)[0]
+    body = script.split("write_file \"${AUDIT_POLICY}\" 0600 <<'HYBRIDGPU_EOF'\n", 1)[1].split("HYBRIDGPU_EOF\n", 1)[0]
     assert yaml.safe_load(body) == audit_policy()
     assert "audit" not in VARIANTS["control-plane-plain"]
 
@@ -177,7 +183,9 @@ def test_bootstrap_refusals():
 
 
 def test_kubeadm_command():
-    assert kubeadm_command(CP, True) == f"kubeadm init --config {KUBEADM_CONFIG_PATH} --upload-certs"
+    # issue 17: init must not print the join token or the certificate key (pulumi-command logs
+    # stdout and copies it into its error).
+    assert kubeadm_command(CP, True) == f"kubeadm init --config {KUBEADM_CONFIG_PATH} --upload-certs --skip-token-print --skip-certificate-key-print"
     assert kubeadm_command(CP, False) == f"kubeadm join --config {KUBEADM_CONFIG_PATH}"
     assert kubeadm_command(GPU, False) == f"kubeadm join --config {KUBEADM_CONFIG_PATH}"
     assert kubeadm_command(CPU, False, config_path="/tmp/my config.yaml") == "kubeadm join --config '/tmp/my config.yaml'"
@@ -187,12 +195,13 @@ def test_kubeadm_command():
 
 def test_kubeadm_run_script_is_guarded():
     script = VARIANTS["kubeadm-init"]
-    command = '\nkubeadm init --config "${KUBEADM_CONFIG}" --upload-certs\n'
+    command = '\n  kubeadm init --config "${KUBEADM_CONFIG}" --upload-certs --skip-token-print --skip-certificate-key-print\n'
     assert command in script
-    assert script.index("/etc/kubernetes/kubelet.conf") < script.index(command)
     assert script.index("placeholders") < script.index(command)
-    assert script.index(command) < script.index('rm -f "${KUBEADM_CONFIG}"')
+    assert 'rm -f "${KUBEADM_CONFIG}"' in script  # in finish(), run only once the host is complete
     assert 'kubeadm join --config "${KUBEADM_CONFIG}"' in VARIANTS["kubeadm-join"]
+    # kubelet.conf alone no longer means "done" (behaviour in tests/render/test_host_sandbox.py)
+    assert "already belongs to a cluster" not in script
 
 
 def test_drain_and_reset():
@@ -234,52 +243,6 @@ def test_write_file_is_idempotent(tmp_path):
     assert oct(target.stat().st_mode & 0o777) == "0o640"
     second = _run(snippet, tmp_path)
     assert second.returncode == 0 and "wrote" not in second.stderr
-
-
-CONTAINERD_V2 = """version = 2
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-  runtime_type = "io.containerd.runc.v2"
-  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-    BinaryName = ""
-    SystemdCgroup = false
-"""
-CONTAINERD_V3 = """version = 3
-[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
-  runtime_type = 'io.containerd.runc.v2'
-  [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
-    BinaryName = ''
-    ShimCgroup = ''
-"""
-
-
-@pytestmark_bash
-@pytest.mark.parametrize("config", [CONTAINERD_V2, CONTAINERD_V3], ids=["containerd-1.x", "containerd-2.x"])
-def test_systemd_cgroup_edit(tmp_path, config):
-    path = tmp_path / "config.toml"
-    path.write_text(config)
-    snippet = f"readonly CONTAINERD_CONFIG={path}\nCONTAINERD_RESTART=0\n" + bs._CONTAINERD_SYSTEMD + 'echo "restart=${CONTAINERD_RESTART}"\n'
-    first = _run(snippet, tmp_path)
-    assert first.returncode == 0, first.stderr
-    assert "restart=1" in first.stdout
-    text = path.read_text()
-    assert text.count("SystemdCgroup = true") == 1
-    assert "SystemdCgroup = false" not in text
-    # the key lands in the runc options table
-    options = text.split("runtimes.runc.options]", 1)[1]
-    assert "SystemdCgroup = true" in options
-    second = _run(snippet, tmp_path)
-    assert "restart=0" in second.stdout
-    assert path.read_text() == text
-
-
-@pytestmark_bash
-def test_systemd_cgroup_edit_fails_loudly_without_runc_table(tmp_path):
-    path = tmp_path / "config.toml"
-    path.write_text("version = 3\n")
-    snippet = f"readonly CONTAINERD_CONFIG={path}\nCONTAINERD_RESTART=0\n" + bs._CONTAINERD_SYSTEMD
-    proc = _run(snippet, tmp_path)
-    assert proc.returncode != 0
-    assert "SystemdCgroup" in proc.stderr
 
 
 @pytestmark_bash

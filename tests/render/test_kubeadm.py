@@ -28,6 +28,7 @@ from hybridgpu.render.kubeadm import (
     init_config,
     join_config_control_plane,
     join_config_worker,
+    kubelet_configuration,
     label_value_from,
     substitute,
     to_yaml,
@@ -185,7 +186,11 @@ def test_kubelet_configuration():
     kc = _doc(_renders()["init-control-plane.yaml"], "KubeletConfiguration")
     assert set(kc) <= KUBELET_CONFIGURATION_FIELDS
     assert kc["cgroupDriver"] == "systemd"
-    assert kc["serverTLSBootstrap"] is True
+    # Off by default (issue 17): nothing approves kubernetes.io/kubelet-serving CSRs in a kubeadm
+    # cluster (kubernetes/kubernetes pkg/controller/certificates/approver/sarapprove.go,
+    # commit 017bb938: recognizers() = isSelfNodeClientCert, isNodeClientCert).
+    assert kc["serverTLSBootstrap"] is False
+    assert kubelet_configuration(ClusterSpec(name="c", kubelet_server_tls_bootstrap=True))["serverTLSBootstrap"] is True
     assert kc["rotateCertificates"] is True
     assert kc["containerRuntimeEndpoint"] == CRI_SOCKET
     assert kc["authentication"]["anonymous"]["enabled"] is False

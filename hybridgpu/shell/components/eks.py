@@ -27,6 +27,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from hybridgpu.config.aws_names import CloudNames, admin_access_principals, principal_key
 from hybridgpu.config.models import ClusterConfig, SystemNodeGroupConfig
 from hybridgpu.render.iam import (
     CLUSTER_ROLE_MANAGED_POLICIES,
@@ -84,6 +85,9 @@ class EksCluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         partition = aws.get_partition_output(opts=pulumi.InvokeOptions(parent=self)).partition
         cluster_name = config.name
+        # Every child whose name reaches AWS takes it from CloudNames, which the stack check uses
+        # too (hybridgpu.stack.names): the names validated are the names created.
+        names = CloudNames(cluster_name)
 
         key = aws.kms.Key(
             f"{name}-secrets-key",
@@ -92,17 +96,17 @@ class EksCluster(pulumi.ComponentResource):
             deletion_window_in_days=30,
             opts=child,
         )
-        aws.kms.Alias(f"{name}-secrets-key-alias", name=f"alias/{cluster_name}-eks-secrets", target_key_id=key.key_id, opts=child)
+        aws.kms.Alias(f"{name}-secrets-key-alias", name=names.kms_alias, target_key_id=key.key_id, opts=child)
 
         role = aws.iam.Role(
-            f"{name}-cluster-role",
+            names.cluster_role,
             assume_role_policy=json.dumps(eks_cluster_trust_policy()),
             description=f"EKS control plane of {cluster_name}",
             opts=child,
         )
         attachments = [
             aws.iam.RolePolicyAttachment(
-                f"{name}-cluster-role-{policy}",
+                f"{names.cluster_role}-{policy}",
                 role=role.name,
                 policy_arn=partition.apply(lambda p, policy=policy: managed_policy_arn(p, policy)),
                 opts=child,
@@ -111,7 +115,7 @@ class EksCluster(pulumi.ComponentResource):
         ]
         log_group = aws.cloudwatch.LogGroup(
             f"{name}-control-plane-logs",
-            name=f"/aws/eks/{cluster_name}/cluster",
+            name=names.log_group,
             retention_in_days=config.log_retention_days,
             opts=child,
         )
@@ -155,14 +159,18 @@ class EksCluster(pulumi.ComponentResource):
                 opts=child,
             )
 
-        # Cluster admins through access entries (no aws-auth ConfigMap in API mode).
+        # Cluster admins through access entries (no aws-auth ConfigMap in API mode). EKS keeps one
+        # entry per principal, so the deployer gets none of its own when it is a listed admin. Its
+        # ARN comes from a plain (blocking) invoke: invokes run in `pulumi preview` as well as in
+        # `up`, so the set of entries is decided before any is registered and previews show it.
         admin_entries: list[pulumi.Resource] = []
-        principals: list[tuple[str, pulumi.Input[str]]] = [(f"admin-{i}", arn) for i, arn in enumerate(config.admin_principal_arns)]
+        deployer: str | None = None
         if config.deployer_admin:
-            caller = aws.get_caller_identity_output(opts=pulumi.InvokeOptions(parent=self))
-            deployer = aws.iam.get_session_context_output(arn=caller.arn, opts=pulumi.InvokeOptions(parent=self)).issuer_arn
-            principals.append(("deployer", deployer))
-        for label, principal in principals:
+            caller = aws.get_caller_identity(opts=pulumi.InvokeOptions(parent=self))
+            deployer = aws.iam.get_session_context(arn=caller.arn, opts=pulumi.InvokeOptions(parent=self)).issuer_arn
+            if any(principal_key(deployer) == principal_key(arn) for arn in config.admin_principal_arns):
+                pulumi.log.info(f"the deployer {deployer} is listed in adminPrincipalArns: one access entry for it", resource=self)
+        for label, principal in admin_access_principals(list(config.admin_principal_arns), deployer):
             entry = aws.eks.AccessEntry(f"{name}-access-{label}", cluster_name=cluster.name, principal_arn=principal, type="STANDARD", opts=child)
             admin_entries.append(
                 aws.eks.AccessPolicyAssociation(
@@ -197,7 +205,7 @@ class EksCluster(pulumi.ComponentResource):
         pod_identity = addon("eks-pod-identity-agent", versions.eks_pod_identity_agent, [])
         kube_proxy = addon("kube-proxy", versions.kube_proxy, [])
 
-        node_group = self._system_node_group(name, cluster, cluster_name, system_node_group, subnet_ids, partition, cost_tags, [vpc_cni, kube_proxy])
+        node_group = self._system_node_group(names, cluster, cluster_name, system_node_group, subnet_ids, partition, cost_tags, [vpc_cni, kube_proxy])
         coredns = addon("coredns", versions.coredns, [node_group])
 
         self.cluster_name = cluster.name
@@ -228,7 +236,7 @@ class EksCluster(pulumi.ComponentResource):
 
     def _system_node_group(
         self,
-        name: str,
+        names: CloudNames,
         cluster: aws.eks.Cluster,
         cluster_name: str,
         config: SystemNodeGroupConfig,
@@ -241,14 +249,14 @@ class EksCluster(pulumi.ComponentResource):
         # A role of its own: EKS makes the access entry of a managed node group's role itself,
         # so sharing the Karpenter node role (which has an explicit entry) would collide.
         role = aws.iam.Role(
-            f"{name}-system-node-role",
+            names.system_role,
             assume_role_policy=json.dumps(service_trust_policy("ec2.amazonaws.com")),
             description=f"System node group of {cluster_name}",
             opts=child,
         )
         attachments = [
             aws.iam.RolePolicyAttachment(
-                f"{name}-system-node-role-{policy}",
+                f"{names.system_role}-{policy}",
                 role=role.name,
                 policy_arn=partition.apply(lambda p, policy=policy: managed_policy_arn(p, policy)),
                 opts=child,
@@ -256,7 +264,7 @@ class EksCluster(pulumi.ComponentResource):
             for policy in SYSTEM_NODE_MANAGED_POLICIES
         ]
         template = aws.ec2.LaunchTemplate(
-            f"{name}-system-lt",
+            names.system_launch_template,
             description="System node group: IMDSv2 only, encrypted gp3 root volume",
             update_default_version=True,
             metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
@@ -288,7 +296,7 @@ class EksCluster(pulumi.ComponentResource):
             else None
         )
         return aws.eks.NodeGroup(
-            f"{name}-system",
+            names.system_node_group,
             cluster_name=cluster.name,
             # Follows the control plane: a control-plane upgrade then rolls the system nodes.
             version=cluster.version,

@@ -10,6 +10,8 @@ Creates:
   Pod Identity association;
 * the SQS interruption queue (SSE, short retention, TLS-only policy allowing EventBridge)
   and the five EventBridge rules with their targets;
+* the Karpenter namespace, when ``karpenter.namespace`` is not one the cluster starts with
+  (``kube-system``, ...);
 * Helm releases ``karpenter-crd`` and ``karpenter`` (``oci://public.ecr.aws/karpenter``) at
   the pinned version with cluster name and queue wired.
 """
@@ -23,6 +25,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from hybridgpu.shell.components.eks import EksCluster
+from hybridgpu.config.aws_names import CONTROLLER_POLICY_CONCERNS, INTERRUPTION_TARGET_ID, CloudNames
 from hybridgpu.config.models import KarpenterConfig
 from hybridgpu.render.iam import (
     INTERRUPTION_RULES,
@@ -33,7 +36,7 @@ from hybridgpu.render.iam import (
     pod_identity_trust_policy,
     service_trust_policy,
 )
-from hybridgpu.render.karpenter import karpenter_helm_values
+from hybridgpu.render.karpenter import karpenter_helm_values, karpenter_namespace_manifest
 
 CHART_REPO = "oci://public.ecr.aws/karpenter"
 SERVICE_ACCOUNT = "karpenter"
@@ -77,10 +80,12 @@ class Karpenter(pulumi.ComponentResource):
         invoke = pulumi.InvokeOptions(parent=self)
         partition = aws.get_partition_output(opts=invoke).partition
         account_id = aws.get_caller_identity_output(opts=invoke).account_id
+        # AWS names from CloudNames, which the stack check uses too (hybridgpu.stack.names).
+        names = CloudNames(cluster_name)
 
         node_role = aws.iam.Role(
             f"{name}-node-role",
-            name=f"KarpenterNode-{cluster_name}"[:64],
+            name=names.karpenter_node_role,
             assume_role_policy=json.dumps(service_trust_policy("ec2.amazonaws.com")),
             description=f"Nodes launched by Karpenter in {cluster_name}",
             opts=child,
@@ -102,7 +107,7 @@ class Karpenter(pulumi.ComponentResource):
 
         queue = aws.sqs.Queue(
             f"{name}-interruption-queue",
-            name=cluster_name,
+            name=names.interruption_queue,
             message_retention_seconds=config.interruption_message_retention_seconds,
             sqs_managed_sse_enabled=True,
             opts=child,
@@ -116,6 +121,8 @@ class Karpenter(pulumi.ComponentResource):
         for rule in INTERRUPTION_RULES:
             event_rule = aws.cloudwatch.EventRule(
                 f"{name}-{rule.name}",
+                # Explicit: an auto-name (logical name + 8) of the longest allowed cluster exceeds EventBridge's 64.
+                name=names.event_rule(rule.name),
                 description=f"Karpenter interruption handling for {cluster_name}: {rule.detail_type}",
                 event_pattern=json.dumps(rule.pattern()),
                 opts=child,
@@ -124,13 +131,13 @@ class Karpenter(pulumi.ComponentResource):
                 f"{name}-{rule.name}-target",
                 rule=event_rule.name,
                 arn=queue.arn,
-                target_id="KarpenterInterruptionQueueTarget",
+                target_id=INTERRUPTION_TARGET_ID,
                 opts=child,
             )
 
         controller_role = aws.iam.Role(
             f"{name}-controller-role",
-            name=f"KarpenterController-{cluster_name}"[:64],
+            name=names.karpenter_controller_role,
             assume_role_policy=account_id.apply(
                 lambda acct: json.dumps(
                     pod_identity_trust_policy(account_id=acct, cluster_name=cluster_name, namespace=config.namespace, service_account=SERVICE_ACCOUNT)
@@ -145,13 +152,25 @@ class Karpenter(pulumi.ComponentResource):
             )
         )
         inline = []
-        for concern in ("node-lifecycle", "iam-integration", "eks-integration", "interruption", "resource-discovery"):
+        for concern in CONTROLLER_POLICY_CONCERNS:
             inline.append(
                 aws.iam.RolePolicy(
-                    f"{name}-controller-{concern}",
+                    names.controller_policy(concern),
                     role=controller_role.id,
                     policy=policies.apply(lambda docs, concern=concern: json.dumps(docs[concern])),
                     opts=child,
+                )
+            )
+        # A namespace other than kube-system (and the cluster's other initial ones) is created
+        # before the releases and the Pod Identity association that name it.
+        namespace_doc = karpenter_namespace_manifest(config)
+        namespace: list[pulumi.Resource] = []
+        if namespace_doc is not None:
+            namespace.append(
+                k8s.core.v1.Namespace(
+                    f"{name}-namespace",
+                    metadata=namespace_doc["metadata"],
+                    opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=list(cluster.access_ready)),
                 )
             )
         association = aws.eks.PodIdentityAssociation(
@@ -160,10 +179,10 @@ class Karpenter(pulumi.ComponentResource):
             namespace=config.namespace,
             service_account=SERVICE_ACCOUNT,
             role_arn=controller_role.arn,
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=namespace),
         )
 
-        k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=list(cluster.access_ready))
+        k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*cluster.access_ready, *namespace])
         crds = k8s.helm.v3.Release(
             f"{name}-crd",
             name="karpenter-crd",
@@ -185,7 +204,7 @@ class Karpenter(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 provider=cluster.provider,
-                depends_on=[crds, association, *inline, *cluster.access_ready],
+                depends_on=[crds, association, *inline, *cluster.access_ready, *namespace],
             ),
         )
 

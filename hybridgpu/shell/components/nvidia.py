@@ -9,7 +9,11 @@ Creates, through the cluster's Kubernetes provider:
 * either the NVIDIA GPU Operator Helm release (driver and toolkit off where the AMI ships them,
   mig-manager reading our ConfigMap, DCGM exporter) or the standalone device plugin and GPU
   feature discovery releases;
-* the idle-GPU ``PrometheusRule`` when the alert is on (needs Prometheus Operator CRDs);
+* the ``prometheus-operator-crds`` Helm release (pinned) when the idle-GPU alert or the DCGM
+  ServiceMonitor is on and ``dcgm.prometheusOperatorCrds`` is ``install`` (the default), before
+  the GPU Operator and the rule; with ``preinstalled`` a read of the PrometheusRule CRD instead,
+  which fails ``pulumi up`` before the rule when the declared CRD is missing;
+* the idle-GPU ``PrometheusRule`` when the alert is on;
 * Karpenter ``NodeOverlay`` objects advertising MIG / shared capacity of NodePools, when the
   Karpenter ``nodeOverlay`` feature gate is on.
 
@@ -25,11 +29,15 @@ import pulumi_kubernetes as k8s
 from hybridgpu.config.nvidia import NvidiaConfig
 from hybridgpu.k8s import POD_SECURITY_AUDIT_LABEL, POD_SECURITY_ENFORCE_LABEL, POD_SECURITY_WARN_LABEL, managed_by_labels
 from hybridgpu.render.nvidia import (
+    PROMETHEUS_OPERATOR_CRDS_CHART,
+    PROMETHEUSRULE_CRD,
     dcgm_alert_rule,
+    declared_crds,
     device_plugin_configmap,
     device_plugin_values,
     gfd_values,
     gpu_operator_values,
+    installs_prometheus_crds,
     mig_parted_configmap,
 )
 
@@ -93,7 +101,29 @@ class NvidiaLayer(pulumi.ComponentResource):
         doc = device_plugin_configmap(config)
         configmaps.append(k8s.core.v1.ConfigMap(f"{name}-device-plugin-config", metadata=doc["metadata"], data=doc["data"], opts=in_ns))
 
-        release_opts = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[namespace, *configmaps, *(depends_on or [])])
+        # The monitoring.coreos.com CRDs, before the objects that need them (pulumi-kubernetes
+        # retries "no matches for kind" a few times on create and then fails: provider/pkg/await).
+        crd_deps: list[pulumi.Resource] = []
+        if installs_prometheus_crds(config):
+            crd_deps.append(
+                k8s.helm.v3.Release(
+                    f"{name}-prometheus-operator-crds",
+                    name="prometheus-operator-crds",
+                    chart=PROMETHEUS_OPERATOR_CRDS_CHART,
+                    version=config.versions.prometheus_operator_crds,
+                    namespace=config.namespace,
+                    atomic=True,
+                    opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[namespace, *(depends_on or [])]),
+                )
+            )
+        elif declared_crds(config) and dcgm_alert_rule(config) is not None:
+            # Declared precondition: read the CRD, so a missing one stops `pulumi up` here, before the rule.
+            crd_deps.append(
+                k8s.apiextensions.v1.CustomResourceDefinition.get(
+                    f"{name}-prometheusrules-crd", PROMETHEUSRULE_CRD, opts=pulumi.ResourceOptions(parent=self, provider=provider)
+                )
+            )
+        release_opts = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[namespace, *configmaps, *crd_deps, *(depends_on or [])])
         # (release name, child role, chart, version, repository, values)
         if config.install == "gpu-operator":
             charts = [("gpu-operator", "gpu-operator", "gpu-operator", config.versions.gpu_operator, GPU_OPERATOR_REPO, gpu_operator_values(config))]
@@ -124,7 +154,7 @@ class NvidiaLayer(pulumi.ComponentResource):
                 kind=rule["kind"],
                 metadata=rule["metadata"],
                 spec=rule["spec"],
-                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(self.releases.values())),
+                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[*crd_deps, *self.releases.values()]),
             )
         for overlay in node_overlays or []:
             k8s.apiextensions.CustomResource(

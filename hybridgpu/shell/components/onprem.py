@@ -6,9 +6,11 @@ Creates:
   ``[a-z0-9]{6}.[a-z0-9]{16}``) and the certificate key (``random:RandomBytes``, 32 bytes as
   hex), secrets in the program and in the state;
 * per host that is not ``absent`` (``command:remote:Command``, all secrets passed on stdin so they
-  never appear in command lines or logs): the bootstrap script, the kubeadm config (written
-  with mode 0600), and ``kubeadm init`` / ``kubeadm join``, ordered first control plane ->
-  other control planes -> workers;
+  never appear in command lines; every command that can see a token, certificate key or
+  kubeconfig has ``logging: none`` and secret ``stdout``/``stderr``, :data:`SECRET_LOGGING`):
+  the bootstrap script, the kubeadm config (written with mode 0600, skipped on hosts the run
+  script verified complete), and ``kubeadm init`` / ``kubeadm join``, ordered first control
+  plane -> other control planes -> workers;
 * on the first control plane: the CA certificate hash (for worker discovery) and the admin
   kubeconfig, both read back as secrets; and before every join, the join credentials made
   valid again (the token expires after 24 h, uploaded certificates after 2 h), so nodes added
@@ -34,7 +36,8 @@ import pulumi_kubernetes as k8s
 import pulumi_random as random
 
 from hybridgpu.onprem import HostStep, OnPremPlan
-from hybridgpu.render.bootstrap import KUBEADM_CONFIG_PATH, join_credentials_script
+from hybridgpu.render.bootstrap import COMPLETE_MARKER_PATH, KUBEADM_CONFIG_PATH, join_credentials_script
+from hybridgpu.render.cilium import cilium_helm_values
 from hybridgpu.render.kubeadm import BOOTSTRAP_TOKEN, CA_CERT_HASH, CERTIFICATE_KEY, substitute
 
 CILIUM_REPO = "https://helm.cilium.io"
@@ -80,6 +83,23 @@ def ssh_private_key(kind: str, name: str) -> pulumi.Output[str]:
         return pulumi.Output.secret(path.read_text())
     except OSError as exc:
         raise pulumi.RunError(f"ssh.keySecret file {name!r} cannot be read: {exc.strerror}") from None
+
+
+#: Options of every command that can see a bootstrap token, certificate key or kubeconfig: no
+#: logging of stdout/stderr (pulumi-command logs both when ``logging`` is unset:
+#: ``provider/pkg/provider/remote/logging.go`` v1.2.1, ``ShouldLogStdout``/``ShouldLogStderr``
+#: return true for nil) and both outputs secret in the state. ``additionalSecretOutputs`` alone
+#: does not stop the logging. On failure the provider still copies stdout+stderr into the error
+#: (``commandOutputs.go`` ``run``: ``"%w: running %q:\n%s"``), so these commands must not print a
+#: secret at all: kubeadm init runs with ``--skip-token-print --skip-certificate-key-print``,
+#: token/upload-certs output goes to /dev/null, configs travel on stdin.
+SECRET_LOGGING = command.remote.Logging.NONE
+SECRET_OUTPUTS = ["stdout", "stderr"]
+
+
+def _secret_opts(parent: pulumi.Resource, depends_on: list[pulumi.Resource]) -> pulumi.ResourceOptions:
+    """Resource options of a command that can see a secret (see :data:`SECRET_LOGGING`)."""
+    return pulumi.ResourceOptions(parent=parent, depends_on=depends_on, additional_secret_outputs=list(SECRET_OUTPUTS))
 
 
 class OnPremHost(pulumi.ComponentResource):
@@ -143,6 +163,8 @@ class OnPremCluster(pulumi.ComponentResource):
         first = plan.first
         first_conn = self._connection(first)
         self._first_conn = first_conn
+        self._credentials: dict[bool, pulumi.Output[str]] = {}
+        self._secret_values: dict[int, pulumi.Output[list[str]]] = {}
         self.joined: dict[str, command.remote.Command] = {}
         init = self._host(name, first, first_conn, token, certificate_key, None, [])
         ca_hash = command.remote.Command(
@@ -150,14 +172,16 @@ class OnPremCluster(pulumi.ComponentResource):
             connection=first_conn,
             create="sudo bash -s",
             stdin=CA_HASH_SCRIPT,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[init], additional_secret_outputs=["stdout"]),
+            logging=SECRET_LOGGING,
+            opts=_secret_opts(self, [init]),
         )
         ca_cert_hash = pulumi.Output.secret(ca_hash.stdout.apply(str.strip))
         admin = command.remote.Command(
             f"{name}-{first.hostname}-admin-kubeconfig",
             connection=first_conn,
             create="sudo cat /etc/kubernetes/admin.conf",
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[init], additional_secret_outputs=["stdout"]),
+            logging=SECRET_LOGGING,
+            opts=_secret_opts(self, [init]),
         )
         self.kubeconfig = pulumi.Output.secret(admin.stdout)
 
@@ -177,7 +201,8 @@ class OnPremCluster(pulumi.ComponentResource):
                     connection=first_conn,
                     create="sudo KUBECONFIG=/etc/kubernetes/admin.conf bash -s",
                     stdin=step.drain,
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=[self.joined[step.hostname]]),
+                    logging=SECRET_LOGGING,
+                    opts=_secret_opts(self, [self.joined[step.hostname]]),
                 )
 
         self.provider = k8s.Provider(
@@ -193,10 +218,7 @@ class OnPremCluster(pulumi.ComponentResource):
             version=cilium_version,
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=CILIUM_REPO),
             namespace="kube-system",
-            values={
-                "ipam": {"mode": "cluster-pool", "operator": {"clusterPoolIPv4PodCIDRList": [str(plan.cluster.pod_subnet)]}},
-                "operator": {"replicas": 2},
-            },
+            values=cilium_helm_values(str(plan.cluster.pod_subnet)),
             atomic=True,
             opts=pulumi.ResourceOptions(parent=self, provider=self.provider),
         )
@@ -238,44 +260,57 @@ class OnPremCluster(pulumi.ComponentResource):
             used = {k: v for k, v in mapping.items() if "${" + k + "}" in step.kubeadm_config}
             return substitute(step.kubeadm_config, used)
 
-        config_text = pulumi.Output.secret(pulumi.Output.all(*secrets).apply(fill))
+        # One gathered Output of the secrets per kind of host, shared (each host only applies its fill).
+        key = len(secrets)
+        if key not in self._secret_values:
+            self._secret_values[key] = pulumi.Output.all(*secrets)
+        config_text = pulumi.Output.secret(self._secret_values[key].apply(fill))
         directory = os.path.dirname(KUBEADM_CONFIG_PATH)
         ready: list[pulumi.Resource] = [bootstrap, *after]
         if step.stage != "init":
             # The init token expires after 24 h and uploaded certificates after 2 h: make them
             # valid again on the first control plane before this node joins (nodes added later).
-            script = join_credentials_script(control_plane=step.stage == "join-control-plane")
+            # Two scripts in all (control plane / worker): fill each once and share the Output.
+            control_plane = step.stage == "join-control-plane"
+            if control_plane not in self._credentials:
+                script = join_credentials_script(control_plane=control_plane)
 
-            def credentials(values: list[str], script: str = script) -> str:
-                return substitute(script, {k: v for k, v in zip((BOOTSTRAP_TOKEN, CERTIFICATE_KEY), values) if "${" + k + "}" in script})
+                def credentials(values: list[str], script: str = script) -> str:
+                    return substitute(script, {k: v for k, v in zip((BOOTSTRAP_TOKEN, CERTIFICATE_KEY), values) if "${" + k + "}" in script})
 
+                self._credentials[control_plane] = pulumi.Output.secret(pulumi.Output.all(token, certificate_key).apply(credentials))
             ready.append(
                 command.remote.Command(
                     f"{prefix}-join-credentials",
                     connection=self._first_conn,
                     create="sudo bash -s",
-                    stdin=pulumi.Output.secret(pulumi.Output.all(token, certificate_key).apply(credentials)),
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=list(after)),
+                    stdin=self._credentials[control_plane],
+                    logging=SECRET_LOGGING,
+                    opts=_secret_opts(self, list(after)),
                 )
             )
         write = command.remote.Command(
             f"{prefix}-kubeadm-config",
             connection=conn,
-            # A host that already joined gets no config written (it would only leave the token
-            # and key on disk: the join step does nothing there).
+            # A host the run script verified complete gets no config written (it would only leave
+            # the token and key on disk: the run step does nothing there). A half-built host
+            # (kubelet.conf but no marker) does get it, so the run step can retry.
             create=(
-                "if sudo test -e /etc/kubernetes/kubelet.conf; then cat >/dev/null; exit 0; fi; "
+                f"if sudo test -e {COMPLETE_MARKER_PATH}; then cat >/dev/null; exit 0; fi; "
                 f"sudo install -d -m 0700 {directory} && sudo sh -c 'umask 077; cat > {KUBEADM_CONFIG_PATH}'"
             ),
             stdin=config_text,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=ready),
+            logging=SECRET_LOGGING,
+            opts=_secret_opts(self, ready),
         )
         run = command.remote.Command(
             f"{prefix}-kubeadm-{'init' if step.stage == 'init' else 'join'}",
             connection=conn,
             create="sudo bash -s",
             stdin=step.kubeadm_run,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[write]),
+            # kubeadm runs with the filled config on this host: nothing it prints is logged.
+            logging=SECRET_LOGGING,
+            opts=_secret_opts(self, [write]),
         )
         self.joined[step.hostname] = run
         return run

@@ -25,6 +25,7 @@ import pulumi_aws as aws
 from pulumi.runtime import config as runtime_config
 
 from hybridgpu.catalog import load_catalog
+from hybridgpu.config.aws_names import CloudNames
 from hybridgpu.errors import StackConfigError
 from hybridgpu.onprem import plan_onprem
 from hybridgpu.burst.kueue import endpoint_from_kubeconfig
@@ -106,9 +107,10 @@ def main() -> None:
 
     provider = aws.Provider("aws", region=config.region, default_tags=aws.ProviderDefaultTagsArgs(tags=cost_tags))
     aws_opts = pulumi.ResourceOptions(providers={"aws": provider})
-    network = Network(f"{cluster_name}-net", cloud.network, cluster_name, opts=aws_opts)
+    names = CloudNames(cluster_name)
+    network = Network(names.network, cloud.network, cluster_name, opts=aws_opts)
     eks = EksCluster(
-        cluster_name,
+        names.eks,
         cloud.cluster,
         cloud.system_node_group,
         network.private_subnet_ids,
@@ -116,7 +118,7 @@ def main() -> None:
         cost_tags,
         opts=aws_opts,
     )
-    karpenter = Karpenter(f"{cluster_name}-karpenter", cloud.karpenter, eks, cluster_name, config.region, opts=aws_opts)
+    karpenter = Karpenter(names.karpenter, cloud.karpenter, eks, cluster_name, config.region, opts=aws_opts)
     GpuNodePools(
         f"{cluster_name}-gpu",
         cloud,

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,9 @@ class AnalyzerResource:
             a plain dict (converted).
         parent: parent URN ('' for none).
         dependencies: URNs it depends on.
-        provider: the explicit provider, if any (type, name, urn, properties).
+        provider: the resource's provider (type, name, urn, properties): its explicit provider, or
+            the default provider the engine builds from the stack config (as the CLI sends it).
+        property_dependencies: input name -> URNs its value depends on (``AnalyzeStack``).
     """
 
     type: str
@@ -62,6 +64,7 @@ class AnalyzerResource:
     parent: str = ""
     dependencies: tuple[str, ...] = ()
     provider: AnalyzerResource | None = None
+    property_dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -217,6 +220,8 @@ class Analyzer:
             provider = self._provider(r)
             if provider is not None:
                 item.provider.CopyFrom(provider)
+            for key, urns in sorted(r.property_dependencies.items()):
+                item.propertyDependencies[key].urns.extend(urns)
             request.resources.append(item)
         return [_diagnostic(d, "") for d in self._call("AnalyzeStack", request).diagnostics]
 

@@ -3,9 +3,12 @@ the policy pack's real analyzer, as ``pulumi preview --policy-pack policies`` wo
 
 :func:`check_stacks` previews each stack offline (:func:`hybridgpu.shell.preview.run_preview`),
 starts the pack once (:class:`hybridgpu.shell.policy.analyzer.Analyzer`), sends every resource
-through ``Analyze`` with its explicit provider and the whole stack through ``AnalyzeStack``, and
+through ``Analyze`` with its provider (explicit, or the default provider the engine builds from
+the stack config) and the whole stack through ``AnalyzeStack`` (with property dependencies), and
 returns the violations. Inputs reach the pack exactly as they went over the wire (secrets
-marked), so the pack sees what it would see under the CLI.
+marked), with URNs of the engine's form, so the pack sees what it would see under the CLI. Any
+Pulumi Python project can be checked (:func:`is_hybridgpu_project` decides whether hybridgpu's
+stack validation runs); a program that fails under the mocks is a one-line :class:`ProgramError`.
 
 Formats: :func:`to_json` and :func:`to_github` (workflow-command annotations that GitHub shows
 on the pull request's stack file).
@@ -13,7 +16,12 @@ on the pull request's stack file).
 
 from __future__ import annotations
 
+import difflib
 import json
+import runpy
+import sys
+import threading
+import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,7 +31,8 @@ from hybridgpu.config.keys import PROJECT
 from hybridgpu.errors import HybridGpuError
 from hybridgpu.shell.policy.analyzer import Analyzer, AnalyzerResource, Diagnostic
 from hybridgpu.policy.registry import BY_NAME, PACK_NAME, PolicyConfigError
-from hybridgpu.shell.preview import run_preview
+from hybridgpu.shell.preview import PreviewResult, run_preview
+from hybridgpu.stack.files import project_name, pulumi_config_strings, read_stack_file, stack_config_dir
 from hybridgpu.stack.load import load_stack
 
 LEVELS = ("mandatory", "advisory", "disabled")
@@ -31,6 +40,13 @@ LEVELS = ("mandatory", "advisory", "disabled")
 
 class PolicyConfigFileError(HybridGpuError):
     """The ``--policy-pack-config`` file is unreadable or invalid (names the file, the policy and the field)."""
+
+
+class ProgramError(HybridGpuError):
+    """The project's program failed under the offline mocks (a missing mock answer, an exception
+    in the program). The message is one line: the program file and line, the stack, the
+    resource being registered when known, and the cause; ``__cause__`` keeps the original
+    exception (``hybridgpu check --debug`` prints its traceback)."""
 
 
 @dataclass(frozen=True)
@@ -94,7 +110,9 @@ def load_policy_config(path: Path | None) -> dict[str, tuple[str, dict[str, Any]
         problems.append(f"all: level {default_level!r} is not one of {', '.join(LEVELS)}")
     for key in raw:
         if key != "all" and key not in BY_NAME:
-            problems.append(f"{key}: no such policy (policies: {', '.join(sorted(BY_NAME))})")
+            close = difflib.get_close_matches(str(key), list(BY_NAME), n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            problems.append(f"{key}: no such policy{hint} (policies: {', '.join(sorted(BY_NAME))})")
     config: dict[str, tuple[str, dict[str, Any]]] = {}
     for name, spec in BY_NAME.items():
         entry = raw.get(name, {})
@@ -122,8 +140,24 @@ def load_policy_config(path: Path | None) -> dict[str, tuple[str, dict[str, Any]
     return config
 
 
-def _analyzer_resources(records: Sequence[Any]) -> list[AnalyzerResource]:
+def default_provider(package: str, stack: str, project: str, values: Mapping[str, Any]) -> AnalyzerResource:
+    """The default provider of ``package`` as the engine builds it and sends it to analyzers: URN
+    ``urn:pulumi:<stack>::<project>::pulumi:providers:<package>::default`` (pulumi/pulumi
+    ``pkg/resource/deploy/deployment.go`` ``defaultProviderURN``), inputs the stack config of the
+    package's namespace with the namespace dropped, values as the strings the CLI holds
+    (structured values JSON-encoded, e.g. ``aws:defaultTags``)."""
+    prefix = f"{package}:"
+    strings = pulumi_config_strings({k[len(prefix) :]: v for k, v in values.items() if k.startswith(prefix)})
+    typ = f"pulumi:providers:{package}"
+    return AnalyzerResource(type=typ, name="default", urn=f"urn:pulumi:{stack}::{project}::{typ}::default", properties=strings)
+
+
+def _analyzer_resources(records: Sequence[Any], preview: PreviewResult | None = None) -> list[AnalyzerResource]:
+    """The records as the engine sends them to analyzers: each custom resource with its provider
+    (explicit, or the package's default provider built from the stack config) and its property
+    dependencies."""
     by_urn = {r.urn: r for r in records}
+    defaults: dict[str, AnalyzerResource] = {}
     out: list[AnalyzerResource] = []
     for r in records:
         provider = None
@@ -131,11 +165,17 @@ def _analyzer_resources(records: Sequence[Any]) -> list[AnalyzerResource]:
             p = by_urn.get(r.provider.rsplit("::", 1)[0])
             if p is not None:
                 provider = AnalyzerResource(type=p.type, name=p.name, urn=p.urn, properties=p.wire if p.wire is not None else p.inputs)
+        elif preview is not None and r.custom and not r.type.startswith("pulumi:"):
+            package = r.type.split(":", 1)[0]
+            if package not in defaults:
+                defaults[package] = default_provider(package, preview.stack, preview.project, preview.values)
+            provider = defaults[package]
         out.append(
             AnalyzerResource(
                 type=r.type, name=r.name, urn=r.urn,
                 properties=r.wire if r.wire is not None else r.inputs,
                 parent=r.parent or "", dependencies=tuple(r.dependencies), provider=provider,
+                property_dependencies={k: tuple(v) for k, v in getattr(r, "property_dependencies", {}).items()},
             )
         )
     return out
@@ -157,7 +197,7 @@ def _violations(stack: str, diagnostics: Sequence[Diagnostic], by_urn: Mapping[s
     return out
 
 
-def analyze_resources(analyzer: Analyzer, stack: str, resources: Sequence[AnalyzerResource], project: str = "hybridgpu") -> StackReport:
+def analyze_resources(analyzer: Analyzer, stack: str, resources: Sequence[AnalyzerResource], project: str = PROJECT) -> StackReport:
     """Put ``resources`` through a running pack: ``Analyze`` each, then ``AnalyzeStack``."""
     analyzer.configure_stack(project=project, stack=stack)
     diagnostics: list[Diagnostic] = []
@@ -175,16 +215,23 @@ def check_stacks(
     pack_dir: Path | None = None,
     config_file: Path | None = None,
     first_preview: bool = False,
+    analyzer: Analyzer | None = None,
 ) -> list[StackReport]:
     """Check stacks offline against the policy pack.
 
+    Works on any Pulumi Python project: the project name comes from its ``Pulumi.yaml``, and
+    hybridgpu's own stack validation runs only when the project is hybridgpu's
+    (:func:`is_hybridgpu_project`); other projects' stack files are read as the CLI reads them.
+
     Args:
-        stacks: stack names (``<root>/stacks/Pulumi.<stack>.yaml``).
+        stacks: stack names (``<stackConfigDir>/Pulumi.<stack>.yaml``).
         root: the Pulumi project directory (its ``__main__.py`` is the program that runs).
         pack_dir: the policy pack (default ``<root>/policies``).
         config_file: a ``--policy-pack-config`` JSON file (default: the policies' defaults).
         first_preview: check what the first ``pulumi preview`` of a not yet deployed stack sends
             (every computed value unknown), where fail-closed policies would block.
+        analyzer: a pack already running (reused, e.g. across many projects); default: start
+            ``pack_dir`` for this call and stop it afterwards.
 
     Returns:
         One :class:`StackReport` per stack, in order.
@@ -192,27 +239,122 @@ def check_stacks(
     Raises:
         PolicyConfigFileError: a bad policy config (before any stack runs).
         StackConfigError / StackFileError: a stack's config is invalid (before the pack starts).
+        ProgramError: the program failed under the mocks (one line: file, stack, cause).
         AnalyzerError: the pack did not start or failed.
     """
     config = load_policy_config(config_file)
-    loaded = [load_stack(name, root) for name in stacks]  # every stack file is sound before any program runs
-    previews = [run_preview(s.config.stack, root, program=_entrypoint(root), first_preview=first_preview, loaded=s) for s in loaded]
-    reports: list[StackReport] = []
-    with Analyzer(pack_dir or root / "policies", project=PROJECT, stack=stacks[0] if stacks else "check") as analyzer:
-        analyzer.configure(config)
-        for preview in previews:
-            reports.append(analyze_resources(analyzer, preview.stack, _analyzer_resources(preview.records), PROJECT))
-    return reports
+    project = project_name(root)
+    program = _entrypoint(root)
+    if is_hybridgpu_project(root):
+        loaded = [load_stack(name, root) for name in stacks]  # every stack file is sound before any program runs
+        runs = [dict(stack=s.config.stack, loaded=s) for s in loaded]
+    else:
+        if program is None:
+            raise ProgramError(f"{root}: no __main__.py; hybridgpu check runs Pulumi Python projects (runtime: python)")
+        directory = stack_config_dir(root)
+        runs = [dict(stack=name, raw=read_stack_file(directory / f"Pulumi.{name}.yaml", root=root)) for name in stacks]
+    if analyzer is not None:
+        previews = [_preview(root, program, first_preview, project, **run) for run in runs]
+        return check_previews(previews, config, analyzer)
+    # Start the pack (a second process: about a second of imports) while the programs run.
+    starting = _StartInBackground(Path(pack_dir or root / "policies").resolve(), project, stacks[0] if stacks else "check")
+    try:
+        previews = [_preview(root, program, first_preview, project, **run) for run in runs]
+        with starting.result() as started:
+            return check_previews(previews, config, started)
+    finally:
+        starting.close()
+
+
+class _StartInBackground:
+    """Start an :class:`Analyzer` on a thread; :meth:`result` waits for it (re-raising its error)."""
+
+    def __init__(self, pack_dir: Path, project: str, stack: str):
+        self._analyzer: Analyzer | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._start, args=(pack_dir, project, stack), daemon=True)
+        self._thread.start()
+
+    def _start(self, pack_dir: Path, project: str, stack: str) -> None:
+        try:
+            self._analyzer = Analyzer(pack_dir, project=project, stack=stack)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller by result()
+            self._error = exc
+
+    def result(self) -> Analyzer:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._analyzer is not None
+        return self._analyzer
+
+    def close(self) -> None:
+        """Stop the pack if it started (also when a program failed first)."""
+        self._thread.join()
+        if self._analyzer is not None:
+            self._analyzer.close()
+
+
+def check_previews(previews: Sequence[PreviewResult], config: Mapping[str, tuple[str, Mapping[str, Any]]], analyzer: Analyzer) -> list[StackReport]:
+    """Put finished previews through a running pack (``Configure``, then each stack)."""
+    analyzer.configure(config)
+    return [analyze_resources(analyzer, p.stack, _analyzer_resources(p.records, p), p.project) for p in previews]
+
+
+def is_hybridgpu_project(root: Path) -> bool:
+    """True when ``root`` is a hybridgpu project: its ``Pulumi.yaml`` names the project
+    ``hybridgpu`` (the namespace hybridgpu's program reads its config from), so its stack files
+    get hybridgpu's validation before the program runs."""
+    return project_name(root) == PROJECT
+
+
+def _preview(root: Path, program: Any, first_preview: bool, project: str, *, stack: str, **kwargs: Any) -> PreviewResult:
+    """One offline preview; a failing program becomes a one-line :class:`ProgramError`."""
+    try:
+        return run_preview(stack, root, program=program, first_preview=first_preview, project=project, **kwargs)
+    except HybridGpuError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure of the user's program is reported, not a crash
+        raise ProgramError(_program_failure(root, stack, exc)) from exc
+
+
+def _program_failure(root: Path, stack: str, exc: BaseException) -> str:
+    """``<file>:<line>: stack <stack>: the program failed: <Type>: <message>`` from the deepest
+    traceback frame inside the project (the Pulumi runtime's frames are skipped)."""
+    where = str(root / "__main__.py")
+    frames = traceback.extract_tb(exc.__traceback__)
+    cause: BaseException = exc
+    seen = {id(exc)}
+    while (nxt := cause.__cause__ or cause.__context__) is not None and id(nxt) not in seen:  # chains can loop
+        seen.add(id(nxt))
+        frames = traceback.extract_tb(nxt.__traceback__) + frames
+        cause = nxt
+    resolved = str(root.resolve())
+    inside = [f for f in frames if str(Path(f.filename).resolve()).startswith(resolved)]
+    if inside:
+        last = inside[-1]
+        where = f"{last.filename}:{last.lineno}"
+        if last.line:
+            where += f" ({last.line.strip()[:120]})"
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return f"{where}: stack {stack}: the program failed under the offline mocks: {type(exc).__name__}: {text[:500]}"
 
 
 def _entrypoint(root: Path):
-    """The project's program as Pulumi runs it: ``<root>/__main__.py`` (run by path)."""
+    """The project's program as Pulumi runs it: ``<root>/__main__.py`` (run by path, with the
+    project directory first on ``sys.path`` as the Python language host puts it)."""
     main = root / "__main__.py"
 
     def program() -> None:
-        import runpy
-
-        runpy.run_path(str(main), run_name="__main__")
+        path = str(root.resolve())
+        added = path not in sys.path
+        if added:
+            sys.path.insert(0, path)
+        try:
+            runpy.run_path(str(main), run_name="__main__")
+        finally:
+            if added and path in sys.path:
+                sys.path.remove(path)
 
     return program if main.is_file() else None
 

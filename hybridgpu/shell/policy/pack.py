@@ -42,8 +42,12 @@ _LEVELS = {"mandatory": EnforcementLevel.MANDATORY, "advisory": EnforcementLevel
 
 
 def _unknown_message(spec: PolicySpec, what: str, exc: UnknownValueError) -> str:
+    # pulumi_policy names the sentinel's kind ("string value at ..."), but the engine marks every
+    # computed input with the string sentinel, whatever its type: say "unknown value" instead.
+    where = "." + ".".join(str(p) for p in exc.props)
     return (
-        f"{what}: policy {spec.name} cannot be verified because {exc.message}. It fails closed: a mandatory "
+        f"{what}: policy {spec.name} cannot be verified because the value at {where} is an unknown value during "
+        "preview. It fails closed: a mandatory "
         "check does not pass what it cannot see. Fix: make the value known at preview (a literal or a config "
         "value rather than another resource's output), or waive the resource in the policy config with a reason."
     )
@@ -51,6 +55,7 @@ def _unknown_message(spec: PolicySpec, what: str, exc: UnknownValueError) -> str
 
 def _resource(args: Any) -> PolicyResource:
     provider = getattr(args, "provider", None)
+    deps = getattr(args, "property_dependencies", None) or {}
     return PolicyResource(
         type=args.resource_type,
         name=args.name,
@@ -58,6 +63,7 @@ def _resource(args: Any) -> PolicyResource:
         props=args.props,
         provider_props=provider.props if provider is not None else None,
         taggable=is_taggable(args.resource_type),
+        property_dependencies={k: tuple(d.urn for d in v) for k, v in deps.items()},
     )
 
 

@@ -39,7 +39,9 @@ def test_resource_counts_by_type(previews, stack, pools, classes):
         "aws:iam/rolePolicy:RolePolicy": 5,
         "aws:eks/podIdentityAssociation:PodIdentityAssociation": 1,
         # karpenter-crd, karpenter, gpu-operator (+ kueue on prod, the burst plan's EKS worker)
-        "kubernetes:helm.sh/v3:Release": 3 if stack == "dev" else 4,
+        # prod: karpenter-crd, karpenter, gpu-operator, kueue, and (issue 14) prometheus-operator-crds
+        # for its PrometheusRule and ServiceMonitor.
+        "kubernetes:helm.sh/v3:Release": 3 if stack == "dev" else 5,
         "hybridgpu:nvidia:NvidiaLayer": 1,
         "kubernetes:karpenter.sh/v1:NodePool": pools,
         "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": classes,
@@ -91,8 +93,9 @@ def test_cluster_is_private_encrypted_logged_and_api_auth(previews):
 
 def test_private_endpoint_reachable_from_listed_networks(previews):
     rules = previews["prod"].of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
-    assert [(r.inputs["cidrIpv4"], r.inputs["fromPort"], r.inputs["toPort"]) for r in rules] == [("10.10.0.0/16", 443, 443)]
-    assert rules[0].inputs["securityGroupId"] == _one(previews["prod"], "aws:ec2/tag:Tag").inputs["resourceId"]
+    # The VPN/CI network and the MultiKueue manager's VPC (stack hybrid, issue 15: it must reach this API).
+    assert [(r.inputs["cidrIpv4"], r.inputs["fromPort"], r.inputs["toPort"]) for r in rules] == [("10.10.0.0/16", 443, 443), ("10.90.0.0/16", 443, 443)]
+    assert {r.inputs["securityGroupId"] for r in rules} == {_one(previews["prod"], "aws:ec2/tag:Tag").inputs["resourceId"]}
     assert not previews["dev"].of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
 
 

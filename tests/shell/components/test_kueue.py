@@ -27,7 +27,7 @@ def _kueue_counts(result) -> dict[str, int]:
 @pytest.mark.parametrize(
     "stack,expected",
     [
-        ("hybrid", {"ResourceFlavor": 1, "ClusterQueue": 3, "LocalQueue": 3, "AdmissionCheck": 2, "MultiKueueConfig": 2, "MultiKueueCluster": 2}),
+        ("hybrid", {"ResourceFlavor": 4, "ClusterQueue": 3, "LocalQueue": 3, "AdmissionCheck": 2, "MultiKueueConfig": 2, "MultiKueueCluster": 2}),
         ("onprem", {"ResourceFlavor": 2, "ClusterQueue": 1, "LocalQueue": 3}),
         ("prod", {"ResourceFlavor": 2, "ClusterQueue": 2, "LocalQueue": 2}),
     ],
@@ -155,7 +155,9 @@ def test_split_queues_on_prem_manager(scratch_project):
     data = example_plan()
     data["topology"] = "split-queues"
     data["manager"].pop("stack")
-    root = scratch_project(plan=data)
+    # The on-prem manager's management network must reach the EKS API (issue 15, point 5).
+    allow = {"prod": lambda c: c["hybridgpu:cloud"]["cluster"]["endpoint"]["privateAccessCidrs"].append("10.20.0.0/22")}
+    root = scratch_project(plan=data, stack_edits=allow)
     result = run_preview("onprem", root)
     counts = _kueue_counts(result)
     assert counts == {"ResourceFlavor": 4, "ClusterQueue": 3, "LocalQueue": 5, "AdmissionCheck": 1, "MultiKueueConfig": 1, "MultiKueueCluster": 1}

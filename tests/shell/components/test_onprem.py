@@ -116,3 +116,45 @@ def test_join_credentials_refreshed_on_the_first_control_plane_before_each_join(
         assert ("upload-certs" in creds.inputs["stdin"]) is control_plane
         assert "kubeadm token create" in creds.inputs["stdin"]
     assert not [r for r in onprem.of_type("command:remote:Command") if r.name.endswith("cp-01-join-credentials")]
+
+
+# Commands that can see the bootstrap token, the certificate key or a kubeconfig: they get it on
+# stdin, run kubeadm with the filled config, or read /etc/kubernetes/admin.conf on the host.
+_SEES_SECRETS = ("-kubeadm-config", "-join-credentials", "-kubeadm-init", "-kubeadm-join", "-ca-cert-hash", "-admin-kubeconfig", "-drain")
+
+
+def test_no_command_that_sees_a_secret_logs_or_keeps_plain_output(onprem):
+    """Issue 17: proven on the registered wire inputs and options, not on the component's source.
+
+    pulumi-command v1.2.1 logs stdout and stderr when ``logging`` is unset
+    (provider/pkg/provider/remote/logging.go: ShouldLogStdout/ShouldLogStderr are true for nil),
+    and ``additionalSecretOutputs`` does not change that; so every such command must say
+    ``logging: none`` and register stdout and stderr as secret outputs.
+    """
+    commands = onprem.of_type("command:remote:Command")
+    seeing = [r for r in commands if r.name.endswith(_SEES_SECRETS)]
+    assert len(seeing) == len(commands) - 9  # every command except the nine bootstrap scripts
+    for rec in seeing:
+        wire_logging = rec.wire.fields["logging"].string_value
+        assert wire_logging == "none", rec.name
+        assert {"stdout", "stderr"} <= set(rec.additional_secret_outputs), rec.name
+    for rec in commands:
+        if rec.name.endswith("-bootstrap"):
+            # no secret in the script, so its progress stays visible in `pulumi up`
+            assert "logging" not in rec.inputs and "stdin" not in rec.secret_paths
+
+
+def test_init_suppresses_the_prints_at_the_source(onprem):
+    """Even in the error copy pulumi-command makes on failure, kubeadm init prints no token or key."""
+    init = _cmd(onprem, "cp-01-kubeadm-init").inputs["stdin"]
+    assert "--skip-token-print --skip-certificate-key-print" in init
+    creds = _cmd(onprem, "cp-02-join-credentials").inputs["stdin"]
+    assert "upload-certs --upload-certs --skip-certificate-key-print" in creds
+    assert 'kubeadm token create "$token"' in creds and ">/dev/null" in creds.split("kubeadm token create", 1)[1].split("\n", 1)[0]
+
+
+def test_config_upload_is_skipped_only_on_verified_hosts(onprem):
+    """A half-built host (kubelet.conf, no completion marker) gets the config again so the run can retry."""
+    create = _cmd(onprem, "cpu-01-kubeadm-config").inputs["create"]
+    assert "test -e /etc/kubernetes/hybridgpu/complete" in create
+    assert "kubelet.conf" not in create

@@ -1,0 +1,438 @@
+"""The charts hybridgpu installs: their scheduling defaults and the CRDs they ship, read from the pinned sources (pure data).
+
+Where a Helm chart's pods run is decided by its ``values.yaml`` defaults (tolerations,
+``nodeSelector``, ``affinity``) merged with the values we render. This module records, per
+pinned chart, the scheduling-relevant subset of those defaults (:data:`CHARTS`, each with its
+source: repository, file, version, commit and the date it was read), which workloads the
+chart's templates create from which values, and which custom resource kinds the chart
+installs. :func:`chart_placements` merges our values over the defaults the way Helm does
+(:func:`helm_merge`) and returns a :class:`~hybridgpu.render.scheduling.PodPlacement` per
+enabled workload, for :mod:`hybridgpu.stack.scheduling` to place on the stack's nodes.
+
+Facts recorded (all read 2026-11-24):
+
+* Kueue ``charts/kueue`` v0.19.2 (kubernetes-sigs/kueue 8eab6877): ``controllerManager.
+  tolerations: []``, ``nodeSelector: {}``, no affinity (``templates/manager/manager.yaml``);
+  CRDs under ``templates/crd/`` (installed and upgraded with the release).
+* NVIDIA GPU Operator ``deployments/gpu-operator`` v26.7.0 (NVIDIA/gpu-operator 10ee5b36):
+  ``operator.tolerations`` only ``node-role.kubernetes.io/control-plane`` (Equal "",
+  NoSchedule), ``operator.nodeSelector: {kubernetes.io/os: linux}``, a *preferred* control-plane
+  affinity; the ``pre-upgrade`` CRD Job (``templates/upgrade_crd.yaml``, ``operator.upgradeCRD:
+  true``) uses the same tolerations and nodeSelector; operands take ``daemonsets.tolerations``
+  (``nvidia.com/gpu`` Exists NoSchedule) and a ``nvidia.com/gpu.deploy.<operand>=true``
+  nodeSelector (``assets/state-*/0500_daemonset.yaml``) that the operator sets on nodes with an
+  NVIDIA PCI device (``controllers/state_manager.go`` ``gpuStateLabels``, ``gpuNodeLabels``
+  ``feature.node.kubernetes.io/pci-10de.present``); the NFD subchart (node-feature-discovery
+  0.19.0, ``charts/node-feature-discovery/values.yaml``) under ``node-feature-discovery``:
+  master tolerates only the control-plane taint, gc tolerates nothing, the worker tolerates the
+  control-plane taint and ``nvidia.com/gpu`` Exists (overridden in the parent values).
+  The operator creates the DCGM ``ServiceMonitor`` itself and skips it while the
+  ``servicemonitors.monitoring.coreos.com`` CRD is missing (``controllers/object_controls.go``
+  ``ServiceMonitor``), so that object cannot fail a ``pulumi up``.
+* NVIDIA device plugin ``deployments/helm/nvidia-device-plugin`` v0.20.0 (NVIDIA/k8s-device-plugin
+  1b826acc): ``tolerations`` ``CriticalAddonsOnly`` Exists and ``nvidia.com/gpu`` Exists
+  NoSchedule; required node affinity ``feature.node.kubernetes.io/pci-10de.present In [true]`` OR
+  ``feature.node.kubernetes.io/cpu-model.vendor_id In [NVIDIA]`` OR ``nvidia.com/gpu.present In
+  [true]``; the device-plugin and GFD DaemonSets both read these top-level values; its NFD
+  subchart (alias ``nfd``, condition ``nfd.enabled,gfd.enabled``) worker tolerates only
+  ``nvidia.com/gpu=present:NoSchedule`` (Equal), not our ``nvidia.com/gpu=true`` taint.
+* Karpenter ``charts/karpenter`` v1.14.1 (aws/karpenter-provider-aws bde00654): ``tolerations``
+  ``CriticalAddonsOnly`` Exists, ``nodeSelector {kubernetes.io/os: linux}``, required affinity
+  ``karpenter.sh/nodepool DoesNotExist``, required pod anti-affinity on ``kubernetes.io/hostname``,
+  ``replicas: 2``; ``charts/karpenter-crd/templates`` ships NodePool, NodeClaim, NodeOverlay,
+  EC2NodeClass (and CapacityBuffer).
+* Cilium: ``tolerations`` and ``operator.tolerations`` ``[{operator: Exists}]``, operator
+  ``replicas: 2`` with a required hostname anti-affinity. Source: cilium/cilium
+  ``Documentation/helm-values.rst`` (the generated values table; the 1.20.0 checkout could not be
+  mirrored here, so the version of the stored table is not pinned: re-read at 1.20.0).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hybridgpu.k8s import (
+    CONTROL_PLANE_TAINT,
+    CRITICAL_ADDONS_TAINT,
+    GPU_PRESENT_LABEL,
+    GPU_RESOURCE,
+    HOSTNAME_LABEL,
+    KARPENTER_NODEPOOL_LABEL,
+    OS_LABEL,
+)
+from hybridgpu.render.scheduling import PodPlacement
+
+__all__ = [
+    "CHARTS",
+    "ChartFacts",
+    "ChartSource",
+    "ChartWorkload",
+    "GPU_NODE_DISCOVERED_LABELS",
+    "chart_placements",
+    "controller_tolerations",
+    "critical_addons_toleration",
+    "helm_merge",
+]
+
+#: Read date of every chart fact in this module.
+READ = "2026-11-24"
+
+#: NFD's label for a node with an NVIDIA PCI device (vendor 10de); the GPU Operator's ``gpuNodeLabels``.
+PCI_NVIDIA_LABEL = "feature.node.kubernetes.io/pci-10de.present"
+#: Prefix of the per-operand labels the GPU Operator puts on GPU nodes (``gpuStateLabels``).
+GPU_DEPLOY_LABEL_PREFIX = "nvidia.com/gpu.deploy."
+
+#: Operands of the GPU Operator: (values key that enables it, its ``nvidia.com/gpu.deploy.*`` label suffix).
+GPU_OPERATOR_OPERANDS = (
+    ("driver", "driver"),
+    ("toolkit", "container-toolkit"),
+    ("devicePlugin", "device-plugin"),
+    ("dcgm", "dcgm"),
+    ("dcgmExporter", "dcgm-exporter"),
+    ("gfd", "gpu-feature-discovery"),
+    ("migManager", "mig-manager"),
+    ("nodeStatusExporter", "node-status-exporter"),
+    ("validator", "operator-validator"),
+)
+
+#: Labels a GPU node carries once NFD's worker has run on it and the GPU Operator has labelled it
+#: (sources above). The NFD worker itself is checked as a GPU agent, so these hold only if it can run there.
+GPU_NODE_DISCOVERED_LABELS: dict[str, str] = {
+    PCI_NVIDIA_LABEL: "true",
+    GPU_PRESENT_LABEL: "true",
+    **{GPU_DEPLOY_LABEL_PREFIX + suffix: "true" for _, suffix in GPU_OPERATOR_OPERANDS},
+}
+
+
+def critical_addons_toleration() -> dict[str, str]:
+    """A toleration of the EKS system node group's taint (:data:`hybridgpu.k8s.CRITICAL_ADDONS_TAINT`), any value and effect."""
+    return {"key": CRITICAL_ADDONS_TAINT.key, "operator": "Exists"}
+
+
+def _control_plane_toleration() -> dict[str, str]:
+    return {"key": CONTROL_PLANE_TAINT.key, "operator": "Equal", "value": "", "effect": CONTROL_PLANE_TAINT.effect}
+
+
+def controller_tolerations() -> list[dict[str, str]]:
+    """Tolerations hybridgpu gives every controller it installs (GPU Operator, its CRD hook Job, NFD master and gc, Kueue).
+
+    kubeadm's control-plane taint (the GPU Operator's and NFD's chart default; lets a small
+    on-prem cluster without CPU workers run them) and the EKS system node group's
+    ``CriticalAddonsOnly``: without it they stay Pending on EKS, where every node the toolkit
+    creates is tainted. Never the GPU taint: controllers run on the system nodes.
+    """
+    return [_control_plane_toleration(), critical_addons_toleration()]
+
+
+def _gpu_exists_toleration() -> dict[str, str]:
+    return {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
+
+
+@dataclass(frozen=True)
+class ChartSource:
+    """Where a chart's facts were read: repository, file, chart version, commit, date (YYYY-MM-DD)."""
+
+    repo: str
+    file: str
+    version: str
+    commit: str
+    read: str = READ
+
+    def __str__(self) -> str:
+        return f"{self.repo} {self.file} {self.version} ({self.commit[:8] or 'commit not pinned'}, read {self.read})"
+
+
+@dataclass(frozen=True)
+class ChartWorkload:
+    """A pod-creating object of a chart and the values its scheduling fields come from.
+
+    Attributes:
+        name: the object's name as the chart renders it (``<release>`` prefixes are left out).
+        kind: ``Deployment``, ``DaemonSet`` or ``Job`` (a Helm hook).
+        values: dotted path of the values block holding ``tolerations`` / ``nodeSelector`` /
+            ``affinity`` (``""`` for top-level values).
+        tolerations_from: dotted path of the tolerations if they live elsewhere (GPU Operator operands).
+        enabled_when: dotted paths; the workload exists if any is truthy (empty: always).
+        fixed_selector: a nodeSelector the template (or the operator) sets regardless of values.
+        gpu_agent: a DaemonSet that must run on every GPU node.
+        replicas: dotted path of the replica count when a required hostname anti-affinity spreads them.
+    """
+
+    name: str
+    kind: str
+    values: str
+    tolerations_from: str | None = None
+    enabled_when: tuple[str, ...] = ()
+    fixed_selector: tuple[tuple[str, str], ...] = ()
+    gpu_agent: bool = False
+    replicas: str | None = None
+
+
+@dataclass(frozen=True)
+class ChartFacts:
+    """One pinned chart: its source, the scheduling subset of its defaults, its workloads and the CRD kinds it installs.
+
+    ``crds`` are ``(apiVersion group, kind)`` pairs; a chart whose CRDs live in ``crds/`` or
+    ``templates/`` is listed the same way (both are installed before the release's other objects).
+    ``subcharts`` maps a values key to the subchart's facts (key, condition paths).
+    """
+
+    chart: str
+    source: ChartSource
+    defaults: Mapping[str, Any]
+    workloads: tuple[ChartWorkload, ...] = ()
+    crds: tuple[tuple[str, str], ...] = ()
+    subcharts: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+
+
+_NFD = ChartFacts(
+    chart="node-feature-discovery",
+    source=ChartSource("NVIDIA/gpu-operator", "deployments/gpu-operator/charts/node-feature-discovery/values.yaml", "0.19.0", "10ee5b3638b89e11e949412aafa5ba99279c3721"),
+    defaults={
+        "master": {
+            "enable": True,
+            "nodeSelector": {},
+            "tolerations": [_control_plane_toleration()],
+            # Only a preferred control-plane affinity: it scores, it does not filter.
+        },
+        "worker": {"enable": True, "nodeSelector": {}, "tolerations": [], "affinity": {}},
+        "gc": {"enable": True, "nodeSelector": {}, "tolerations": []},
+    },
+    workloads=(
+        ChartWorkload("nfd-master", "Deployment", "master", enabled_when=("master.enable",)),
+        ChartWorkload("nfd-worker", "DaemonSet", "worker", enabled_when=("worker.enable",), gpu_agent=True),
+        ChartWorkload("nfd-gc", "Deployment", "gc", enabled_when=("gc.enable",)),
+    ),
+    crds=(("nfd.k8s-sigs.io", "NodeFeature"), ("nfd.k8s-sigs.io", "NodeFeatureRule"), ("nfd.k8s-sigs.io", "NodeFeatureGroup")),
+)
+
+CHARTS: dict[str, ChartFacts] = {
+    "kueue": ChartFacts(
+        chart="kueue",
+        source=ChartSource("kubernetes-sigs/kueue", "charts/kueue/values.yaml", "0.19.2", "8eab68778fc1b52affe165fdf5af29d1e9b4f3cb"),
+        defaults={"controllerManager": {"nodeSelector": {}, "tolerations": []}, "enableKueueViz": False},
+        workloads=(ChartWorkload("kueue-controller-manager", "Deployment", "controllerManager"),),
+        crds=tuple(
+            ("kueue.x-k8s.io", kind)
+            for kind in (
+                "AdmissionCheck", "ClusterQueue", "Cohort", "LocalQueue", "MultiKueueCluster", "MultiKueueConfig",
+                "ProvisioningRequestConfig", "ResourceFlavor", "Topology", "WorkloadPriorityClass", "Workload",
+            )
+        ),
+    ),
+    "gpu-operator": ChartFacts(
+        chart="gpu-operator",
+        source=ChartSource("NVIDIA/gpu-operator", "deployments/gpu-operator/values.yaml", "v26.7.0", "10ee5b3638b89e11e949412aafa5ba99279c3721"),
+        defaults={
+            "nfd": {"enabled": True},
+            "daemonsets": {"tolerations": [_gpu_exists_toleration()]},
+            "operator": {
+                "nodeSelector": {OS_LABEL: "linux"},
+                "tolerations": [_control_plane_toleration()],
+                "upgradeCRD": True,
+            },
+            "driver": {"enabled": True},
+            "toolkit": {"enabled": True},
+            "devicePlugin": {"enabled": True},
+            "dcgm": {"enabled": False},
+            "dcgmExporter": {"enabled": True},
+            "gfd": {"enabled": True},
+            "migManager": {"enabled": True},
+            "nodeStatusExporter": {"enabled": False},
+            "validator": {},
+            "node-feature-discovery": {
+                "worker": {"tolerations": [_control_plane_toleration(), _gpu_exists_toleration()]},
+            },
+        },
+        workloads=(
+            ChartWorkload("gpu-operator", "Deployment", "operator"),
+            ChartWorkload("gpu-operator-upgrade-crd (pre-upgrade hook)", "Job", "operator", enabled_when=("operator.upgradeCRD",)),
+            *(
+                ChartWorkload(
+                    f"nvidia-{suffix}-daemonset",
+                    "DaemonSet",
+                    key,
+                    tolerations_from="daemonsets",
+                    enabled_when=() if key == "validator" else (f"{key}.enabled",),
+                    fixed_selector=((GPU_DEPLOY_LABEL_PREFIX + suffix, "true"),),
+                    gpu_agent=True,
+                )
+                for key, suffix in GPU_OPERATOR_OPERANDS
+            ),
+        ),
+        crds=(("nvidia.com", "ClusterPolicy"), ("nvidia.com", "NVIDIADriver"), ("nvidia.com", "GPUCluster")),
+        subcharts=(("node-feature-discovery", "node-feature-discovery", ("nfd.enabled",)),),
+    ),
+    "nvidia-device-plugin": ChartFacts(
+        chart="nvidia-device-plugin",
+        source=ChartSource("NVIDIA/k8s-device-plugin", "deployments/helm/nvidia-device-plugin/values.yaml", "v0.20.0", "1b826acc6af3079d8923bac395c3124b8861a9a6"),
+        defaults={
+            "nodeSelector": {},
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {"matchExpressions": [{"key": PCI_NVIDIA_LABEL, "operator": "In", "values": ["true"]}]},
+                            {"matchExpressions": [{"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In", "values": ["NVIDIA"]}]},
+                            {"matchExpressions": [{"key": GPU_PRESENT_LABEL, "operator": "In", "values": ["true"]}]},
+                        ]
+                    }
+                }
+            },
+            "tolerations": [critical_addons_toleration(), _gpu_exists_toleration()],
+            "devicePlugin": {"enabled": True},
+            "gfd": {"enabled": False},
+            "nfd": {
+                "worker": {
+                    "tolerations": [
+                        {"key": "node-role.kubernetes.io/master", "operator": "Equal", "value": "", "effect": "NoSchedule"},
+                        {"key": GPU_RESOURCE, "operator": "Equal", "value": "present", "effect": "NoSchedule"},
+                    ]
+                }
+            },
+        },
+        workloads=(
+            ChartWorkload("nvidia-device-plugin", "DaemonSet", "", enabled_when=("devicePlugin.enabled",), gpu_agent=True),
+            ChartWorkload("gpu-feature-discovery", "DaemonSet", "", enabled_when=("gfd.enabled",), gpu_agent=True),
+        ),
+        subcharts=(("nfd", "node-feature-discovery", ("nfd.enabled", "gfd.enabled")),),
+    ),
+    "karpenter": ChartFacts(
+        chart="karpenter",
+        source=ChartSource("aws/karpenter-provider-aws", "charts/karpenter/values.yaml", "1.14.1", "bde00654cd316fddb3dccfba3f5ac07039865429"),
+        defaults={
+            "replicas": 2,
+            "nodeSelector": {OS_LABEL: "linux"},
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [{"matchExpressions": [{"key": KARPENTER_NODEPOOL_LABEL, "operator": "DoesNotExist"}]}]
+                    }
+                },
+                "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": HOSTNAME_LABEL}]},
+            },
+            "tolerations": [critical_addons_toleration()],
+        },
+        workloads=(ChartWorkload("karpenter", "Deployment", "", replicas="replicas"),),
+    ),
+    "karpenter-crd": ChartFacts(
+        chart="karpenter-crd",
+        source=ChartSource("aws/karpenter-provider-aws", "charts/karpenter-crd/templates/", "1.14.1", "bde00654cd316fddb3dccfba3f5ac07039865429"),
+        defaults={},
+        crds=(
+            ("karpenter.sh", "NodePool"),
+            ("karpenter.sh", "NodeClaim"),
+            ("karpenter.sh", "NodeOverlay"),
+            ("karpenter.k8s.aws", "EC2NodeClass"),
+            ("autoscaling.x-k8s.io", "CapacityBuffer"),
+        ),
+    ),
+    "cilium": ChartFacts(
+        chart="cilium",
+        source=ChartSource("cilium/cilium", "Documentation/helm-values.rst", "version of the stored table not pinned", ""),
+        defaults={
+            "tolerations": [{"operator": "Exists"}],
+            "operator": {"replicas": 2, "tolerations": [{"operator": "Exists"}], "nodeSelector": {OS_LABEL: "linux"}},
+            "nodeSelector": {OS_LABEL: "linux"},
+        },
+        workloads=(
+            ChartWorkload("cilium", "DaemonSet", ""),
+            ChartWorkload("cilium-operator", "Deployment", "operator", replicas="operator.replicas"),
+        ),
+        crds=(("cilium.io", "CiliumNetworkPolicy"), ("cilium.io", "CiliumClusterwideNetworkPolicy")),
+    ),
+    "prometheus-operator-crds": ChartFacts(
+        chart="prometheus-operator-crds",
+        source=ChartSource("prometheus-community/helm-charts", "charts/prometheus-operator-crds/charts/crds/templates/", "see PROMETHEUS_OPERATOR_CRDS_VERSION", ""),
+        defaults={},
+        crds=tuple(
+            ("monitoring.coreos.com", kind)
+            for kind in ("Alertmanager", "AlertmanagerConfig", "PodMonitor", "Probe", "Prometheus", "PrometheusAgent", "PrometheusRule", "ScrapeConfig", "ServiceMonitor", "ThanosRuler")
+        ),
+    ),
+}
+CHARTS["gpu-operator/node-feature-discovery"] = _NFD
+CHARTS["nvidia-device-plugin/nfd"] = _NFD
+
+
+def helm_merge(defaults: Any, overrides: Any) -> Any:
+    """Helm's value coalescing: maps merge key by key, anything else (lists included) is replaced; ``None`` deletes a default.
+
+    Source: helm/helm ``pkg/chart/v2/util/coalesce.go`` (``coalesceTablesFullKey``: a user
+    value replaces a default unless both are tables; a ``nil`` user value removes the key).
+    Returns a new structure; the inputs are not changed.
+    """
+    if not isinstance(defaults, Mapping) or not isinstance(overrides, Mapping):
+        return copy.deepcopy(overrides)
+    merged = {k: copy.deepcopy(v) for k, v in defaults.items()}
+    for key, value in overrides.items():
+        if value is None:
+            merged.pop(key, None)
+        elif key in merged:
+            merged[key] = helm_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def _get(values: Mapping[str, Any], path: str) -> Any:
+    node: Any = values
+    for part in [p for p in path.split(".") if p]:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(part)
+    return node
+
+
+def _placements(facts: ChartFacts, values: Mapping[str, Any], release: str) -> list[PodPlacement]:
+    found = []
+    for w in facts.workloads:
+        if w.enabled_when and not any(bool(_get(values, p)) for p in w.enabled_when):
+            continue
+        block = _get(values, w.values) or {}
+        tolerations = _get(values, w.tolerations_from + ".tolerations") if w.tolerations_from else block.get("tolerations")
+        affinity = block.get("affinity") or {}
+        required = ((affinity.get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms")
+        anti = (affinity.get("podAntiAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or []
+        spread = any(term.get("topologyKey") == HOSTNAME_LABEL for term in anti)
+        replicas = int(_get(values, w.replicas) or 1) if w.replicas else 1
+        found.append(
+            PodPlacement(
+                name=f"{release}/{w.name}",
+                kind=w.kind,
+                tolerations=tuple(tolerations or ()),
+                node_selector={**{str(k): str(v) for k, v in (block.get("nodeSelector") or {}).items()}, **dict(w.fixed_selector)},
+                required_terms=tuple(required) if required is not None else None,
+                gpu_agent=w.gpu_agent,
+                replicas_on_distinct_nodes=replicas if spread else 0,
+                source=str(facts.source),
+            )
+        )
+    return found
+
+
+def chart_placements(chart: str, values: Mapping[str, Any], release: str) -> list[PodPlacement]:
+    """The pods a release of ``chart`` creates, with their scheduling fields after Helm merged ``values`` over the defaults.
+
+    Args:
+        chart: a key of :data:`CHARTS` (``kueue``, ``gpu-operator``, ``nvidia-device-plugin``, ``karpenter``, ``cilium``).
+        values: the values we pass to the release (what the component renders).
+        release: the Helm release name (prefixes the workload names).
+
+    Returns:
+        One :class:`PodPlacement` per enabled workload, subcharts included.
+
+    Raises:
+        KeyError: an unknown chart.
+    """
+    facts = CHARTS[chart]
+    merged = helm_merge(facts.defaults, values)
+    found = _placements(facts, merged, release)
+    for key, sub, conditions in facts.subcharts:
+        if any(bool(_get(merged, c)) for c in conditions):
+            sub_facts = CHARTS[f"{chart}/{sub if key == sub else key}"]
+            found += _placements(sub_facts, helm_merge(sub_facts.defaults, merged.get(key) or {}), f"{release}/{sub}")
+    return found

@@ -1,0 +1,282 @@
+"""Every pod the stack installs can be scheduled on a node the stack creates (pure, no Pulumi).
+
+For each cluster the stack builds (the EKS cluster of ``hybridgpu:cloud``, the kubeadm cluster of
+``hybridgpu:onprem``) this module lists
+
+* the node groups: the EKS system node group (label ``hybridgpu.io/role=system``, taint
+  ``CriticalAddonsOnly=true:NoSchedule`` unless ``criticalAddonsOnly: false``), each Karpenter
+  NodePool (its template labels, requirements and taints; GPU nodes also carry the labels NFD and
+  the GPU Operator put on them, :data:`~hybridgpu.render.charts.GPU_NODE_DISCOVERED_LABELS`),
+  and the on-prem hosts grouped by shape (kubeadm's labels and taints: the control-plane taint,
+  ``nvidia.com/gpu=true:NoSchedule`` on GPU workers, ``node.kubernetes.io/unschedulable`` on
+  cordoned hosts);
+* the workloads: every Helm release the program installs there (Karpenter, Cilium, the NVIDIA
+  layer, Kueue), as chart defaults merged with the values we render
+  (:func:`hybridgpu.render.charts.chart_placements`).
+
+Rules (kube-scheduler semantics in :mod:`hybridgpu.render.scheduling`):
+
+* a controller (Deployment, hook Job) must fit a non-GPU node group ("controllers run on the
+  system nodes"), on enough nodes when a required hostname anti-affinity spreads its replicas;
+* a GPU agent DaemonSet (device plugin, GFD, DCGM exporter, the operator's operands, the NFD
+  worker) must fit every GPU node group;
+* any other DaemonSet (the CNI agent) must fit every node group.
+
+A failure names the workload, every node group considered with why each is refused, and the
+fix. EKS managed add-ons (CoreDNS, ...) are installed and placed by AWS and are not listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hybridgpu.burst.kueue import kueue_helm_values
+from hybridgpu.burst.plan import BurstPlan
+from hybridgpu.catalog import Catalog
+from hybridgpu.config.models import CloudConfig, StackConfig
+from hybridgpu.config.nvidia import NvidiaConfig
+from hybridgpu.errors import Issue
+from hybridgpu.inventory.models import Inventory
+from hybridgpu.k8s import (
+    ARCH_LABEL,
+    CONTROL_PLANE_TAINT,
+    CRITICAL_ADDONS_TAINT,
+    INSTANCE_TYPE_LABEL,
+    KARPENTER_NODEPOOL_LABEL,
+    OS_LABEL,
+    ROLE_LABEL,
+    SYSTEM_ROLE,
+)
+from hybridgpu.onprem import node_spec, plan_onprem
+from hybridgpu.render.charts import GPU_NODE_DISCOVERED_LABELS, chart_placements
+from hybridgpu.render.cilium import cilium_helm_values
+from hybridgpu.render.karpenter import karpenter_helm_values, render_nodepool
+from hybridgpu.render.kubeadm import node_labels, node_taints
+from hybridgpu.render.nvidia import device_plugin_values, gfd_values, gpu_operator_values, nodepool_labels
+from hybridgpu.render.scheduling import NodeGroup, PodPlacement, placement_problems
+
+__all__ = ["ClusterWorkloads", "UNSCHEDULABLE_TAINT", "cluster_workloads", "scheduling_issues", "unschedulable"]
+
+#: Taint the node controller puts on a cordoned node (``spec.unschedulable``); kubernetes/kubernetes
+#: ``pkg/controller/nodelifecycle`` with ``TaintNodeUnschedulable`` (labels-annotations-taints, v1.35 docs, read 2026-11-24).
+UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A pod template to place, with the stack key whose values decide it (named in issues)."""
+
+    placement: PodPlacement
+    key: str
+
+
+@dataclass(frozen=True)
+class ClusterWorkloads:
+    """One cluster of the stack: its node groups (with the stack key each comes from) and its workloads."""
+
+    cluster: str
+    groups: tuple[tuple[NodeGroup, str], ...]
+    workloads: tuple[Workload, ...]
+
+
+def _taint(key: str, value: str | None, effect: str) -> dict[str, str]:
+    return {"key": key, **({"value": value} if value else {}), "effect": effect}
+
+
+def _eks_groups(cloud: CloudConfig, catalog: Catalog, nvidia: NvidiaConfig | None) -> list[tuple[NodeGroup, str]]:
+    sng = cloud.system_node_group
+    system = NodeGroup(
+        name=f"EKS system node group {cloud.cluster.name}-system",
+        labels={ROLE_LABEL: (SYSTEM_ROLE,), OS_LABEL: ("linux",), ARCH_LABEL: ("amd64",), INSTANCE_TYPE_LABEL: tuple(sng.instance_types)},
+        taints=(_taint(*CRITICAL_ADDONS_TAINT),) if sng.critical_addons_only else (),
+        nodes=sng.desired_size,
+    )
+    groups = [(system, "hybridgpu:cloud.systemNodeGroup")]
+    for i, pool in enumerate(cloud.node_pools):
+        manifest = render_nodepool(pool, catalog, extra_labels=nodepool_labels(nvidia, pool.name) if nvidia else {})
+        template = manifest["spec"]["template"]
+        labels: dict[str, tuple[str, ...]] = {k: (v,) for k, v in template["metadata"]["labels"].items()}
+        for req in template["spec"]["requirements"]:
+            if req["operator"] == "In":
+                labels[req["key"]] = tuple(req["values"])
+        labels[KARPENTER_NODEPOOL_LABEL] = (pool.name,)
+        labels.update({k: (v,) for k, v in GPU_NODE_DISCOVERED_LABELS.items()})
+        groups.append(
+            (
+                NodeGroup(name=f"Karpenter NodePool {pool.name}", labels=labels, taints=tuple(template["spec"].get("taints", [])), gpu=True),
+                f"hybridgpu:cloud.nodePools[{i}].taints",
+            )
+        )
+    return groups
+
+
+def unschedulable(taints: list[dict[str, str]], cordoned: bool) -> list[dict[str, str]]:
+    """``taints`` plus :data:`UNSCHEDULABLE_TAINT` for a cordoned host."""
+    return [*taints, UNSCHEDULABLE_TAINT] if cordoned else taints
+
+
+def _onprem_groups(inventory: Inventory, mig_configs: dict[str, str | None]) -> list[tuple[NodeGroup, str]]:
+    shapes: dict[tuple, list[str]] = {}
+    built: dict[tuple, NodeGroup] = {}
+    for host in inventory.hosts:
+        if host.state == "absent":
+            continue
+        spec = node_spec(host, mig_configs.get(host.hostname))
+        taints = node_taints(spec)
+        if taints is None:  # kubeadm's default for a control plane without extra taints
+            taints = [_taint(*CONTROL_PLANE_TAINT)]
+        taints = unschedulable(taints, host.state == "cordoned")
+        labels = {k: (v,) for k, v in node_labels(spec).items()}
+        labels[OS_LABEL] = ("linux",)
+        gpu = host.role == "gpu-worker"
+        if gpu:
+            labels.update({k: (v,) for k, v in GPU_NODE_DISCOVERED_LABELS.items()})
+        shape = (host.role, host.state, tuple(sorted(labels.items())), tuple(tuple(sorted(t.items())) for t in taints))
+        shapes.setdefault(shape, []).append(host.hostname)
+        built[shape] = NodeGroup(name="", labels=labels, taints=tuple(taints), gpu=gpu)
+    groups = []
+    for shape, hosts in shapes.items():
+        g = built[shape]
+        state = "" if shape[1] == "active" else f" ({shape[1]})"
+        name = f"on-prem {shape[0]} host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}{state}"
+        groups.append((NodeGroup(name=name, labels=g.labels, taints=g.taints, gpu=g.gpu, nodes=len(hosts)), "hybridgpu:onprem.inventory"))
+    return groups
+
+
+def _nvidia_workloads(nvidia: NvidiaConfig) -> list[Workload]:
+    key = "hybridgpu:nvidia"
+    if nvidia.install == "gpu-operator":
+        return [Workload(p, key) for p in chart_placements("gpu-operator", gpu_operator_values(nvidia), "gpu-operator")]
+    return [
+        *(Workload(p, key) for p in chart_placements("nvidia-device-plugin", device_plugin_values(nvidia), "nvidia-device-plugin")),
+        *(Workload(p, key) for p in chart_placements("nvidia-device-plugin", gfd_values(nvidia), "gpu-feature-discovery")),
+    ]
+
+
+def cluster_workloads(config: StackConfig, catalog: Catalog, *, inventory: Inventory | None = None, burst_plan: BurstPlan | None = None) -> list[ClusterWorkloads]:
+    """The clusters of a checked stack, each with its node groups and the workloads the program installs there.
+
+    Mirrors :func:`hybridgpu.shell.components.program.main`: Karpenter and the NVIDIA layer on
+    EKS; Cilium and the NVIDIA layer (with the inventory's MIG layouts) on-prem; Kueue on the
+    cluster the burst plan's role targets (on-prem roles on the kubeadm cluster, else EKS).
+    """
+    burst_target = None
+    kueue: list[Workload] = []
+    if config.burst is not None and burst_plan is not None and config.stack in burst_plan.clusters:
+        cluster_plan = burst_plan.clusters[config.stack]
+        on_prem_role = cluster_plan.role in ("onprem-worker", "onprem-manager") or config.cloud is None
+        burst_target = "onprem" if on_prem_role else "eks"
+        values = kueue_helm_values(cluster_plan, burst_plan.source)
+        kueue = [Workload(p, "hybridgpu:burst.plan") for p in chart_placements("kueue", values, "kueue")]
+    clusters = []
+    if config.onprem is not None and inventory is not None:
+        plan = plan_onprem(inventory, nvidia_toolkit=config.onprem.nvidia_toolkit)
+        mig = {step.hostname: step.mig_config for step in plan.steps}
+        workloads = [Workload(p, "hybridgpu:onprem") for p in chart_placements("cilium", cilium_helm_values(str(plan.cluster.pod_subnet)), "cilium")]
+        if config.nvidia is not None:
+            onprem_nvidia = config.nvidia.model_copy(update={"mig_layouts": [*config.nvidia.mig_layouts, *plan.mig_layouts], "node_pools": {}})
+            workloads += _nvidia_workloads(onprem_nvidia)
+        if burst_target == "onprem":
+            workloads += kueue
+        clusters.append(ClusterWorkloads(f"on-prem cluster {inventory.site.name}", tuple(_onprem_groups(inventory, mig)), tuple(workloads)))
+    if config.cloud is not None:
+        cloud = config.cloud
+        values = karpenter_helm_values(cloud.karpenter, cluster_name=cloud.cluster.name, interruption_queue=cloud.cluster.name)
+        workloads = [Workload(p, "hybridgpu:cloud.karpenter") for p in chart_placements("karpenter", values, "karpenter")]
+        if config.nvidia is not None:
+            workloads += _nvidia_workloads(config.nvidia)
+        if burst_target == "eks":
+            workloads += kueue
+        clusters.append(ClusterWorkloads(f"EKS cluster {cloud.cluster.name}", tuple(_eks_groups(cloud, catalog, config.nvidia)), tuple(workloads)))
+    return clusters
+
+
+def _refusals(pod: PodPlacement, groups: Sequence[tuple[NodeGroup, str]]) -> list[str]:
+    return [f"{g.name}: {'; '.join(placement_problems(pod, g))}" for g, _ in groups if placement_problems(pod, g)]
+
+
+def _show_tolerations(pod: PodPlacement) -> str:
+    shown = [
+        f"{t.get('key') or '<any key>'} {t.get('operator') or 'Equal'}{' ' + str(t.get('value')) if t.get('value') else ''}"
+        f"{' ' + str(t.get('effect')) if t.get('effect') else ''}"
+        for t in pod.tolerations
+    ]
+    return "; ".join(shown) or "none"
+
+
+def _fix(pod: PodPlacement) -> str:
+    return (
+        f"remove or change the taints and labels that refuse it (a NodePool's `taints`/`labels`, an inventory host's `taints`, "
+        f"`systemNodeGroup`), or make a taint PreferNoSchedule; {pod.name} tolerates only: {_show_tolerations(pod)} "
+        f"(chart defaults {pod.source}, merged with the values hybridgpu renders)"
+    )
+
+
+def workload_issues(cluster: ClusterWorkloads, file: str) -> list[Issue]:
+    """The placement problems of one cluster's workloads, as issues naming the workload, the node groups considered and why each refuses it."""
+    issues: list[Issue] = []
+    groups = list(cluster.groups)
+    gpu_groups = [(g, k) for g, k in groups if g.gpu]
+    plain = [(g, k) for g, k in groups if not g.gpu]
+    considered = "; ".join(g.name for g, _ in groups)
+    for w in cluster.workloads:
+        pod = w.placement
+        if pod.kind == "DaemonSet":
+            targets = gpu_groups if pod.gpu_agent else groups
+            for group, key in targets:
+                problems = placement_problems(pod, group)
+                if problems:
+                    what = "a GPU agent, must run on every GPU node" if pod.gpu_agent else "a node agent, must run on every node"
+                    issues.append(
+                        Issue(
+                            file,
+                            key if group.gpu or not pod.gpu_agent else w.key,
+                            f"{cluster.cluster}: DaemonSet {pod.name} ({what}) cannot run on {group.name}: {'; '.join(problems)}",
+                            _fix(pod),
+                            code="unschedulable",
+                        )
+                    )
+            continue
+        fits = [(g, k) for g, k in plain if not placement_problems(pod, g)]
+        if not fits:
+            on_gpu = [g.name for g, _ in gpu_groups if not placement_problems(pod, g)]
+            tail = f" (it would fit only GPU nodes: {', '.join(on_gpu)}; controllers run on the system nodes)" if on_gpu else ""
+            issues.append(
+                Issue(
+                    file,
+                    w.key,
+                    f"{cluster.cluster}: {pod.kind} {pod.name} stays Pending: no node group it fits (considered: {considered}). "
+                    f"{' | '.join(_refusals(pod, groups))}{'' if plain else ' | no non-GPU node group'}{tail}",
+                    _fix(pod),
+                    code="unschedulable",
+                )
+            )
+            continue
+        # Replicas spread by a required hostname anti-affinity may use every node they fit, GPU nodes included.
+        need = pod.replicas_on_distinct_nodes
+        anywhere = [g for g, _ in groups if not placement_problems(pod, g)]
+        counts = [g.nodes for g in anywhere]
+        if need > 1 and all(n is not None for n in counts) and sum(n or 0 for n in counts) < need:
+            have = sum(n or 0 for n in counts)
+            issues.append(
+                Issue(
+                    file,
+                    "hybridgpu:cloud.systemNodeGroup.desiredSize" if any(g is plain[0][0] for g in anywhere) and w.key.startswith("hybridgpu:cloud") else w.key,
+                    f"{cluster.cluster}: {pod.kind} {pod.name} spreads {need} replicas over distinct nodes (required hostname anti-affinity) "
+                    f"but only {have} node(s) fit ({', '.join(g.name for g in anywhere)}): {need - have} replica(s) stay Pending",
+                    f"run at least {need} nodes it fits (e.g. `desiredSize`/`minSize` of the system node group, or another host), or lower its replicas",
+                    code="unschedulable",
+                )
+            )
+    return issues
+
+
+def scheduling_issues(
+    config: StackConfig, file: str, catalog: Catalog, *, inventory: Inventory | None = None, burst_plan: BurstPlan | None = None
+) -> list[Issue]:
+    """Every workload of the stack that no node the stack creates can run (see the module docstring); empty when all fit."""
+    issues: list[Issue] = []
+    for cluster in cluster_workloads(config, catalog, inventory=inventory, burst_plan=burst_plan):
+        issues += workload_issues(cluster, file)
+    return issues

@@ -1,0 +1,147 @@
+"""`hybridgpu inventory validate|render|export` end to end (typer's CliRunner, in-process), on the
+fixtures under tests/fixtures/inventory_cli/ with their verdicts.
+
+Each fixture says in its header what it is and what must happen:
+
+* ``# verdict: pass`` or ``# verdict: fail``;
+* ``# expect: <text>`` (fail): text the error output must contain (file, host, field and message);
+* ``# rendered: <path>: <text>`` (pass): text a file written by ``inventory render`` must contain.
+
+Every must-pass fixture also goes through ``render`` and ``export --format kubespray``; every
+must-fail one leaves nothing written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from hybridgpu.cli import app
+from hybridgpu.errors import MAX_SHOWN_ISSUES
+from tests.helpers import ROOT
+
+runner = CliRunner(env={"COLUMNS": "400"})
+FIXTURES = ROOT / "tests" / "fixtures" / "inventory_cli"
+PASS = sorted((FIXTURES / "pass").glob("*.yaml"))
+FAIL = sorted((FIXTURES / "fail").glob("*.yaml"))
+
+
+def _header(path: Path, key: str) -> list[str]:
+    prefix = f"# {key}: "
+    return [line[len(prefix) :] for line in path.read_text().splitlines() if line.startswith(prefix)]
+
+
+def _relative(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+def test_there_are_at_least_ten_of_each():
+    assert len(PASS) >= 10 and len(FAIL) >= 10
+    assert all(_header(p, "verdict") == ["pass"] for p in PASS)
+    assert all(_header(p, "verdict") == ["fail"] and _header(p, "expect") for p in FAIL)
+
+
+@pytest.mark.parametrize("fixture", FAIL, ids=lambda p: p.stem)
+def test_must_fail(fixture, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    name = _relative(fixture)
+    for command in (["inventory", "validate", name], ["inventory", "render", name, "--out", str(tmp_path / "r")]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 2, result.output
+        assert "Traceback" not in result.output
+        assert result.output.startswith("error: ") and f"in inventory {name}" in result.output
+        for text in _header(fixture, "expect"):
+            assert f"{name}: {text}" in result.output or text in result.output, f"{text!r} not in:\n{result.output}"
+        assert "    fix: " in result.output
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("fixture", PASS, ids=lambda p: p.stem)
+def test_must_pass(fixture, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    name = _relative(fixture)
+    result = runner.invoke(app, ["inventory", "validate", name])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"ok {name}: site lab: ")
+
+    out = tmp_path / "rendered"
+    result = runner.invoke(app, ["inventory", "render", name, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    plan = (out / "plan.txt").read_text().splitlines()
+    hosts = [line.split()[1] for line in plan[1:] if not line.startswith("skipped")]
+    for host in hosts:
+        config = (out / host / "kubeadm.yaml").read_text()
+        assert "${BOOTSTRAP_TOKEN}" in config  # secrets stay placeholders
+        assert list(yaml.safe_load_all(config))  # parses
+        assert (out / host / "bootstrap.sh").read_text().startswith("#!")
+        assert (out / host / "kubeadm-run.sh").stat().st_mode & 0o111
+        assert (out / host / "kubeadm.yaml").stat().st_mode & 0o077 == 0
+    for spec in _header(fixture, "rendered"):
+        path, _, text = spec.partition(": ")
+        assert text in (out / path).read_text(), f"{text!r} not in {path}"
+
+    result = runner.invoke(app, ["inventory", "export", "--format", "kubespray", name, "--out", str(tmp_path / "ks")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "ks" / "inventory.ini").is_file()
+
+
+def test_render_is_byte_identical_across_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    runs = []
+    for n in (1, 2):
+        out = tmp_path / str(n)
+        assert runner.invoke(app, ["inventory", "render", "stacks/inventory/onprem-site-a.yaml", "--out", str(out)]).exit_code == 0
+        runs.append({p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
+    assert runs[0] == runs[1] and len(runs[0]) > 20
+
+
+def test_split_example_validates_and_renders(tmp_path, monkeypatch):
+    """docs/onprem.md offers it as an inventory: it must pass (issue 17: it used calico)."""
+    monkeypatch.chdir(ROOT)
+    result = runner.invoke(app, ["inventory", "validate", "stacks/inventory/split-example"])
+    assert result.exit_code == 0, result.output
+    assert runner.invoke(app, ["inventory", "render", "stacks/inventory/split-example", "--out", str(tmp_path)]).exit_code == 0
+
+
+def test_error_output_is_capped_at_fifty_issues(tmp_path):
+    """A repeated mistake on many hosts prints the first 50 issues, then the count of the rest."""
+    sample = list(yaml.safe_load_all((FIXTURES / "pass" / "minimal.yaml").read_text()))
+    worker = sample[1]["hosts"][1]
+    hosts = [sample[1]["hosts"][0]]
+    for i in range(120):
+        host = {**worker, "hostname": f"gpu-{i:03d}", "addresses": {"management": f"10.50.0.{100 + i}"}}
+        host["labels"] = {"node-role.kubernetes.io/worker": ""}
+        hosts.append(host)
+    sample[1]["hosts"] = hosts
+    path = tmp_path / "big.yaml"
+    path.write_text(yaml.safe_dump_all(sample))
+    result = runner.invoke(app, ["inventory", "validate", str(path)])
+    assert result.exit_code == 2
+    lines = result.output.splitlines()
+    assert lines[0] == f"error: 120 problems in inventory {path}:"
+    assert sum(line.startswith("  - ") for line in lines) == MAX_SHOWN_ISSUES
+    assert lines[-1] == "  ... and 70 more problems not shown (fix the ones above and run again)"
+    assert len(lines) == 1 + 2 * MAX_SHOWN_ISSUES + 1
+
+
+def test_missing_path_is_an_error_not_a_traceback(tmp_path):
+    result = runner.invoke(app, ["inventory", "validate", str(tmp_path / "nope.yaml")])
+    assert result.exit_code == 2 and "no such file or directory" in result.output
+
+
+@pytest.mark.parametrize("fixture", PASS, ids=lambda p: p.stem)
+def test_must_pass_fixtures_also_preview(fixture, scratch_project, tmp_path):
+    """What `inventory validate` passes, the program runs: `hybridgpu preview` under Pulumi's mocks
+    on a stack naming the fixture (the onprem example stack without its burst plan) exits 0."""
+
+    def edit(config):
+        config["hybridgpu:onprem"]["inventory"] = [str(fixture)]
+        config.pop("hybridgpu:burst", None)
+
+    project = scratch_project(stacks=["onprem"], stack_edits={"onprem": edit})
+    result = runner.invoke(app, ["preview", "onprem", "--root", str(project), "--out", str(tmp_path / "out"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output

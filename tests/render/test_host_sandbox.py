@@ -1,0 +1,534 @@
+"""The generated host scripts run in a sandbox: real bash, system commands stubbed on a fake PATH.
+
+Each stub (apt-get, systemctl, kubeadm, kubectl, containerd, curl, ...) appends its command
+line to a call log and keeps what it "did" in a state directory, so a test can assert the call
+order, that a second run changes nothing, and what a re-run does after a failure in the middle.
+Host paths (``/etc``, ``/var``, ``/run``, ``/usr/share/keyrings``) are redirected into a
+scratch root by rewriting the script text; nothing else in the script is changed.
+
+containerd configs are the ones real packages ship: Debian's ``containerd`` .deb is fetched with
+``apt-get download`` and unpacked with ``dpkg-deb -x`` at set-up (skipped where apt cannot fetch
+it), and its ``containerd`` binary is then asked to load what we render (``containerd --config F
+config dump``). Docker's ``containerd.io`` cannot be downloaded here (its apt repository is not
+reachable); its config comes from docker/containerd-packaging (tests/fixtures/containerd/SOURCE.md).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from hybridgpu.render.bootstrap import bootstrap_script, kubeadm_run_script, reset_script
+from hybridgpu.render.containerd import CONTAINERD_MARKER, containerd_config
+from hybridgpu.render.kubeadm import ClusterSpec, NodeSpec
+
+BASH = shutil.which("bash")
+pytestmark = pytest.mark.skipif(BASH is None, reason="bash not installed")
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "containerd"
+DOCKER_CONFIG = (FIXTURES / "docker-containerd.io-config.toml").read_text()
+
+CLUSTER = ClusterSpec(name="site-a", control_plane_endpoint="10.0.0.10:6443")
+CP = NodeSpec("cp-01", "10.0.0.11", "control-plane")
+CP2 = NodeSpec("cp-02", "10.0.0.12", "control-plane")
+GPU = NodeSpec("gpu-01", "10.0.1.21", "gpu-worker", gpu_model="H100-80GB", gpu_count=8)
+CPU = NodeSpec("cpu-01", "10.0.2.31", "cpu-worker")
+
+#: `containerd --version` of Debian 12's package (what its binary prints), and of the others.
+VERSION_DEBIAN = "containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+deb12u3"
+VERSION_DOCKER = "containerd containerd.io 1.7.27 05044ec0a9a75232cad458027ca83437aae3f4da"
+VERSION_2X = "containerd github.com/containerd/containerd/v2 v2.1.4 75cb2b7193e4e490e9fbdc236c0e811ccaba3376"
+
+# One stub for every command: log the call, fail when FAIL_AT matches, then act on the state.
+STUB = r"""#!/usr/bin/env bash
+name=$(basename "$0")
+line="${name} $*"
+printf '%s\n' "${line}" >>"${SANDBOX}/calls"
+if [[ -n ${FAIL_AT:-} && ${line} == ${FAIL_AT}* ]]; then
+  echo "stub: ${line} fails" >&2
+  exit 1
+fi
+S=${SANDBOX}/state
+R=${SANDBOX}/root
+case "${name}" in
+  containerd) [[ $1 == --version ]] && printf '%s\n' "${CONTAINERD_VERSION_LINE}" ;;
+  apt-get) [[ $1 == install && " $* " == *" kubelet="* ]] && touch "${S}/installed" ;;
+  dpkg-query)
+    [[ -e ${S}/installed ]] || exit 1
+    printf 'installed %s-1.1' "${K8S_VERSION}" ;;
+  curl)
+    while [[ $# -gt 0 ]]; do
+      if [[ $1 == -o ]]; then printf 'deb https://nvidia.github.io/libnvidia-container/stable/deb/$(ARCH) /\n' >"$2"; fi
+      shift
+    done ;;
+  gpg) while [[ $# -gt 0 ]]; do if [[ $1 == -o ]]; then : >"$2"; fi; shift; done ;;
+  kubeadm)
+    case "$1" in
+      init | join)
+        mkdir -p "${R}/etc/kubernetes/manifests"
+        : >"${R}/etc/kubernetes/kubelet.conf"
+        [[ $1 == init || ${JOIN_CONTROL_PLANE:-0} == 1 ]] && : >"${R}/etc/kubernetes/admin.conf"
+        [[ $1 == init || ${JOIN_CONTROL_PLANE:-0} == 1 ]] && : >"${R}/etc/kubernetes/manifests/kube-apiserver.yaml"
+        if [[ -n ${KUBEADM_STOPS_BEFORE:-} ]]; then
+          echo "stub: kubeadm $1 stopped before ${KUBEADM_STOPS_BEFORE}" >&2
+          [[ ${KUBEADM_STOPS_BEFORE} == upload-certs || ${KUBEADM_STOPS_BEFORE} == bootstrap-token ]] && touch "${S}/api" "${S}/node" "${S}/kubeadm-config"
+          exit 1
+        fi
+        touch "${S}/api" "${S}/node" "${S}/kubeadm-config" "${S}/cluster-info" "${S}/control-plane-label"
+        echo "Your Kubernetes control-plane has initialized successfully!" ;;
+      reset)
+        rm -rf "${R}/etc/kubernetes/manifests" "${R}/etc/kubernetes/kubelet.conf" "${R}/etc/kubernetes/admin.conf"
+        rm -f "${S}/api" "${S}/node" "${S}/kubeadm-config" "${S}/cluster-info" "${S}/control-plane-label" ;;
+    esac ;;
+  kubectl)
+    args=" $* "
+    if [[ ${args} == *" --raw=/readyz "* ]]; then [[ -e ${S}/api ]] || exit 1; echo ok; exit 0; fi
+    [[ -e ${S}/api ]] || { echo "The connection to the server was refused" >&2; exit 1; }
+    if [[ ${args} == *" get nodes -l "* ]]; then [[ -e ${S}/control-plane-label ]] && echo "node/${NODE}"; exit 0; fi
+    if [[ ${args} == *" get node "* ]]; then [[ -e ${S}/node ]] || exit 1; echo "node/${NODE}"; exit 0; fi
+    if [[ ${args} == *" configmap kubeadm-config "* ]]; then [[ -e ${S}/kubeadm-config ]] || exit 1; exit 0; fi
+    if [[ ${args} == *" configmap cluster-info "* ]]; then [[ -e ${S}/cluster-info ]] || exit 1; exit 0; fi ;;
+esac
+exit 0
+"""
+
+STUBBED = (
+    "apt-get apt-mark dpkg-query modprobe sysctl swapoff systemctl curl gpg containerd "
+    "nvidia-smi kubeadm kubectl sleep"
+).split()
+
+
+class Sandbox:
+    """A scratch root, a state directory, a call log and a PATH of stubs in front of the real one."""
+
+    def __init__(self, base: Path, *, containerd_version: str = VERSION_DEBIAN, node: str = "cp-01"):
+        self.base = base
+        self.root = base / "root"
+        self.state = base / "state"
+        for d in (self.root / "run/systemd/resolve", self.state, base / "bin", self.root / "etc"):
+            d.mkdir(parents=True, exist_ok=True)
+        (self.root / "run/systemd/resolve/resolv.conf").write_text("nameserver 10.0.0.2\n")
+        (self.root / "etc/fstab").write_text("UUID=1 / ext4 defaults 0 1\n/swap.img none swap sw 0 0\n")
+        for name in STUBBED:
+            path = base / "bin" / name
+            path.write_text(STUB)
+            path.chmod(path.stat().st_mode | stat.S_IEXEC)
+        self.env = {
+            "PATH": f"{base / 'bin'}:/usr/bin:/bin",
+            "SANDBOX": str(base),
+            "CONTAINERD_VERSION_LINE": containerd_version,
+            "K8S_VERSION": CLUSTER.version,
+            "NODE": node,
+            "HOME": str(base),
+        }
+
+    def script(self, text: str) -> str:
+        """The script with host paths moved under the scratch root (and the root check off)."""
+        root = str(self.root)
+        text = text.replace("unix:///run/", "unix://@RUN@")  # a socket name passed to kubeadm, not a path we write
+        for prefix in ("/etc/", "/var/", "/run/", "/usr/share/keyrings"):
+            text = text.replace(prefix, root + prefix)
+        return text.replace("unix://@RUN@", "unix:///run/").replace('[[ ${EUID} -eq 0 ]] || die "run as root"', ": sandbox")
+
+    def run(self, text: str, **env: str) -> subprocess.CompletedProcess[str]:
+        """Run a generated script; returns the process (stdout, stderr, returncode)."""
+        calls = self.base / "calls"
+        calls.write_text("")
+        return subprocess.run(
+            [BASH, "-c", self.script(text)], env={**self.env, **env}, capture_output=True, text=True, check=False, cwd=self.base, timeout=60
+        )
+
+    @property
+    def calls(self) -> list[str]:
+        return (self.base / "calls").read_text().splitlines()
+
+    def file(self, path: str) -> Path:
+        return self.root / path.lstrip("/")
+
+
+def _index(calls: list[str], prefix: str) -> int:
+    found = [i for i, c in enumerate(calls) if c.startswith(prefix)]
+    assert found, (prefix, calls)
+    return found[0]
+
+
+# --------------------------------------------------------------------------- packaged configs
+
+
+@pytest.fixture(scope="session")
+def debian_containerd(tmp_path_factory) -> tuple[str, Path | None, str]:
+    """(config.toml, containerd binary or None, version line) of the host registry's ``containerd`` .deb."""
+    if not (shutil.which("apt-get") and shutil.which("dpkg-deb")):
+        pytest.skip("needs apt-get and dpkg-deb to fetch Debian's containerd package")
+    work = tmp_path_factory.mktemp("containerd-deb")
+    got = subprocess.run(["apt-get", "download", "containerd"], cwd=work, capture_output=True, text=True, check=False, timeout=300)
+    debs = list(work.glob("containerd_*.deb"))
+    if got.returncode != 0 or not debs:
+        pytest.skip(f"apt-get download containerd failed here: {got.stderr.strip()[-200:]}")
+    subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(work / "x")], check=True)
+    config = work / "x/etc/containerd/config.toml"
+    if not config.is_file():
+        pytest.skip(f"{debs[0].name} ships no /etc/containerd/config.toml")
+    binary = work / "x/usr/bin/containerd"
+    version = VERSION_DEBIAN
+    if binary.is_file():
+        probe = subprocess.run([str(binary), "--version"], capture_output=True, text=True, check=False)
+        version = probe.stdout.strip() if probe.returncode == 0 else version
+        if probe.returncode != 0:
+            binary = None
+    return config.read_text(), binary if binary and binary.is_file() else None, version
+
+
+def test_packaged_configs_are_what_the_issue_says(debian_containerd):
+    """The two packaged files really lack what kubeadm needs (so the old edit-in-place failed)."""
+    debian, _, _ = debian_containerd
+    parsed = tomllib.loads(debian)
+    assert parsed["version"] == 2
+    assert "SystemdCgroup" not in debian  # no runc options table at all
+    assert parsed["plugins"]["io.containerd.grpc.v1.cri"]["cni"]["bin_dir"] == "/usr/lib/cni"
+    assert tomllib.loads(DOCKER_CONFIG)["disabled_plugins"] == ["cri"]
+
+
+@pytest.mark.parametrize("gpu", [False, True], ids=["runc", "nvidia"])
+def test_rendered_config_loads_in_the_packaged_containerd(debian_containerd, tmp_path, gpu):
+    """containerd 1.6 from the .deb loads our version-2 file: CRI on, SystemdCgroup on, nvidia runtime."""
+    _, binary, _ = debian_containerd
+    if binary is None:
+        pytest.skip("the packaged containerd binary does not run here")
+    path = tmp_path / "config.toml"
+    path.write_text(containerd_config(2, nvidia=gpu))
+    dump = subprocess.run([str(binary), "--config", str(path), "config", "dump"], capture_output=True, text=True, check=True).stdout
+    merged = tomllib.loads(dump)
+    assert merged["disabled_plugins"] == []
+    cri = merged["plugins"]["io.containerd.grpc.v1.cri"]
+    runtimes = cri["containerd"]["runtimes"]
+    assert runtimes["runc"]["options"]["SystemdCgroup"] is True
+    assert runtimes["runc"]["runtime_type"] == "io.containerd.runc.v2"
+    assert cri["cni"]["bin_dir"] == "/opt/cni/bin"
+    if gpu:
+        assert runtimes["nvidia"]["options"] == {"BinaryName": "/usr/bin/nvidia-container-runtime", "SystemdCgroup": True}
+        assert cri["containerd"]["default_runtime_name"] == "nvidia"
+    else:
+        assert "nvidia" not in runtimes and cri["containerd"]["default_runtime_name"] == "runc"
+    # Docker's packaged file, loaded by the same binary, really disables CRI.
+    docker = tmp_path / "docker.toml"
+    docker.write_text(DOCKER_CONFIG)
+    dumped = subprocess.run([str(binary), "--config", str(docker), "config", "dump"], capture_output=True, text=True, check=True).stdout
+    assert tomllib.loads(dumped)["disabled_plugins"] == ["cri"]
+
+
+def test_version_3_layout_for_containerd_2():
+    """containerd 2.x: runc options under 'io.containerd.cri.v1.runtime' (no 2.x binary here to load it)."""
+    parsed = tomllib.loads(containerd_config(3, nvidia=True, nvidia_default=False))
+    assert parsed["version"] == 3 and parsed["disabled_plugins"] == []
+    runtime = parsed["plugins"]["io.containerd.cri.v1.runtime"]["containerd"]
+    assert runtime["runtimes"]["runc"]["options"]["SystemdCgroup"] is True
+    assert runtime["default_runtime_name"] == "runc"
+    assert runtime["runtimes"]["nvidia"]["options"]["BinaryName"] == "/usr/bin/nvidia-container-runtime"
+    with pytest.raises(ValueError, match="version"):
+        containerd_config(4)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- bootstrap in the sandbox
+
+
+def _packaged(name: str, debian_containerd) -> tuple[str, str]:
+    if name == "debian":
+        config, _, version = debian_containerd
+        return config, version
+    return DOCKER_CONFIG, VERSION_DOCKER
+
+
+@pytest.mark.parametrize("package", ["debian", "docker"])
+def test_bootstrap_owns_the_packaged_containerd_config(tmp_path, package, debian_containerd):
+    original, version = _packaged(package, debian_containerd)
+    box = Sandbox(tmp_path, containerd_version=version)
+    box.file("/etc/containerd/config.toml").parent.mkdir(parents=True)
+    box.file("/etc/containerd/config.toml").write_text(original)
+    script = bootstrap_script(CLUSTER, CPU, nvidia_toolkit=False)
+
+    first = box.run(script)
+    assert first.returncode == 0, first.stderr
+    calls = box.calls
+    # call order: kernel, packages, containerd (restarted: its config changed), Kubernetes packages
+    order = ["modprobe overlay", "sysctl --system", "swapoff -a", "apt-get update", "containerd --version", "systemctl restart containerd"]
+    order += ["apt-get install -y -qq kubelet=", "apt-mark hold kubelet kubeadm kubectl", "systemctl enable kubelet"]
+    positions = [_index(calls, c) for c in order]
+    assert positions == sorted(positions), calls
+    written = box.file("/etc/containerd/config.toml").read_text()
+    assert written.startswith(CONTAINERD_MARKER + "\n")
+    parsed = tomllib.loads(written.replace(str(box.root), ""))
+    assert parsed["disabled_plugins"] == [] and parsed["version"] == 2
+    assert parsed["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"]["runc"]["options"]["SystemdCgroup"] is True
+    backup = box.file("/etc/containerd/config.toml.hybridgpu.orig")
+    assert backup.read_text() == original  # the operator's (package's) file is kept
+    assert "kept the previous" in first.stderr
+
+    second = box.run(script)  # idempotent: nothing written, containerd not restarted, nothing installed
+    assert second.returncode == 0, second.stderr
+    assert "wrote " not in second.stderr and "kept the previous" not in second.stderr
+    assert "systemctl restart containerd" not in box.calls and "systemctl start containerd" in box.calls
+    assert not [c for c in box.calls if c.startswith("apt-get install -y -qq kubelet=")]
+    assert backup.read_text() == original
+    assert box.file("/etc/containerd/config.toml").read_text() == written
+
+
+def test_bootstrap_writes_the_layout_of_the_installed_major_version(tmp_path):
+    box = Sandbox(tmp_path, containerd_version=VERSION_2X)
+    proc = box.run(bootstrap_script(CLUSTER, GPU, nvidia_toolkit=True, nvidia_toolkit_version="1.18.2-1"))
+    assert proc.returncode == 0, proc.stderr
+    parsed = tomllib.loads(box.file("/etc/containerd/config.toml").read_text())
+    assert parsed["version"] == 3
+    runtime = parsed["plugins"]["io.containerd.cri.v1.runtime"]["containerd"]
+    assert runtime["default_runtime_name"] == "nvidia"
+    assert not box.file("/etc/containerd/config.toml.hybridgpu.orig").exists()  # there was no file before
+    # NVIDIA toolkit installed before the single containerd restart
+    toolkit = next(i for i, c in enumerate(box.calls) if c.startswith("apt-get install") and " nvidia-container-toolkit=1.18.2-1 " in f"{c} ")
+    assert toolkit < _index(box.calls, "systemctl restart containerd")
+    unknown = Sandbox(tmp_path / "v3", containerd_version="containerd example.com/fork 3.0.0 abc")
+    refused = unknown.run(bootstrap_script(CLUSTER, CPU, nvidia_toolkit=False))
+    assert refused.returncode != 0 and "containerd 3.0.0 is not supported" in refused.stderr
+
+
+def test_bootstrap_after_a_failure_in_the_middle(tmp_path, debian_containerd):
+    original, version = _packaged("debian", debian_containerd)
+    box = Sandbox(tmp_path, containerd_version=version)
+    box.file("/etc/containerd/config.toml").parent.mkdir(parents=True)
+    box.file("/etc/containerd/config.toml").write_text(original)
+    script = bootstrap_script(CLUSTER, CP, nvidia_toolkit=False)
+    failed = box.run(script, FAIL_AT="apt-get install -y -qq kubelet=")
+    assert failed.returncode != 0
+    assert box.calls[-1].startswith("apt-get install -y -qq kubelet=")  # stopped right there
+    assert "apt-mark hold kubelet kubeadm kubectl" not in box.calls
+    assert not box.file("/etc/kubernetes/audit/policy.yaml").exists()  # later steps did not run
+    # fix the cause and run again: it finishes; containerd's config is already right (no restart)
+    again = box.run(script)
+    assert again.returncode == 0, again.stderr
+    assert "systemctl restart containerd" not in box.calls
+    assert any(c.startswith("apt-get install -y -qq kubelet=") for c in box.calls)
+    assert box.file("/etc/kubernetes/audit/policy.yaml").exists()
+    assert box.file("/etc/containerd/config.toml.hybridgpu.orig").read_text() == original
+
+
+# --------------------------------------------------------------------------- kubeadm init/join in the sandbox
+
+CONFIG = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nbootstrapTokens: [{token: abcdef.0123456789abcdef}]\n"
+
+
+def _upload(box: Sandbox) -> Path:
+    path = box.file("/etc/kubernetes/hybridgpu/kubeadm.yaml")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(CONFIG)
+    return path
+
+
+def test_init_fresh_then_second_run_does_nothing(tmp_path):
+    box = Sandbox(tmp_path)
+    script = kubeadm_run_script(CP, first=True)
+    config = _upload(box)
+    first = box.run(script)
+    assert first.returncode == 0, first.stderr
+    assert "kubeadm init --config" in "\n".join(box.calls)
+    init = next(c for c in box.calls if c.startswith("kubeadm init"))
+    assert "--skip-token-print" in init and "--skip-certificate-key-print" in init
+    # after init the script checked what shows completion, in this order
+    after = box.calls[box.calls.index(init) + 1 :]
+    assert [c.split(" --request-timeout=10s ")[1] for c in after] == [
+        "get --raw=/readyz",
+        "get node cp-01 -o name",
+        "-n kube-system get configmap kubeadm-config -o name",
+        "-n kube-public get configmap cluster-info -o name",
+    ]
+    assert not config.exists()  # token and key removed
+    assert box.file("/etc/kubernetes/hybridgpu/complete").exists()
+    assert "kubeadm init complete" in first.stderr
+
+    _upload(box)  # e.g. the config step ran again: a complete host still does nothing
+    second = box.run(script)
+    assert second.returncode == 0, second.stderr
+    assert not [c for c in box.calls if c.startswith("kubeadm")]
+    assert "already complete" in second.stderr
+    assert not config.exists()
+
+
+def test_init_rerun_after_kubelet_conf_but_no_api_server_resets_and_retries(tmp_path):
+    """The old script exited 0 here because /etc/kubernetes/kubelet.conf existed."""
+    box = Sandbox(tmp_path)
+    script = kubeadm_run_script(CP, first=True)
+    config = _upload(box)
+    failed = box.run(script, KUBEADM_STOPS_BEFORE="wait-control-plane")
+    assert failed.returncode != 0
+    assert box.file("/etc/kubernetes/kubelet.conf").exists()
+    assert config.exists() and not box.file("/etc/kubernetes/hybridgpu/complete").exists()
+
+    again = box.run(script)
+    assert again.returncode == 0, again.stderr
+    assert "the API server does not answer (phase wait-control-plane)" in again.stderr
+    kubeadm = [c for c in box.calls if c.startswith("kubeadm")]
+    assert kubeadm[0].startswith("kubeadm reset --force --cri-socket unix:///run/containerd/containerd.sock")
+    assert kubeadm[1].startswith("kubeadm init --config") and "--skip-phases" not in kubeadm[1]
+    assert box.file("/etc/kubernetes/hybridgpu/complete").exists() and not config.exists()
+
+
+def test_init_rerun_with_live_api_server_retries_the_later_phases(tmp_path):
+    box = Sandbox(tmp_path)
+    script = kubeadm_run_script(CP, first=True)
+    _upload(box)
+    assert box.run(script, KUBEADM_STOPS_BEFORE="bootstrap-token").returncode != 0
+    again = box.run(script)
+    assert again.returncode == 0, again.stderr
+    assert "kube-public/cluster-info is missing" in again.stderr
+    kubeadm = [c for c in box.calls if c.startswith("kubeadm")]
+    assert len(kubeadm) == 1 and "reset" not in kubeadm[0]  # no reset of a control plane that is up
+    assert kubeadm[0].endswith("--skip-phases=preflight,certs,kubeconfig,etcd,control-plane,kubelet-start")
+
+
+@pytest.mark.parametrize("node", [CPU, CP2], ids=["worker", "control-plane"])
+def test_join_after_failure_resets_and_joins_again(tmp_path, node):
+    box = Sandbox(tmp_path, node=node.hostname)
+    script = kubeadm_run_script(node, first=False)
+    env = {"JOIN_CONTROL_PLANE": "1" if node.role == "control-plane" else "0"}
+    _upload(box)
+    assert box.run(script, KUBEADM_STOPS_BEFORE="kubelet-start", **env).returncode != 0
+    again = box.run(script, **env)
+    assert again.returncode == 0, again.stderr
+    assert "did not finish" in again.stderr
+    kubeadm = [c for c in box.calls if c.startswith("kubeadm")]
+    assert kubeadm[0].startswith("kubeadm reset --force") and kubeadm[1].startswith("kubeadm join --config")
+    credentials = "/etc/kubernetes/admin.conf" if node.role == "control-plane" else "/etc/kubernetes/kubelet.conf"
+    assert all(credentials in c for c in box.calls if c.startswith("kubectl"))
+    third = box.run(script, **env)
+    assert third.returncode == 0 and not [c for c in box.calls if c.startswith("kubeadm")]
+
+
+def test_join_reports_an_incomplete_host_after_kubeadm_returns(tmp_path):
+    """kubeadm join exits 0 but the Node never registers: the script waits, then fails naming it."""
+    box = Sandbox(tmp_path, node="cpu-01")
+    _upload(box)
+    stub = box.base / "bin" / "kubeadm"
+    stub.write_text(STUB.replace('touch "${S}/api" "${S}/node" "${S}/kubeadm-config" "${S}/cluster-info"', 'touch "${S}/api" "${S}/kubeadm-config"'))
+    proc = box.run(kubeadm_run_script(CPU, first=False))
+    assert proc.returncode != 0
+    assert "node cpu-01 is not registered (phase kubelet-start)" in proc.stderr
+    assert box.calls.count("sleep 5") == 12
+    assert not box.file("/etc/kubernetes/hybridgpu/complete").exists()
+
+
+def test_reset_removes_the_completion_marker(tmp_path):
+    box = Sandbox(tmp_path)
+    marker = box.file("/etc/kubernetes/hybridgpu/complete")
+    marker.parent.mkdir(parents=True)
+    marker.touch()
+    proc = box.run(reset_script())
+    assert proc.returncode == 0, proc.stderr
+    assert not marker.exists()
+    assert box.calls[0].startswith("kubeadm reset --force")
+
+
+def test_sandbox_env_does_not_leak_real_paths():
+    """The redirect covers every absolute host path the scripts write (guards the sandbox itself)."""
+    for script in (bootstrap_script(CLUSTER, GPU, nvidia_toolkit=True), kubeadm_run_script(CP, first=True), reset_script()):
+        rewritten = Sandbox.script(type("B", (), {"root": Path("/sandbox")})(), script)  # type: ignore[arg-type]
+        for prefix in ("/etc/", "/var/", "/run/"):
+            assert f" {prefix}" not in rewritten and f"={prefix}" not in rewritten, prefix
+    assert os.sep == "/"
+
+
+# --------------------------------------------------------------------------- state table: what a re-run does
+# (host files left behind, cluster facts the kubectl stub answers) -> first kubeadm call and the log line.
+KC, AC, BK = "etc/kubernetes/kubelet.conf", "etc/kubernetes/admin.conf", "etc/kubernetes/bootstrap-kubelet.conf"
+APISERVER, KUBELET_CONFIG = "etc/kubernetes/manifests/kube-apiserver.yaml", "var/lib/kubelet/config.yaml"
+ALL = ("api", "node", "kubeadm-config", "cluster-info", "control-plane-label")
+RESUME = "resume"  # kubeadm init --config ... --skip-phases=<the phases up to kubelet-start>
+STATES = [
+    # id, node, host files, cluster facts, first kubeadm call (None: nothing to do), expected log text
+    ("init-fresh", CP, (), (), "kubeadm init --config", "kubeadm init on cp-01"),
+    ("init-complete", CP, (KC, AC, APISERVER), ALL, None, "already complete"),
+    ("init-kubelet-conf-only", CP, (KC,), (), "kubeadm reset", "no /etc/kubernetes/admin.conf (phase kubeconfig)"),
+    ("init-api-down", CP, (KC, AC, APISERVER), (), "kubeadm reset", "the API server does not answer (phase wait-control-plane)"),
+    ("init-manifests-only", CP, (APISERVER,), (), "kubeadm reset", "did not finish"),
+    ("init-kubelet-config-only", CP, (KUBELET_CONFIG,), (), "kubeadm reset", "did not finish"),
+    ("init-node-missing", CP, (KC, AC), ("api",), RESUME, "node cp-01 is not registered"),
+    ("init-no-kubeadm-config", CP, (KC, AC), ("api", "node"), RESUME, "kube-system/kubeadm-config is missing (phase upload-config)"),
+    ("init-no-cluster-info", CP, (KC, AC), ("api", "node", "kubeadm-config"), RESUME, "kube-public/cluster-info is missing"),
+    ("init-bootstrap-conf-only", CP, (BK,), (), "kubeadm reset", "did not finish"),
+    ("join-fresh", CPU, (), (), "kubeadm join --config", "kubeadm join on cpu-01"),
+    ("join-complete", CPU, (KC,), ALL, None, "already complete"),
+    ("join-api-down", CPU, (KC,), (), "kubeadm reset", "the API server does not answer"),
+    ("join-bootstrap-only", CPU, (BK,), (), "kubeadm reset", "no /etc/kubernetes/kubelet.conf (phase kubelet-start)"),
+    ("join-not-registered", CPU, (KC,), ("api",), "kubeadm reset", "node cpu-01 is not registered"),
+    ("join-no-kubeadm-config", CPU, (KC,), ("api", "node"), "kubeadm reset", "kube-system/kubeadm-config is missing"),
+    ("cp-join-complete", CP2, (KC, AC, APISERVER), ALL, None, "already complete"),
+    ("cp-join-not-marked", CP2, (KC, AC, APISERVER), ("api", "node", "kubeadm-config"), "kubeadm reset", "not marked as a control plane"),
+]
+
+
+@pytest.mark.parametrize(("node", "files", "facts", "first_call", "message"), [s[1:] for s in STATES], ids=[s[0] for s in STATES])
+def test_rerun_decision_table(tmp_path, node, files, facts, first_call, message):
+    box = Sandbox(tmp_path, node=node.hostname)
+    for path in files:
+        box.file(path).parent.mkdir(parents=True, exist_ok=True)
+        box.file(path).write_text("left over\n")
+    for fact in facts:
+        (box.state / fact).touch()
+    config = _upload(box)
+    first = node is CP
+    proc = box.run(kubeadm_run_script(node, first=first), JOIN_CONTROL_PLANE="1" if node.role == "control-plane" else "0")
+    assert proc.returncode == 0, proc.stderr
+    assert message in proc.stderr.replace(str(box.root), "")
+    kubeadm = [c for c in box.calls if c.startswith("kubeadm")]
+    if first_call is None:
+        assert kubeadm == []
+    elif first_call == RESUME:
+        assert len(kubeadm) == 1 and kubeadm[0].startswith("kubeadm init --config"), kubeadm
+        assert kubeadm[0].endswith("--skip-phases=preflight,certs,kubeconfig,etcd,control-plane,kubelet-start")
+    else:
+        assert kubeadm[0].startswith(first_call), kubeadm
+        assert not any("--skip-phases" in c for c in kubeadm)
+        if first_call == "kubeadm reset":
+            assert kubeadm[1].startswith(f"kubeadm {'init' if first else 'join'} --config")
+    assert box.file("/etc/kubernetes/hybridgpu/complete").exists() and not config.exists()
+
+
+VERSION_LINES = [
+    # `containerd --version` as packages print it -> config version written (None: refused)
+    (VERSION_DEBIAN, 2),
+    (VERSION_DOCKER, 2),
+    ("containerd github.com/containerd/containerd 1.7.24 1.7.24-0ubuntu1~24.04.2", 2),
+    ("containerd github.com/containerd/containerd v1.7.28 b98a3aace656320842a23f4a0a33f5af8fdfd9a6", 2),
+    ("containerd github.com/containerd/containerd 1.6.33 d2d58213f83a351ca8f528a95fbd145f5654e957", 2),
+    (VERSION_2X, 3),
+    ("containerd github.com/containerd/containerd/v2 v2.0.0 207ad711eabd375a01713109a8a197d197ff6542", 3),
+    ("containerd containerd.io v2.1.5 fcd43222d6b07379a4be9786bda52438f0dd16a1", 3),
+    ("containerd github.com/containerd/containerd/v2 2.2.0+unknown", 3),
+    ("containerd github.com/containerd/containerd 1.5.18 ", 2),
+    ("containerd example.com/fork 3.0.0 abc", None),
+    ("containerd github.com/containerd/containerd 0.2.3", None),
+    ("containerd", None),
+    ("", None),
+    ("containerd github.com/containerd/containerd v10.1.0", None),
+    ("containerd github.com/containerd/containerd 12.0", None),
+    ("containerd github.com/containerd/containerd latest", None),
+    ("containerd github.com/containerd/containerd v", None),
+    ("containerd github.com/containerd/containerd 2x", None),
+    ("containerd github.com/containerd/containerd .1.7", None),
+]
+
+
+@pytest.mark.parametrize(("line", "version"), VERSION_LINES, ids=[f"{i}-{v}" for i, (_, v) in enumerate(VERSION_LINES)])
+def test_config_layout_follows_the_installed_version(tmp_path, line, version):
+    box = Sandbox(tmp_path, containerd_version=line)
+    proc = box.run(bootstrap_script(CLUSTER, CPU, nvidia_toolkit=False))
+    config = box.file("/etc/containerd/config.toml")
+    if version is None:
+        assert proc.returncode != 0 and "is not supported here (1.x or 2.x)" in proc.stderr
+        assert not config.exists()
+    else:
+        assert proc.returncode == 0, proc.stderr
+        assert tomllib.loads(config.read_text())["version"] == version

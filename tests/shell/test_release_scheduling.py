@@ -1,0 +1,41 @@
+"""The values the program really passes to each Helm release give the placements the stack check checked (issue 14, point 2).
+
+``hybridgpu validate`` checks placements computed from the renderers
+(``hybridgpu/stack/scheduling.py``); this test recomputes them from the ``values`` input of every
+``kubernetes:helm.sh/v3:Release`` the offline preview recorded, so a component that passed other
+values than the check assumed would fail here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hybridgpu.catalog import load_catalog
+from hybridgpu.render.charts import CHARTS, chart_placements
+from hybridgpu.shell.crds import HELM_RELEASE
+from hybridgpu.shell.preview import run_preview
+from hybridgpu.stack.load import load_stack
+from hybridgpu.stack.scheduling import cluster_workloads
+
+STACKS = ("dev", "hybrid", "onprem", "prod")
+
+
+@pytest.fixture(scope="module")
+def runs(previews, root):
+    return {**previews, "hybrid": run_preview("hybrid", root)}
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_recorded_release_values_match_the_checked_placements(runs, root, name):
+    recorded = {}
+    for release in runs[name].of_type(HELM_RELEASE):
+        chart = str(release.inputs["chart"]).rpartition("/")[2]
+        if CHARTS.get(chart) is None or not CHARTS[chart].workloads:
+            continue
+        for pod in chart_placements(chart, release.inputs.get("values") or {}, release.inputs["name"]):
+            recorded[pod.name] = pod
+    stack = load_stack(name, root)
+    checked = {w.placement.name: w.placement for c in cluster_workloads(stack.config, load_catalog(), inventory=stack.inventory, burst_plan=stack.burst_plan) for w in c.workloads}
+    assert recorded.keys() == checked.keys()
+    for key, pod in recorded.items():
+        assert (pod.tolerations, pod.node_selector, pod.required_terms) == (checked[key].tolerations, checked[key].node_selector, checked[key].required_terms), key
