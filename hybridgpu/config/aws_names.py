@@ -2,7 +2,7 @@
 
 Every AWS resource the program creates gets its name here, so the components
 (:mod:`hybridgpu.shell.components.eks`, ``karpenter``, ``network``) and the stack check
-(:func:`hybridgpu.stack.names.aws_name_issues`) cannot disagree: both call :class:`CloudNames`.
+(:func:`hybridgpu.config.cloud_checks.aws_name_issues`) cannot disagree: both call :class:`CloudNames`.
 
 A resource is named one of three ways (:data:`Naming`):
 

@@ -955,7 +955,9 @@ def kubeadm_ca_verification(res: PolicyResource, cfg: PolicySettings) -> Finding
 
 #: Helm releases whose values the pack reads (the chart's templates are not rendered offline).
 HELM_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart")
-_NODEPOOL_TEXT = re.compile(r"kind:\s*[\"']?NodePool\b|apiVersion:\s*[\"']?karpenter\.sh/")
+#: The NodePool API group (``karpenter.sh``), read from the NodePool type token.
+_NODEPOOL_GROUP = NODEPOOL_TYPES[0].split(":")[1].split("/")[0]
+_NODEPOOL_TEXT = re.compile(r"kind:\s*[\"']?NodePool\b|apiVersion:\s*[\"']?" + re.escape(_NODEPOOL_GROUP) + "/")
 
 
 def _helm_findings(node: Any, path: str, found: list[str]) -> None:
@@ -965,7 +967,7 @@ def _helm_findings(node: Any, path: str, found: list[str]) -> None:
             kind, api = node.get("kind"), node.get("apiVersion")
         except errors:  # type: ignore[misc]
             kind = api = None
-        if kind == "NodePool" or (isinstance(api, str) and api.startswith("karpenter.sh/")):
+        if kind == "NodePool" or (isinstance(api, str) and api.split("/", 1)[0] == _NODEPOOL_GROUP):
             found.append(f"a Karpenter NodePool at values.{path}" if path else "a Karpenter NodePool in values")
         for key in list(node):
             where = f"{path}.{key}" if path else str(key)

@@ -37,7 +37,7 @@ from hybridgpu.render.network import plan_subnets
 from hybridgpu.stack.burst import burst_issues
 from hybridgpu.stack.economics import economics_issues
 from hybridgpu.stack.inventory import load_onprem_inventory
-from hybridgpu.stack.names import access_entry_issues, aws_name_issues
+from hybridgpu.config.cloud_checks import access_entry_issues, aws_name_issues
 from hybridgpu.stack.scheduling import scheduling_issues
 
 CLOUD = "hybridgpu:cloud"

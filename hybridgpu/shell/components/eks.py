@@ -86,7 +86,7 @@ class EksCluster(pulumi.ComponentResource):
         partition = aws.get_partition_output(opts=pulumi.InvokeOptions(parent=self)).partition
         cluster_name = config.name
         # Every child whose name reaches AWS takes it from CloudNames, which the stack check uses
-        # too (hybridgpu.stack.names): the names validated are the names created.
+        # too (hybridgpu.config.cloud_checks): the names validated are the names created.
         names = CloudNames(cluster_name)
 
         key = aws.kms.Key(

@@ -80,7 +80,7 @@ class Karpenter(pulumi.ComponentResource):
         invoke = pulumi.InvokeOptions(parent=self)
         partition = aws.get_partition_output(opts=invoke).partition
         account_id = aws.get_caller_identity_output(opts=invoke).account_id
-        # AWS names from CloudNames, which the stack check uses too (hybridgpu.stack.names).
+        # AWS names from CloudNames, which the stack check uses too (hybridgpu.config.cloud_checks).
         names = CloudNames(cluster_name)
 
         node_role = aws.iam.Role(

@@ -1,6 +1,7 @@
 """The AWS names and EKS access entries a stack will create, checked before any resource is (pure, no Pulumi).
 
-Two checks of the cloud section, run by :func:`hybridgpu.stack.checks.check_stack` and so by
+Two checks of the cloud section alone (so they live in :mod:`hybridgpu.config`, docs/architecture.md
+rule 1), run by :func:`hybridgpu.stack.checks.check_stack` and so by
 ``hybridgpu validate``, ``hybridgpu preview`` and the program under ``pulumi up``:
 
 * :func:`aws_name_issues`: every AWS name the program sends, explicit or auto-generated
@@ -17,8 +18,7 @@ Two checks of the cloud section, run by :func:`hybridgpu.stack.checks.check_stac
   program runs (``aws.get_caller_identity``); the program gives it no second entry when it is
   a listed admin (:func:`hybridgpu.config.aws_names.admin_access_principals`).
 
-Both read the cloud section only but live here, with the other checks of a whole stack, so
-that they run wherever a stack is validated; they name the stack file, the key and the fix.
+Both name the stack file, the key and the fix.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""AWS names and EKS access entries, end to end through ``hybridgpu validate`` (hybridgpu.stack.names).
+"""AWS names and EKS access entries, end to end through ``hybridgpu validate`` (hybridgpu.config.cloud_checks).
 
-The cases are tests/stack/fixtures/aws-names-cases.yaml: realistic edits of the example stacks
+The cases are tests/config/fixtures/aws-names-cases.yaml: realistic edits of the example stacks
 (the longest allowed cluster name, one over it, EKS's own maximum of 100, characters EKS allows
 but the toolkit does not, an admin listed twice or in another case, the Karpenter node role as an
 admin, an own Karpenter namespace, ...), each with the verdict ``hybridgpu validate`` must give
@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from hybridgpu.cli.main import app
 from hybridgpu.config.aws_names import CLUSTER_NAME_MAX_LENGTH
 from hybridgpu.config.models import CloudConfig
-from hybridgpu.stack.names import access_entry_issues, aws_name_issues
+from hybridgpu.config.cloud_checks import access_entry_issues, aws_name_issues
 from tests.helpers.scratch import example_plan, example_stack
 
 CASES = yaml.safe_load((Path(__file__).parent / "fixtures" / "aws-names-cases.yaml").read_text())
