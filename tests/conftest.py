@@ -32,6 +32,14 @@ def previews(root):
     return {stack: run_preview(stack, root) for stack in EXAMPLE_STACKS}
 
 
+@pytest.fixture(scope="session")
+def all_previews(previews, root):
+    """:func:`previews` plus the ``hybrid`` stack (the burst manager): every stack under ``stacks/``."""
+    from hybridgpu.shell.preview import run_preview
+
+    return {**previews, "hybrid": run_preview("hybrid", root)}
+
+
 @pytest.fixture
 def scratch_project(tmp_path) -> Callable[..., Path]:
     """Make a scratch project in ``tmp_path`` and return its root: ``scratch_project(stacks=..., stack_edits=...,

@@ -187,15 +187,24 @@ def parse_quantity(value: Any) -> float | None:
 def dig(obj: Any, *path: str | int, default: Any = None) -> Any:
     """``obj[path[0]][path[1]]...`` or ``default`` when a step is missing or of the wrong kind."""
     for key in path:
-        if isinstance(key, int):
-            if not isinstance(obj, Sequence) or isinstance(obj, str) or key >= len(obj):
-                return default
-            obj = obj[key]
-        else:
-            if not isinstance(obj, Mapping) or key not in obj:
-                return default
-            obj = obj[key]
+        obj = _step(obj, key)
+        if obj is _MISSING:
+            return default
     return obj
+
+
+_MISSING = object()
+
+
+def _step(obj: Any, key: str | int) -> Any:
+    """``obj[key]`` for a list index or a mapping key, or :data:`_MISSING` when it is not there."""
+    if isinstance(key, int):
+        if not isinstance(obj, Sequence) or isinstance(obj, str) or key >= len(obj):
+            return _MISSING
+        return obj[key]
+    if not isinstance(obj, Mapping) or key not in obj:
+        return _MISSING
+    return obj[key]
 
 
 def as_list(value: Any) -> list[Any]:
@@ -254,16 +263,11 @@ def known(obj: Any, *path: str | int, default: Any = None) -> Any:
     for key in path:
         steps.append(f"[{key}]" if isinstance(key, int) else (f".{key}" if steps else str(key)))
         try:
-            if isinstance(key, int):
-                if not isinstance(obj, Sequence) or isinstance(obj, str) or key >= len(obj):
-                    return default
-                obj = obj[key]
-            else:
-                if not isinstance(obj, Mapping) or key not in obj:
-                    return default
-                obj = obj[key]
+            obj = _step(obj, key)
         except errors:  # type: ignore[misc]
             return Unknown("".join(steps))
+        if obj is _MISSING:
+            return default
     return obj
 
 

@@ -22,20 +22,15 @@ from tests.helpers.scratch import example_plan
 STACKS = ("dev", "hybrid", "onprem", "prod")
 
 
-@pytest.fixture(scope="module")
-def runs(previews, root):
-    return {**previews, "hybrid": run_preview("hybrid", root)}
-
-
 @pytest.mark.parametrize("name", STACKS)
-def test_every_custom_resource_has_its_crd_first(runs, root, name):
+def test_every_custom_resource_has_its_crd_first(all_previews, root, name):
     nvidia = load_stack(name, root).config.nvidia
     declared = declared_crds(nvidia) if nvidia else ()
-    assert crd_problems(runs[name].records, declared) == []
+    assert crd_problems(all_previews[name].records, declared) == []
 
 
-def test_the_custom_resources_are_the_ones_we_know(runs):
-    kinds = {custom_kind(r) for run in runs.values() for r in run.records} - {None}
+def test_the_custom_resources_are_the_ones_we_know(all_previews):
+    kinds = {custom_kind(r) for run in all_previews.values() for r in run.records} - {None}
     assert kinds == {
         ("karpenter.k8s.aws", "EC2NodeClass"),
         ("karpenter.sh", "NodePool"),
@@ -52,8 +47,8 @@ def test_the_custom_resources_are_the_ones_we_know(runs):
         assert any(kind in chart_crds(c) for c in ("karpenter-crd", "kueue", "prometheus-operator-crds")), kind
 
 
-def test_prod_installs_the_prometheus_crds_before_the_rule(runs):
-    records = runs["prod"].records
+def test_prod_installs_the_prometheus_crds_before_the_rule(all_previews):
+    records = all_previews["prod"].records
     rule = next(r for r in records if custom_kind(r) == ("monitoring.coreos.com", "PrometheusRule"))
     crds = next(r for r in records if r.type == HELM_RELEASE and str(r.inputs["chart"]).endswith("/prometheus-operator-crds"))
     assert crds.urn in rule.dependencies and crds.inputs["version"] == "31.0.1"
@@ -61,13 +56,13 @@ def test_prod_installs_the_prometheus_crds_before_the_rule(runs):
     assert crds.urn in operator.dependencies  # the operator finds the ServiceMonitor CRD on its first reconcile
 
 
-def test_a_missing_crd_release_is_reported(runs):
+def test_a_missing_crd_release_is_reported(all_previews):
     """Without the CRD release in the dependency path the rule is reported (the check is not vacuous)."""
-    records = [r for r in runs["prod"].records if not str(r.inputs.get("chart", "")).endswith("/prometheus-operator-crds")]
+    records = [r for r in all_previews["prod"].records if not str(r.inputs.get("chart", "")).endswith("/prometheus-operator-crds")]
     problems = crd_problems(records)
     assert len(problems) == 1 and "PrometheusRule (monitoring.coreos.com)" in problems[0]
     # Nor does a NodePool pass when it no longer waits for the Karpenter release.
-    pools = [dataclasses.replace(r, dependencies=[]) if custom_kind(r) == ("karpenter.sh", "NodePool") else r for r in runs["dev"].records]
+    pools = [dataclasses.replace(r, dependencies=[]) if custom_kind(r) == ("karpenter.sh", "NodePool") else r for r in all_previews["dev"].records]
     assert any("NodePool (karpenter.sh)" in p for p in crd_problems(pools))
 
 

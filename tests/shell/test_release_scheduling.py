@@ -13,22 +13,16 @@ import pytest
 from hybridgpu.catalog import load_catalog
 from hybridgpu.render.charts import CHARTS, chart_placements
 from hybridgpu.shell.crds import HELM_RELEASE
-from hybridgpu.shell.preview import run_preview
 from hybridgpu.stack.load import load_stack
 from hybridgpu.stack.scheduling import cluster_workloads
 
 STACKS = ("dev", "hybrid", "onprem", "prod")
 
 
-@pytest.fixture(scope="module")
-def runs(previews, root):
-    return {**previews, "hybrid": run_preview("hybrid", root)}
-
-
 @pytest.mark.parametrize("name", STACKS)
-def test_recorded_release_values_match_the_checked_placements(runs, root, name):
+def test_recorded_release_values_match_the_checked_placements(all_previews, root, name):
     recorded = {}
-    for release in runs[name].of_type(HELM_RELEASE):
+    for release in all_previews[name].of_type(HELM_RELEASE):
         chart = str(release.inputs["chart"]).rpartition("/")[2]
         if CHARTS.get(chart) is None or not CHARTS[chart].workloads:
             continue
