@@ -100,6 +100,11 @@ def installed(built, tmp_path_factory) -> tuple[Path, Path]:
         steps = [] if stamp.exists() else [["download", "-q", "-d", str(WHEELHOUSE), *wanted]]
         steps.append(["install", "-q", "--no-compile", "--no-index", "--find-links", str(WHEELHOUSE), *args])
         for step in steps:
+            # The pack's own wheel changes with every build under one version number; a copy left in
+            # the shared wheelhouse by an earlier build would be taken instead of the pack's (pip
+            # keeps a file it has "already downloaded"), with that build's pins.
+            for stale in WHEELHOUSE.glob("hybridgpu-*.whl"):
+                stale.unlink()
             proc = subprocess.run([str(python), "-m", "pip", *step], cwd=pack, env=env, capture_output=True, text=True, timeout=900, check=False)
             if proc.returncode != 0:
                 if not _index_reachable():
