@@ -16,10 +16,10 @@ from typing import Any, ClassVar
 
 import yaml
 
-from hybridgpu.errors import HybridGpuError, Issue, unknown_key_fix
+from hybridgpu.errors import Issue, IssuesError, unknown_key_fix
 
 
-class DataFileError(HybridGpuError):
+class DataFileError(IssuesError):
     """A packaged data file is invalid; every problem found is reported, not only the first.
 
     Subclasses set :attr:`what` (e.g. ``"GPU catalog data"``) for the message head.
@@ -37,18 +37,17 @@ class DataFileError(HybridGpuError):
     """
 
     what: ClassVar[str] = "data file"
+    MAX_SHOWN = None
 
     def __init__(self, issues: list[Issue]):
-        if not issues:
-            raise ValueError(f"{type(self).__name__} needs at least one issue")
-        self.issues = list(issues)
+        super().__init__(issues)
         first = self.issues[0]
         self.file = first.file
         self.entry = first.entry
         self.field = first.field
-        count = len(self.issues)
-        head = f"{count} problem{'s' if count > 1 else ''} in the {self.what}:"
-        super().__init__("\n".join([head, *(f"  - {issue}" for issue in self.issues)]))
+
+    def head(self) -> str:
+        return f"{self.count_text} in the {self.what}:"
 
 
 class UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]

@@ -4,7 +4,8 @@ pydantic validation errors into issues.
 Every problem with an input (a stack file, an inventory, a burst plan, a trace, a demand CSV,
 a packaged data file or an override of one) is an :class:`Issue`: where the input came from (a
 file), where in it the problem is (a key path, optionally inside an entry: a data-file entry,
-an inventory host or a CSV line), what is wrong and how to fix it. The error classes
+an inventory host or a CSV line), what is wrong and how to fix it. The error classes, all
+built on :class:`IssuesError` (a head line, then :func:`issue_lines`),
 (:class:`StackConfigError` here, :class:`~hybridgpu.datafile.DataFileError` and its subclasses,
 ``InventoryError``, ``DemandFileError``) report every issue at once, before any Pulumi resource
 is registered.
@@ -23,7 +24,7 @@ import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -187,7 +188,44 @@ class FieldError(ValueError):
         super().__init__(message)
 
 
-class StackConfigError(HybridGpuError):
+class IssuesError(HybridGpuError):
+    """Base of the errors that report every :class:`Issue` found at once.
+
+    The message is :meth:`head` (one line, from ``issues``), then :func:`issue_lines`.
+    Subclasses override :meth:`head` and, to spell out every issue, set :attr:`MAX_SHOWN` to None.
+
+    Args:
+        issues: the problems (at least one), in the order to report them.
+
+    Attributes:
+        issues: the problems, in the order given.
+
+    Raises:
+        ValueError: (on construction) no issue given.
+    """
+
+    #: At most this many issues are spelled out in the message (None: all of them).
+    MAX_SHOWN: ClassVar[int | None] = MAX_SHOWN_ISSUES
+
+    def __init__(self, issues: Sequence[Issue]):
+        if not issues:
+            raise ValueError(f"{type(self).__name__} needs at least one issue")
+        self.issues = list(issues)
+        limit = len(self.issues) if self.MAX_SHOWN is None else self.MAX_SHOWN
+        super().__init__("\n".join([self.head(), *issue_lines(self.issues, limit)]))
+
+    @property
+    def count_text(self) -> str:
+        """``N problem`` or ``N problems``, for :meth:`head`."""
+        count = len(self.issues)
+        return f"{count} problem{'s' if count > 1 else ''}"
+
+    def head(self) -> str:
+        """The message's first line (``self.issues`` is set, non-empty)."""
+        return f"{self.count_text}:"
+
+
+class StackConfigError(IssuesError):
     """A stack configuration is invalid; raised before any resource is registered.
 
     Args:
@@ -197,13 +235,8 @@ class StackConfigError(HybridGpuError):
         ValueError: (on construction) no issue given.
     """
 
-    def __init__(self, issues: list[Issue]):
-        if not issues:
-            raise ValueError("StackConfigError needs at least one issue")
-        self.issues = list(issues)
-        count = len(self.issues)
-        head = f"{count} problem{'s' if count > 1 else ''} in stack configuration {self.issues[0].file}:"
-        super().__init__("\n".join([head, *issue_lines(self.issues)]))
+    def head(self) -> str:
+        return f"{self.count_text} in stack configuration {self.issues[0].file}:"
 
     @property
     def keys(self) -> list[str]:

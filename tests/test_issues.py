@@ -29,11 +29,12 @@ from hybridgpu.config.models import NodePoolConfig
 from hybridgpu.datafile import DataFileError
 from hybridgpu.economics.demand import DemandFileError, parse_demand_csv
 from hybridgpu.economics.prices import EconomicsDataError, load_economics_data
-from hybridgpu.errors import FieldError, Issue, StackConfigError, allowed_keys, fix_for, issues_from_validation, unknown_key_fix
+from hybridgpu.errors import MAX_SHOWN_ISSUES, FieldError, Issue, IssuesError, StackConfigError, allowed_keys, fix_for, issues_from_validation, unknown_key_fix
 from hybridgpu.inventory import Host, InventoryError, inventory_from_documents
 from hybridgpu.mig.profiles import MIG_PROFILES_FILE, MigDataError, load_mig_models
 from hybridgpu.modelbase import Model
 from hybridgpu.policy.registry import BY_NAME, PolicyConfigError
+from hybridgpu.render.kubespray import KubesprayExportError
 from hybridgpu.stack.load import load_stack_config
 from tests.helpers import ROOT
 from tests.helpers.scratch import PLAN, example_plan, example_stack, write_stack
@@ -343,6 +344,18 @@ def test_every_error_class_holds_issues():
         issue = Issue("f", "k", "is wrong", "make it right")
         error = error_type([issue])
         assert error.issues == [issue] and "make it right" in str(error)
+
+
+def test_every_error_class_is_one_issues_error():
+    """The issue-carrying errors share :class:`IssuesError`: none can be built without an issue,
+    and only the data-file errors spell out every issue (the others stop at ``MAX_SHOWN_ISSUES``)."""
+    issues = [Issue("f", f"k{n}", "is wrong", "make it right") for n in range(MAX_SHOWN_ISSUES + 1)]
+    for error_type in (StackConfigError, InventoryError, KubesprayExportError, DemandFileError, DataFileError, CatalogError):
+        assert issubclass(error_type, IssuesError)
+        with pytest.raises(ValueError, match=f"{error_type.__name__} needs at least one issue"):
+            error_type([])
+        shown = str(error_type(issues)).count("fix: make it right")
+        assert shown == (len(issues) if error_type in (DemandFileError, DataFileError, CatalogError) else MAX_SHOWN_ISSUES)
 
 
 # --------------------------------------------------------------------------- good inputs pass

@@ -254,8 +254,8 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
     placement: dict[int, dict[_Node, int]] = {}
     work_start = [0.0] * n
 
-    def nodes_for(p: str, g: int) -> int:
-        """GPUs of the instances a job of ``g`` GPUs launches on its own (counts against the NodePool limit)."""
+    def nodes_for(g: int) -> int:
+        """GPUs of the instances a job of ``g`` GPUs launches on its own (counts against the NodePool limit; >= ``g``)."""
         return math.ceil(g / gpi) * gpi
 
     # Manager usage per class (pool key) and flavor.
@@ -306,7 +306,7 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
         g, p = gpus[i], pool[i]
         if onprem_ok[i] and g <= onprem_cap:
             return True
-        return p is not None and g <= ceilings[p] and nodes_for(p, g) <= ceilings[p]
+        return p is not None and nodes_for(g) <= ceilings[p]
 
     def terminate(node: _Node, now: float) -> None:
         node.alive = False
@@ -329,7 +329,7 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
     def can_place(p: str, g: int) -> bool:
         if g < gpi and any(nd.free >= g for nd in live_nodes[p]):
             return True
-        return node_gpus[p] + nodes_for(p, g) <= ceilings[p]
+        return node_gpus[p] + nodes_for(g) <= ceilings[p]
 
     def place(i: int, p: str, g: int, now: float) -> float:
         """Put ``g`` GPUs of job ``i`` on pool ``p``'s nodes; returns when they are all ready."""
@@ -399,7 +399,7 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
                 if onprem_ok[i]:
                     onprem_q.push(g, order, i, now)
                 p = pool[i]
-                if p is not None and g <= ceilings[p] and nodes_for(p, g) <= ceilings[p]:
+                if p is not None and nodes_for(g) <= ceilings[p]:
                     cloud_q[p].push(g, order, i, now + delay)
                     if delay > 0:
                         push(now + delay, _ELIGIBLE, i)

@@ -112,7 +112,6 @@ def plan_command(
         plan = _load_plan(stack, root)
     except (HybridGpuError, ValueError) as exc:
         _fail(str(exc))
-        return
     summary = plan_summary(plan)
     if as_json:
         _console().print_json(json.dumps(summary))
@@ -188,7 +187,6 @@ def simulate_command(
             params = SimulationParams(onprem_gpus=onprem_gpus, seed=seed)
     except (HybridGpuError, ValueError) as exc:
         _fail(str(exc))
-        return
     overrides = {
         "onprem_gpus": onprem_gpus,
         "spot_gpus": spot_gpus,

@@ -76,7 +76,6 @@ def report(
         written = write_plots(rep, plot) if plot is not None else []
     except (HybridGpuError, ValueError, KeyError) as exc:
         _fail(str(exc))
-        return
     if as_json:
         data = rep.to_dict()
         data["plots"] = [str(p) for p in written]
@@ -213,7 +212,6 @@ def plan(
         result = solve_plan(profile, prices, constraints)
     except (HybridGpuError, ValueError, KeyError) as exc:
         _fail(str(exc))
-        return
     d = result.dispatch
     summary = {
         "demand": {"source": profile.source, "hours": profile.hours, "gpuHours": profile.gpu_hours, "peak": profile.peak, "floor": profile.floor},
@@ -267,7 +265,6 @@ def demand_cmd(
         write_demand_csv(profile, out, comment=f"hybridgpu cost demand: {profile.source}")
     except (ValueError, OSError) as exc:
         _fail(str(exc))
-        return
     _console().print(f"wrote {out}: {profile.hours} h, peak {profile.peak:g}, floor {profile.floor:g}, {profile.gpu_hours:,.0f} GPU-hours")
 
 
@@ -298,7 +295,6 @@ def vram(
             needed = min_gpus(lambda n: estimate_vram(params_billions, mode, precision, optimizer, shards=n, **kw), mem)  # type: ignore[arg-type]
     except (HybridGpuError, ValueError, KeyError) as exc:
         _fail(str(exc))
-        return
     out = {"parts": est.parts, "totalGB": est.total_gb, "totalGiB": est.total_gib,
            "smallestGpu": gpus[0].label if gpus else None, "smallestMig": migs[0].label if migs else None,
            "gpus": [f.label for f in gpus], "migProfiles": [f.label for f in migs[:8]], "gpusNeeded": needed}

@@ -62,7 +62,6 @@ def check(
         result = check_layout(model, counts)
     except (ValueError, HybridGpuError) as exc:
         _fail(str(exc))
-        return
     console = _console()
     mix = ", ".join(f"{n} x {p}" for p, n in result.counts.items()) or "(empty)"
     gpu = result.gpu
@@ -88,7 +87,6 @@ def list_profiles(model: Annotated[str, typer.Argument(help="GPU model, e.g. H10
         gpu = mig_gpu(model)
     except HybridGpuError as exc:
         _fail(str(exc))
-        return
     table = Table(title=f"MIG profiles of {gpu.name} ({gpu.memory_slots} memory slices, {gpu.compute_slices} compute slices)")
     for col in ("profile", "memory slices", "compute slices", "max per GPU", "start slots", "memory GB"):
         table.add_column(col)
@@ -139,7 +137,6 @@ def plan(
         result = plan_mig(demand, pools)
     except (ValueError, HybridGpuError) as exc:
         _fail(str(exc))
-        return
     console = _console()
     if as_yaml:
         console.print(dump_yaml(result.mig_parted_document()), end="", markup=False)

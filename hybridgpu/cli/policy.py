@@ -32,7 +32,6 @@ def build_pack_command(
         built = build_pack(root, out)
     except HybridGpuError as exc:
         fail(exc)
-        return
     out_console = console()
     out_console.print(f"policy pack written to {built.directory}")
     for line in built.requirements:

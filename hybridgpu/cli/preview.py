@@ -45,7 +45,6 @@ def preview(
             summaries.append(summary_of(result, target))
     except HybridGpuError as exc:
         fail(exc)
-        return
     if as_json:
         console().print_json(json.dumps(summaries))
         return
@@ -82,13 +81,12 @@ def summary_of(result: PreviewResult, target: Path) -> dict:
         for suffix, stage in stage_of.items():
             if rec.name.endswith(f"-kubeadm-{suffix}"):
                 host = rec.name[: -len(f"-kubeadm-{suffix}")].rsplit("-onprem-", 1)[-1]
-                onprem.append({"host": host, "address": rec.inputs["connection"]["host"], "step": stage, "deps": len(rec.dependencies)})
+                onprem.append({"host": host, "address": rec.inputs["connection"]["host"], "step": stage})
     drained = {r.name.rsplit("-onprem-", 1)[-1][: -len("-drain")] for r in result.of_type("command:remote:Command") if r.name.endswith("-drain")}
     order = {h: i for i, h in enumerate(result.outputs.get("onprem_hosts") or [])}
     onprem.sort(key=lambda h: (order.get(h["host"], len(order)), h["host"], h["step"]))
     for host in onprem:
         host["drainAfterJoin"] = host["host"] in drained
-        del host["deps"]
     # Registrations reach the mock monitor in a thread-dependent order (issue 14): every listing
     # is sorted by a stable key (the tree by parent, then type and name), so the same stack gives
     # the same bytes.

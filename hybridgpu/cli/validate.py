@@ -21,7 +21,6 @@ def validate(
         config, values = load_stack_config(stack, root)
     except HybridGpuError as exc:
         fail(exc)
-        return
     pools = len(config.cloud.node_pools) if config.cloud else 0
     console().print(f"[green]ok[/] {values.file}: {config.environment.value} stack, {pools} GPU NodePool(s)")
 

@@ -96,13 +96,13 @@ class NameLimit:
     @property
     def limit(self) -> int | None:
         """The binding limit for a name the toolkit builds: the API's, and for auto-names the provider's too."""
-        limits = [self.api_max] if self.naming == "explicit" else [self.api_max, self.autoname_max]
+        return self.limit_for(self.naming)
+
+    def limit_for(self, naming: Naming) -> int | None:
+        """The binding limit of a name of this type given ``naming``: the API's, and for ``auto`` the provider's too."""
+        limits = [self.api_max, self.autoname_max] if naming == "auto" else [self.api_max]
         found = [n for n in limits if n is not None]
         return min(found) if found else None
-
-
-def _limit(token: str, tf: str, prop: str | None, naming: Naming, auto: int | None, api: int | None, source: str) -> NameLimit:
-    return NameLimit(token, tf, prop, naming, auto, api, source)
 
 
 #: Every AWS resource type the program creates (hybridgpu/shell/components/*.py), in the order
@@ -111,35 +111,35 @@ AWS_NAME_LIMITS: dict[str, NameLimit] = {
     lim.resource_type: lim
     for lim in (
         # network.py
-        _limit("aws:ec2/vpc:Vpc", "aws_vpc", None, "none", None, None, "no name property (Name tag only)"),
-        _limit("aws:ec2/internetGateway:InternetGateway", "aws_internet_gateway", None, "none", None, None, "no name property"),
-        _limit("aws:ec2/subnet:Subnet", "aws_subnet", None, "none", None, None, "no name property"),
-        _limit("aws:ec2/routeTable:RouteTable", "aws_route_table", None, "none", None, None, "no name property"),
-        _limit("aws:ec2/route:Route", "aws_route", None, "none", None, None, "no name property"),
-        _limit("aws:ec2/routeTableAssociation:RouteTableAssociation", "aws_route_table_association", None, "none", None, None, "no name property"),
-        _limit("aws:ec2/eip:Eip", "aws_eip", None, "none", None, None, "no name property"),
-        _limit("aws:ec2/natGateway:NatGateway", "aws_nat_gateway", None, "none", None, None, "no name property"),
-        _limit("aws:ec2/tag:Tag", "aws_ec2_tag", None, "none", None, None, "no name property"),
+        NameLimit("aws:ec2/vpc:Vpc", "aws_vpc", None, "none", None, None, "no name property (Name tag only)"),
+        NameLimit("aws:ec2/internetGateway:InternetGateway", "aws_internet_gateway", None, "none", None, None, "no name property"),
+        NameLimit("aws:ec2/subnet:Subnet", "aws_subnet", None, "none", None, None, "no name property"),
+        NameLimit("aws:ec2/routeTable:RouteTable", "aws_route_table", None, "none", None, None, "no name property"),
+        NameLimit("aws:ec2/route:Route", "aws_route", None, "none", None, None, "no name property"),
+        NameLimit("aws:ec2/routeTableAssociation:RouteTableAssociation", "aws_route_table_association", None, "none", None, None, "no name property"),
+        NameLimit("aws:ec2/eip:Eip", "aws_eip", None, "none", None, None, "no name property"),
+        NameLimit("aws:ec2/natGateway:NatGateway", "aws_nat_gateway", None, "none", None, None, "no name property"),
+        NameLimit("aws:ec2/tag:Tag", "aws_ec2_tag", None, "none", None, None, "no name property"),
         # eks.py
-        _limit("aws:kms/key:Key", "aws_kms_key", None, "none", None, None, "no name property (description only)"),
-        _limit("aws:kms/alias:Alias", "aws_kms_alias", "name", "explicit", 238, 256, f"{_AWS_RES} (AutoName 238 + 'alias/'); KMS API CreateAlias AliasName 1-256"),
-        _limit("aws:iam/role:Role", "aws_iam_role", "name", "auto", 64, 64, f"{_AWS_RES} (AutoName 64); IAM API CreateRole RoleName 1-64"),
-        _limit("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "aws_iam_role_policy_attachment", None, "none", None, None, "no name property"),
-        _limit("aws:cloudwatch/logGroup:LogGroup", "aws_cloudwatch_log_group", "name", "explicit", 255, 512, f"{_BRIDGE}; CloudWatch Logs API CreateLogGroup logGroupName 1-512"),
-        _limit("aws:eks/cluster:Cluster", "aws_eks_cluster", "name", "explicit", 255, 100, f"{_BRIDGE}; EKS API CreateCluster name 1-100"),
-        _limit("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "aws_vpc_security_group_ingress_rule", None, "none", None, None, "no name property"),
-        _limit("aws:eks/accessEntry:AccessEntry", "aws_eks_access_entry", None, "none", None, None, "no name property (one entry per principal ARN and cluster)"),
-        _limit("aws:eks/accessPolicyAssociation:AccessPolicyAssociation", "aws_eks_access_policy_association", None, "none", None, None, "no name property"),
-        _limit("aws:eks/addon:Addon", "aws_eks_addon", None, "none", None, None, "addonName is the add-on's own fixed name"),
-        _limit("aws:ec2/launchTemplate:LaunchTemplate", "aws_launch_template", "name", "auto", 255, 128, f"{_BRIDGE}; EC2 API CreateLaunchTemplate LaunchTemplateName 3-128"),
-        _limit("aws:eks/nodeGroup:NodeGroup", "aws_eks_node_group", "nodeGroupName", "auto", 255, 63, f"{_AWS_RES} (AutoName nodeGroupName 255); EKS: at most 63 characters (pulumi-aws 7.51.1 eks/node_group.py)"),
+        NameLimit("aws:kms/key:Key", "aws_kms_key", None, "none", None, None, "no name property (description only)"),
+        NameLimit("aws:kms/alias:Alias", "aws_kms_alias", "name", "explicit", 238, 256, f"{_AWS_RES} (AutoName 238 + 'alias/'); KMS API CreateAlias AliasName 1-256"),
+        NameLimit("aws:iam/role:Role", "aws_iam_role", "name", "auto", 64, 64, f"{_AWS_RES} (AutoName 64); IAM API CreateRole RoleName 1-64"),
+        NameLimit("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "aws_iam_role_policy_attachment", None, "none", None, None, "no name property"),
+        NameLimit("aws:cloudwatch/logGroup:LogGroup", "aws_cloudwatch_log_group", "name", "explicit", 255, 512, f"{_BRIDGE}; CloudWatch Logs API CreateLogGroup logGroupName 1-512"),
+        NameLimit("aws:eks/cluster:Cluster", "aws_eks_cluster", "name", "explicit", 255, 100, f"{_BRIDGE}; EKS API CreateCluster name 1-100"),
+        NameLimit("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "aws_vpc_security_group_ingress_rule", None, "none", None, None, "no name property"),
+        NameLimit("aws:eks/accessEntry:AccessEntry", "aws_eks_access_entry", None, "none", None, None, "no name property (one entry per principal ARN and cluster)"),
+        NameLimit("aws:eks/accessPolicyAssociation:AccessPolicyAssociation", "aws_eks_access_policy_association", None, "none", None, None, "no name property"),
+        NameLimit("aws:eks/addon:Addon", "aws_eks_addon", None, "none", None, None, "addonName is the add-on's own fixed name"),
+        NameLimit("aws:ec2/launchTemplate:LaunchTemplate", "aws_launch_template", "name", "auto", 255, 128, f"{_BRIDGE}; EC2 API CreateLaunchTemplate LaunchTemplateName 3-128"),
+        NameLimit("aws:eks/nodeGroup:NodeGroup", "aws_eks_node_group", "nodeGroupName", "auto", 255, 63, f"{_AWS_RES} (AutoName nodeGroupName 255); EKS: at most 63 characters (pulumi-aws 7.51.1 eks/node_group.py)"),
         # karpenter.py
-        _limit("aws:sqs/queue:Queue", "aws_sqs_queue", "name", "explicit", 80, 80, f"{_AWS_RES} (AutoName 80); SQS API CreateQueue QueueName 1-80"),
-        _limit("aws:sqs/queuePolicy:QueuePolicy", "aws_sqs_queue_policy", None, "none", None, None, "no name property"),
-        _limit("aws:cloudwatch/eventRule:EventRule", "aws_cloudwatch_event_rule", "name", "explicit", 64, 64, f"{_AWS_RES} (AutoName 64); EventBridge API PutRule Name 1-64"),
-        _limit("aws:cloudwatch/eventTarget:EventTarget", "aws_cloudwatch_event_target", "targetId", "explicit", 255, 64, f"{_AWS_RES} (AutoName targetId 255); EventBridge API PutTargets Target.Id 1-64"),
-        _limit("aws:iam/rolePolicy:RolePolicy", "aws_iam_role_policy", "name", "auto", 255, 128, f"{_BRIDGE}; IAM API PutRolePolicy PolicyName 1-128"),
-        _limit("aws:eks/podIdentityAssociation:PodIdentityAssociation", "aws_eks_pod_identity_association", None, "none", None, None, "no name property (namespace and service account are Kubernetes names)"),
+        NameLimit("aws:sqs/queue:Queue", "aws_sqs_queue", "name", "explicit", 80, 80, f"{_AWS_RES} (AutoName 80); SQS API CreateQueue QueueName 1-80"),
+        NameLimit("aws:sqs/queuePolicy:QueuePolicy", "aws_sqs_queue_policy", None, "none", None, None, "no name property"),
+        NameLimit("aws:cloudwatch/eventRule:EventRule", "aws_cloudwatch_event_rule", "name", "explicit", 64, 64, f"{_AWS_RES} (AutoName 64); EventBridge API PutRule Name 1-64"),
+        NameLimit("aws:cloudwatch/eventTarget:EventTarget", "aws_cloudwatch_event_target", "targetId", "explicit", 255, 64, f"{_AWS_RES} (AutoName targetId 255); EventBridge API PutTargets Target.Id 1-64"),
+        NameLimit("aws:iam/rolePolicy:RolePolicy", "aws_iam_role_policy", "name", "auto", 255, 128, f"{_BRIDGE}; IAM API PutRolePolicy PolicyName 1-128"),
+        NameLimit("aws:eks/podIdentityAssociation:PodIdentityAssociation", "aws_eks_pod_identity_association", None, "none", None, None, "no name property (namespace and service account are Kubernetes names)"),
     )
 }
 
@@ -296,8 +296,9 @@ class CloudNames:
         def entry(token: str, what: str, logical: str, name: str, naming: Naming | None = None) -> AwsName:
             lim = AWS_NAME_LIMITS[token]
             how = naming or lim.naming
-            limits = [lim.api_max] + ([lim.autoname_max] if how == "auto" else [])
-            return AwsName(token, what, logical, how, name, min(n for n in limits if n is not None), lim.source)
+            limit = lim.limit_for(how)
+            assert limit is not None, token  # only types with a name property are listed
+            return AwsName(token, what, logical, how, name, limit, lim.source)
 
         role = "aws:iam/role:Role"
         names = [

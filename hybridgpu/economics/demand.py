@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hybridgpu.errors import HybridGpuError, Issue
+from hybridgpu.errors import Issue, IssuesError
 
 __all__ = ["DemandFileError", "DemandProfile", "generate_demand", "load_demand_csv", "write_demand_csv"]
 
@@ -34,7 +34,7 @@ _MAX_ISSUES = 20
 _COLUMNS = "hour,gpus,checkpointable"
 
 
-class DemandFileError(HybridGpuError):
+class DemandFileError(IssuesError):
     """A demand CSV is invalid; every problem found is listed (up to 20).
 
     Args:
@@ -43,11 +43,10 @@ class DemandFileError(HybridGpuError):
             whole), ``field`` (the column), message and fix.
     """
 
-    def __init__(self, issues: list[Issue]):
-        self.issues = list(issues)
-        count = len(self.issues)
-        head = f"{count} problem{'s' if count > 1 else ''} in the demand profile (columns: hour,gpus,checkpointable|checkpointable_fraction):"
-        super().__init__("\n".join([head, *(f"  - {i}" for i in self.issues)]))
+    MAX_SHOWN = None
+
+    def head(self) -> str:
+        return f"{self.count_text} in the demand profile (columns: hour,gpus,checkpointable|checkpointable_fraction):"
 
 
 @dataclass(frozen=True)

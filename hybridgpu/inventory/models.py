@@ -35,7 +35,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, PlainValidator, StringConstraints, WithJsonSchema, field_validator, model_validator
 
-from hybridgpu.errors import MAX_SHOWN_ISSUES, HybridGpuError, Issue, issue_lines
+from hybridgpu.errors import MAX_SHOWN_ISSUES, IssuesError
 from hybridgpu.modelbase import Dns1123Name, Model
 
 __all__ = [
@@ -83,7 +83,7 @@ Fabric = Literal["none", "infiniband", "roce"]
 # --------------------------------------------------------------------------- errors
 
 
-class InventoryError(HybridGpuError):
+class InventoryError(IssuesError):
     """An inventory is invalid; every problem found is reported at once, not only the first.
 
     Raised by :func:`hybridgpu.inventory.load_inventory` for anything wrong with the input:
@@ -113,14 +113,13 @@ class InventoryError(HybridGpuError):
     #: ``issues`` holds them all (:data:`hybridgpu.errors.MAX_SHOWN_ISSUES`).
     MAX_SHOWN = MAX_SHOWN_ISSUES
 
-    def __init__(self, issues: list[Issue]):
-        if not issues:
-            raise ValueError("InventoryError needs at least one issue")
-        self.issues = list(issues)
-        self.files = list(dict.fromkeys(issue.file for issue in self.issues))
-        count = len(self.issues)
-        head = f"{count} problem{'s' if count > 1 else ''} in inventory {', '.join(self.files)}:"
-        super().__init__("\n".join([head, *issue_lines(self.issues, self.MAX_SHOWN)]))
+    @property
+    def files(self) -> list[str]:
+        """The distinct files named by the issues, in order."""
+        return list(dict.fromkeys(issue.file for issue in self.issues))
+
+    def head(self) -> str:
+        return f"{self.count_text} in inventory {', '.join(self.files)}:"
 
     @property
     def codes(self) -> list[str]:

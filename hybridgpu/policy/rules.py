@@ -33,9 +33,10 @@ from pydantic import AfterValidator, Field
 
 from hybridgpu.burst.kueue import kubeconfig_problems
 from hybridgpu.catalog import load_catalog
-from hybridgpu.catalog.models import InstanceType
 from hybridgpu.mig.profiles import load_mig_models
 from hybridgpu.policy import capacity as cap_mod
+from hybridgpu.policy.capacity import instance_type as _instance
+from hybridgpu.policy.capacity import is_gpu_type as _is_gpu_type
 from hybridgpu.policy.base import (
     CONFIGMAP,
     EC2NODECLASS_TYPES,
@@ -43,6 +44,7 @@ from hybridgpu.policy.base import (
     NODEPOOL_TYPES,
     ONPREM_HOST,
     SECRET,
+    UNKNOWN_ERRORS,
     PolicyResource,
     PolicySettings,
     Unknown,
@@ -63,7 +65,6 @@ from hybridgpu.k8s import (
     INSTANCE_TYPE_LABEL,
     MIG_RESOURCE_PREFIX,
 )
-from hybridgpu.policy.base import UNKNOWN_ERRORS as UNKNOWN_ERRORS_REF
 from hybridgpu.policy.workloads import is_gpu_resource, pod_templates
 
 PerStackInt = Annotated[int | dict[str, int], AfterValidator(check_per_stack)]
@@ -77,18 +78,8 @@ _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 StackFindings = Iterator[tuple[PolicyResource | None, str]]
 
 
-def _instance(name: str) -> InstanceType | None:
-    return cap_mod.instance_type(name)
-
-
 def _gpu_families() -> list[str]:
     return sorted(load_catalog().families())
-
-
-def _is_gpu_type(name: str) -> bool:
-    """GPU/accelerator instance type: in the catalog, or of a family named like one
-    (:func:`hybridgpu.catalog.is_accelerator_type`: g*, gr*, p*, dl*, trn*, inf*)."""
-    return cap_mod.is_gpu_type(name)
 
 
 # ---------------------------------------------------------------------------------- untagged
@@ -961,7 +952,7 @@ _NODEPOOL_TEXT = re.compile(r"kind:\s*[\"']?NodePool\b|apiVersion:\s*[\"']?" + r
 
 
 def _helm_findings(node: Any, path: str, found: list[str]) -> None:
-    errors = tuple(UNKNOWN_ERRORS_REF)
+    errors = tuple(UNKNOWN_ERRORS)
     if isinstance(node, Mapping):
         try:
             kind, api = node.get("kind"), node.get("apiVersion")

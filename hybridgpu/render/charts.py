@@ -59,6 +59,7 @@ from hybridgpu.k8s import (
     CRITICAL_ADDONS_TAINT,
     GPU_PRESENT_LABEL,
     GPU_RESOURCE,
+    GPU_TAINT,
     HOSTNAME_LABEL,
     KARPENTER_NODEPOOL_LABEL,
     OS_LABEL,
@@ -72,8 +73,10 @@ __all__ = [
     "ChartWorkload",
     "GPU_NODE_DISCOVERED_LABELS",
     "chart_placements",
+    "control_plane_toleration",
     "controller_tolerations",
     "critical_addons_toleration",
+    "gpu_exists_toleration",
     "helm_merge",
 ]
 
@@ -112,7 +115,8 @@ def critical_addons_toleration() -> dict[str, str]:
     return {"key": CRITICAL_ADDONS_TAINT.key, "operator": "Exists"}
 
 
-def _control_plane_toleration() -> dict[str, str]:
+def control_plane_toleration() -> dict[str, str]:
+    """A toleration of kubeadm's control-plane taint (:data:`hybridgpu.k8s.CONTROL_PLANE_TAINT`), spelt as the charts spell it (Equal "")."""
     return {"key": CONTROL_PLANE_TAINT.key, "operator": "Equal", "value": "", "effect": CONTROL_PLANE_TAINT.effect}
 
 
@@ -124,11 +128,12 @@ def controller_tolerations() -> list[dict[str, str]]:
     ``CriticalAddonsOnly``: without it they stay Pending on EKS, where every node the toolkit
     creates is tainted. Never the GPU taint: controllers run on the system nodes.
     """
-    return [_control_plane_toleration(), critical_addons_toleration()]
+    return [control_plane_toleration(), critical_addons_toleration()]
 
 
-def _gpu_exists_toleration() -> dict[str, str]:
-    return {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
+def gpu_exists_toleration() -> dict[str, str]:
+    """A toleration of the GPU taint (:data:`hybridgpu.k8s.GPU_TAINT`), any value."""
+    return {"key": GPU_TAINT.key, "operator": "Exists", "effect": GPU_TAINT.effect}
 
 
 @dataclass(frozen=True)
@@ -195,7 +200,7 @@ _NFD = ChartFacts(
         "master": {
             "enable": True,
             "nodeSelector": {},
-            "tolerations": [_control_plane_toleration()],
+            "tolerations": [control_plane_toleration()],
             # Only a preferred control-plane affinity: it scores, it does not filter.
         },
         "worker": {"enable": True, "nodeSelector": {}, "tolerations": [], "affinity": {}},
@@ -228,10 +233,10 @@ CHARTS: dict[str, ChartFacts] = {
         source=ChartSource("NVIDIA/gpu-operator", "deployments/gpu-operator/values.yaml", "v26.7.0", "10ee5b3638b89e11e949412aafa5ba99279c3721"),
         defaults={
             "nfd": {"enabled": True},
-            "daemonsets": {"tolerations": [_gpu_exists_toleration()]},
+            "daemonsets": {"tolerations": [gpu_exists_toleration()]},
             "operator": {
                 "nodeSelector": {OS_LABEL: "linux"},
-                "tolerations": [_control_plane_toleration()],
+                "tolerations": [control_plane_toleration()],
                 "upgradeCRD": True,
             },
             "driver": {"enabled": True},
@@ -244,7 +249,7 @@ CHARTS: dict[str, ChartFacts] = {
             "nodeStatusExporter": {"enabled": False},
             "validator": {},
             "node-feature-discovery": {
-                "worker": {"tolerations": [_control_plane_toleration(), _gpu_exists_toleration()]},
+                "worker": {"tolerations": [control_plane_toleration(), gpu_exists_toleration()]},
             },
         },
         workloads=(
@@ -282,7 +287,7 @@ CHARTS: dict[str, ChartFacts] = {
                     }
                 }
             },
-            "tolerations": [critical_addons_toleration(), _gpu_exists_toleration()],
+            "tolerations": [critical_addons_toleration(), gpu_exists_toleration()],
             "devicePlugin": {"enabled": True},
             "gfd": {"enabled": False},
             "nfd": {

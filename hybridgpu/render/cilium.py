@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 #: Replicas of the cilium-operator Deployment (the chart's default is 2, with a required
-#: hostname anti-affinity, so they need two schedulable nodes).
+#: hostname anti-affinity, so they need two schedulable nodes; source: the chart facts of
+#: :data:`hybridgpu.render.charts.CHARTS` ``cilium``, cilium/cilium ``Documentation/helm-values.rst``).
 CILIUM_OPERATOR_REPLICAS = 2
 
 

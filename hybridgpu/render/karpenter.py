@@ -30,7 +30,6 @@ from hybridgpu.config.models import (
 from hybridgpu.k8s import (
     ARCH_LABEL,
     CAPACITY_TYPE_LABEL,
-    CRITICAL_ADDONS_TAINT,
     DISCOVERY_TAG,
     GPU_RESOURCE,
     INSTANCE_FAMILY_LABEL,
@@ -43,6 +42,7 @@ from hybridgpu.k8s import (
     SYSTEM_ROLE,
     managed_by_labels,
 )
+from hybridgpu.render.charts import critical_addons_toleration
 
 NODEPOOL_API = "karpenter.sh/v1"
 NODECLASS_API = "karpenter.k8s.aws/v1"
@@ -326,7 +326,7 @@ def karpenter_helm_values(config: KarpenterConfig, *, cluster_name: str, interru
                 "nodeOverlay": config.node_overlay,
             },
         },
-        "tolerations": [{"key": CRITICAL_ADDONS_TAINT.key, "operator": "Exists"}],
+        "tolerations": [critical_addons_toleration()],
         "nodeSelector": {OS_LABEL: "linux", ROLE_LABEL: SYSTEM_ROLE},
         "controller": {"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"memory": "1Gi"}}},
     }

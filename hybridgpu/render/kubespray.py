@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from hybridgpu.errors import HybridGpuError, Issue, issue_lines
+from hybridgpu.errors import Issue, IssuesError
 from hybridgpu.inventory.models import Host, Inventory
 from hybridgpu.render import dump_yaml
 from hybridgpu.render.kubeadm import NodeSpec, node_labels, node_taints
@@ -61,7 +61,7 @@ KUBELET_MAX_PODS = 110
 DEFAULT_NODE_PREFIX = 24
 
 
-class KubesprayExportError(HybridGpuError):
+class KubesprayExportError(IssuesError):
     """The inventory cannot be exported as a kubespray inventory kubespray would accept.
 
     Args:
@@ -71,12 +71,8 @@ class KubesprayExportError(HybridGpuError):
         ValueError: (on construction) no issue given.
     """
 
-    def __init__(self, issues: list[Issue]):
-        if not issues:
-            raise ValueError("KubesprayExportError needs at least one issue")
-        self.issues = list(issues)
-        head = f"{len(self.issues)} problem(s) exporting {self.issues[0].file} for kubespray:"
-        super().__init__("\n".join([head, *issue_lines(self.issues)]))
+    def head(self) -> str:
+        return f"{len(self.issues)} problem(s) exporting {self.issues[0].file} for kubespray:"
 
 
 def control_plane_order(inventory: Inventory) -> list[Host]:

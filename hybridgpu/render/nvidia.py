@@ -61,9 +61,7 @@ from hybridgpu.config.nvidia import (
     TimeSlicingConfig,
 )
 from hybridgpu.k8s import (
-    CONTROL_PLANE_TAINT,
     DEVICE_PLUGIN_CONFIG_LABEL,
-    GPU_TAINT,
     GPU_RESOURCE,
     INSTANCE_TYPE_LABEL,
     KARPENTER_NODEPOOL_LABEL,
@@ -74,7 +72,7 @@ from hybridgpu.k8s import (
 from hybridgpu.mig import mig_gpu
 from hybridgpu.mig.parted import ALL_DEVICES, MigPartedEntry, render_mig_parted
 from hybridgpu.render import dump_yaml
-from hybridgpu.render.charts import controller_tolerations
+from hybridgpu.render.charts import control_plane_toleration, controller_tolerations, gpu_exists_toleration
 
 __all__ = [
     "DEVICE_PLUGIN_CONFIGMAP",
@@ -210,10 +208,7 @@ def device_plugin_configmap(nvidia: NvidiaConfig) -> dict[str, Any]:
 
 def gpu_agent_tolerations() -> list[dict[str, str]]:
     """Tolerations of node agents that must run on GPU nodes: the GPU taint (any value) and the control-plane taint."""
-    return [
-        {"key": CONTROL_PLANE_TAINT.key, "operator": "Equal", "value": "", "effect": CONTROL_PLANE_TAINT.effect},
-        {"key": GPU_TAINT.key, "operator": "Exists", "effect": GPU_TAINT.effect},
-    ]
+    return [control_plane_toleration(), gpu_exists_toleration()]
 
 
 def _nfd_values() -> dict[str, Any]:

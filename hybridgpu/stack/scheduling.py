@@ -231,7 +231,7 @@ def workload_issues(cluster: ClusterWorkloads, file: str) -> list[Issue]:
                     issues.append(
                         Issue(
                             file,
-                            key if group.gpu or not pod.gpu_agent else w.key,
+                            key,  # the node group's key: its taints/labels refuse the agent
                             f"{cluster.cluster}: DaemonSet {pod.name} ({what}) cannot run on {group.name}: {'; '.join(problems)}",
                             _fix(pod),
                             code="unschedulable",

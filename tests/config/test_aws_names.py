@@ -125,6 +125,23 @@ def test_every_named_row_has_both_limits_and_unnamed_rows_none():
             assert lim.api_max and lim.autoname_max, lim
 
 
+def test_each_name_takes_the_limit_of_its_naming():
+    """An auto-name is bound by the API and the provider, an explicit one by the API only (the role is both)."""
+    role = AWS_NAME_LIMITS["aws:iam/role:Role"]
+    policy = AWS_NAME_LIMITS["aws:iam/rolePolicy:RolePolicy"]
+    assert (policy.limit_for("auto"), policy.limit_for("explicit")) == (128, 128)
+    alias = AWS_NAME_LIMITS["aws:kms/alias:Alias"]
+    assert (alias.limit_for("auto"), alias.limit_for("explicit"), alias.limit) == (238, 256, 256)
+    assert AWS_NAME_LIMITS["aws:eks/cluster:Cluster"].limit_for("auto") == 100
+    assert AWS_NAME_LIMITS["aws:cloudwatch/eventTarget:EventTarget"].limit_for("explicit") == 64
+    for name in CloudNames("c").aws_names():
+        lim = AWS_NAME_LIMITS[name.resource_type]
+        assert name.limit == lim.limit_for(name.naming), name
+        if name.naming == lim.naming:
+            assert name.limit == lim.limit, name
+    assert role.limit == 64
+
+
 def test_rule_words_and_policy_concerns_match_the_renderers():
     assert list(EVENT_RULE_WORDS) == [r.name for r in INTERRUPTION_RULES]
     assert len(set(EVENT_RULE_WORDS.values())) == len(EVENT_RULE_WORDS)

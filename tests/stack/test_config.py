@@ -36,6 +36,15 @@ def _issue(err: StackConfigError, key: str):
     return issue
 
 
+def _dev_pool_with_types(types: list[str]) -> tuple[dict, dict]:
+    """The dev stack with its first NodePool listing ``instanceTypes`` instead of ``instanceFamilies``."""
+    data = example_stack("dev")
+    pool = data["config"]["hybridgpu:cloud"]["nodePools"][0]
+    pool.pop("instanceFamilies")
+    pool["instanceTypes"] = types
+    return data, pool
+
+
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_example_stacks_load(root, stack):
     config, values = load_stack_config(stack, root)
@@ -87,10 +96,7 @@ def test_negative_limit(project):
 
 
 def test_instance_type_missing_from_catalog(project):
-    data = example_stack("dev")
-    pool = data["config"]["hybridgpu:cloud"]["nodePools"][0]
-    pool.pop("instanceFamilies")
-    pool["instanceTypes"] = ["g5.xlarge", "g5.2xlarge", "g5.4xlarge", "g5.8xlarge", "g5.16xlarg"]
+    data, _pool = _dev_pool_with_types(["g5.xlarge", "g5.2xlarge", "g5.4xlarge", "g5.8xlarge", "g5.16xlarg"])
     issue = _issue(_error(project, data), "hybridgpu:cloud.nodePools[0].instanceTypes[4]")
     assert "g5.16xlarge" in issue.message  # the close match is suggested
 
@@ -111,20 +117,14 @@ def test_latest_ami_alias_allowed_in_development(project):
 
 
 def test_spot_pool_with_too_few_instance_types(project):
-    data = example_stack("dev")
-    pool = data["config"]["hybridgpu:cloud"]["nodePools"][0]
-    pool.pop("instanceFamilies")
-    pool["instanceTypes"] = ["g5.xlarge", "g5.2xlarge"]
+    data, _pool = _dev_pool_with_types(["g5.xlarge", "g5.2xlarge"])
     issue = _issue(_error(project, data), "hybridgpu:cloud.nodePools[0].instanceTypes")
     assert "only 2 instance type" in issue.message
     assert "narrowSpotReason" in issue.fix
 
 
 def test_narrow_spot_pool_accepted_with_reason(project):
-    data = example_stack("dev")
-    pool = data["config"]["hybridgpu:cloud"]["nodePools"][0]
-    pool.pop("instanceFamilies")
-    pool["instanceTypes"] = ["g5.xlarge", "g5.2xlarge"]
+    data, pool = _dev_pool_with_types(["g5.xlarge", "g5.2xlarge"])
     pool["narrowSpotReason"] = "dev only"
     write_stack(project, "ok", data)
     config, _ = load_stack_config("ok", project)

@@ -25,6 +25,9 @@ with the extracted directory as the working directory (``installRequiredPolicy``
 * ``.gitignore``: ``venv/`` and ``__pycache__/``, which ``archive.TGZ`` honours, so a local
   ``pulumi preview --policy-pack DIR`` that created ``DIR/venv`` does not end up in the upload.
 
+The same checkout and environment give byte-identical files: no build date is written and the
+wheel's entries carry a fixed ``SOURCE_DATE_EPOCH`` timestamp.
+
 ``archive.TGZ`` also applies every ``.gitignore`` *above* the pack directory (up to ``/``,
 ``sdk/go/common/util/archive/archive.go``): a pack built under this checkout's ``out/``,
 ``build/`` or ``dist/`` would be published empty. :func:`build_pack` refuses such a directory.
@@ -32,9 +35,9 @@ with the extracted directory as the working directory (``installRequiredPolicy``
 
 from __future__ import annotations
 
-import datetime
 import importlib.metadata as md
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -62,6 +65,8 @@ PACK_IMPORTS = ("pulumi_policy", "hybridgpu.shell.policy.pack", "hybridgpu.polic
 PACK_VIRTUALENV = "venv"
 #: The oldest setuptools that reads pyproject's SPDX ``project.license`` (PEP 639).
 _SETUPTOOLS_MIN = (77, 0)
+#: The timestamp of every file in the pack's wheel: 1980-01-01, the earliest a zip entry can hold.
+_SOURCE_DATE_EPOCH = "315532800"
 
 
 class PackBuildError(HybridGpuError):
@@ -83,7 +88,7 @@ class BuiltPack:
     directory: Path
     wheel: Path
     requirements: tuple[str, ...]
-    pins: tuple[Pin, ...] = ()
+    pins: tuple[Pin, ...]
 
 
 def _imported_distributions(python: str) -> set[str]:
@@ -262,6 +267,9 @@ def build_pack(root: Path, out: Path, *, python: str | None = None) -> BuiltPack
             proc = subprocess.run(
                 [python, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "--disable-pip-version-check", "-q", "-w", str(out), str(src)],
                 capture_output=True, text=True, timeout=600, check=False,
+                # Every zip entry dated 1980-01-01 (wheel honours SOURCE_DATE_EPOCH) instead of the
+                # build time: the same checkout and environment give a byte-identical wheel.
+                env={**os.environ, "SOURCE_DATE_EPOCH": _SOURCE_DATE_EPOCH},
             )
             if proc.returncode != 0:
                 raise PackBuildError(f"building the hybridgpu wheel failed:\n{proc.stderr.strip()[-3000:]}")
@@ -284,7 +292,7 @@ def build_pack(root: Path, out: Path, *, python: str | None = None) -> BuiltPack
         lines = (f"./{wheel.name}", *(pin.line for pin in pins))
         notes = "".join(f"# not pinned: {pin.conflict}\n" for pin in pins if pin.conflict)
         (out / "requirements.txt").write_text(
-            f"# Built by `hybridgpu policy build-pack` (hybridgpu {project_version}, {datetime.date.today().isoformat()}).\n"
+            f"# Built by `hybridgpu policy build-pack` (hybridgpu {project_version}).\n"
             "# The wheel is this pack's copy of hybridgpu; pip reads the path relative to the working directory,\n"
             "# which the Pulumi CLI sets to the extracted pack. Versions: those installed where the pack was built.\n"
             + notes + "\n".join(lines) + "\n",

@@ -180,6 +180,45 @@ def test_pins_follow_requirement_markers_and_never_pin_a_version_another_pin_ref
             assert pin.specifier == f"=={pin.installed}"
 
 
+def test_a_version_another_requirement_refuses_is_not_pinned(monkeypatch):
+    """The conflict branch, which a consistent environment never reaches: made to happen here."""
+    import importlib.metadata as md
+
+    from hybridgpu.shell.policy import bundle
+
+    class Dist:
+        def __init__(self, version: str, requires: list[str]):
+            self.version, self.requires = version, requires
+
+    fake = {"app": Dist("1.0", ["lib>=2,<3", "lib!=2.5", 'winonly; sys_platform == "nonexistent"']), "lib": Dist("1.5", [])}
+
+    def distribution(name: str):
+        if name not in fake:
+            raise md.PackageNotFoundError(name)
+        return fake[name]
+
+    monkeypatch.setattr(bundle.md, "distribution", distribution)
+    pins = {p.name: p for p in pinned_closure({"app"})}
+    assert set(pins) == {"app", "lib"}
+    assert pins["app"].line == "app==1.0" and not pins["app"].conflict
+    assert pins["lib"].line == "lib!=2.5,<3,>=2"
+    assert pins["lib"].conflict == "lib 1.5 is installed here but app 1.0 requires <3,>=2"
+
+
+def test_two_builds_of_the_same_checkout_are_byte_identical(tmp_path):
+    # A snapshot of the sources, so an edit to the checkout between the two builds cannot differ them.
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "hybridgpu", src / "hybridgpu", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(ROOT / "policies", src / "policies", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "venv"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, src / name)
+    first, second = build_pack(src, tmp_path / "a"), build_pack(src, tmp_path / "b")
+    files = sorted(p.name for p in first.directory.iterdir())
+    assert files == sorted(p.name for p in second.directory.iterdir())
+    for name in files:
+        assert (first.directory / name).read_bytes() == (second.directory / name).read_bytes(), name
+
+
 # --------------------------------------------------------------------------- installed elsewhere, run
 
 
