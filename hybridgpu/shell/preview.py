@@ -515,8 +515,8 @@ class PreviewResult:
         return sorted(self.records, key=lambda r: r.urn)
 
     def of_type(self, typ: str) -> list[ResourceRecord]:
-        """All records of a type token."""
-        return [r for r in self.records if r.type == typ]
+        """All records of a type token, sorted by URN (the same order in every run)."""
+        return [r for r in self._stable() if r.type == typ]
 
     def kubernetes_manifests(self) -> list[dict[str, Any]]:
         """Every Kubernetes object (not Helm releases or providers) as an apply-able manifest, sorted by URN."""
