@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 
 .PHONY: setup shellcheck preview test fuzz check bench clean
 
-setup: $(VENV)/.installed tools/schemas/node_modules/.installed shellcheck .venv-tools/.installed
+setup: $(VENV)/.installed tools/schemas/node_modules/.installed shellcheck .venv-tools/.installed .venv-tools/bin/promtool
 
 # shellcheck lints the generated bootstrap scripts in the tests (Debian package).
 shellcheck:
@@ -29,6 +29,14 @@ $(VENV)/.installed: pyproject.toml
 	.venv-tools/bin/pip install --quiet -r tools/security/requirements.txt
 	touch $@
 
+# promtool evaluates the idle-GPU PrometheusRule in tests/render/test_idle_alert.py. It comes from
+# Debian's prometheus package; only the promtool binary is extracted (no daemon is installed).
+.venv-tools/bin/promtool: | .venv-tools/.installed
+	rm -rf .venv-tools/deb && mkdir -p .venv-tools/deb
+	cd .venv-tools/deb && { [ "$$(id -u)" != 0 ] || apt-get update -qq; } && apt-get download -qq prometheus 2>/dev/null \
+	  && dpkg-deb -x prometheus_*.deb root && cp root/usr/bin/promtool ../bin/promtool
+	rm -rf .venv-tools/deb
+
 tools/schemas/node_modules/.installed: tools/schemas/package.json tools/schemas/package-lock.json
 	npm ci --prefix tools/schemas --no-audit --no-fund --loglevel=error
 	touch $@
@@ -40,7 +48,7 @@ preview: setup
 # violation fails in a second, before the suite runs (tests/test_layers.py checks them too).
 test: setup
 	$(BIN)/lint-imports --no-cache --no-logo
-	$(BIN)/python -m pytest -q
+	HYBRIDGPU_REQUIRE_TOOLS=1 $(BIN)/python -m pytest -q
 
 # The large fuzz run (>= 10,000 malformed inputs over every loader and CLI entry point);
 # `make test` runs a small sample of the same tests.

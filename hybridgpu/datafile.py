@@ -5,6 +5,7 @@
   :class:`~hybridgpu.errors.Issue` at once.
 * :func:`load_unique_yaml`: YAML that refuses duplicate keys (PyYAML keeps the last silently).
 * :func:`top_level_entries`: the non-empty list under a file's single top-level key.
+* :func:`read_model_file`: a user's YAML file (burst plan, teams file) validated by its pydantic model.
 * :func:`stray_key_issue`, :func:`not_a_mapping_issue`, :func:`unreadable_issue`: the issues
   every data-file loader reports the same way.
 """
@@ -12,11 +13,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
 
 import yaml
+from pydantic import BaseModel, ValidationError
 
-from hybridgpu.errors import Issue, IssuesError, unknown_key_fix
+from hybridgpu.errors import EntryKind, Issue, IssuesError, issues_from_validation, unknown_key_fix
+
+_M = TypeVar("_M", bound=BaseModel)
 
 
 class DataFileError(IssuesError):
@@ -167,3 +172,46 @@ def unreadable_issue(file: str, exc: BaseException, what: str = "the file") -> I
         ``cannot read <what>: <exc>`` with code ``file`` and a fix.
     """
     return Issue.in_entry(file, None, None, f"cannot read {what}: {exc}", "check the path and its permissions; the file must be UTF-8 text", "file")
+
+
+def read_model_file(
+    path: Path,
+    shown: str,
+    model: type[_M],
+    error: type[DataFileError],
+    *,
+    what: str,
+    missing_fix: str,
+    reference: str,
+    entry_kind: EntryKind | None = None,
+) -> _M:
+    """Read the YAML file ``path`` (duplicate keys refused) and validate it with ``model``.
+
+    Args:
+        path: the file to read.
+        shown: the file as the user knows it (relative to the project root), named in issues.
+        model: the pydantic model of the whole file.
+        error: the :class:`DataFileError` subclass to raise.
+        what: the kind of file in the missing-file message (``no such <what>``), e.g. ``teams file``.
+        missing_fix: the fix of a missing file (which stack key names it, and how).
+        reference: what documents the file's keys (:func:`~hybridgpu.errors.issues_from_validation`).
+        entry_kind: passed to :func:`~hybridgpu.errors.issues_from_validation`.
+
+    Returns:
+        The validated model.
+
+    Raises:
+        error: a missing file (code ``file``), an unreadable one or invalid YAML or a duplicate key (code
+            ``yaml``), schema errors (one issue each, naming the key path and a fix).
+    """
+    try:
+        data = load_unique_yaml(path.read_text())
+    except FileNotFoundError:
+        raise error([Issue.in_entry(shown, None, None, f"no such {what}", missing_fix, "file")]) from None
+    except Exception as exc:  # noqa: BLE001 - YAML and OS errors alike become one issue
+        fix = "correct the YAML syntax at the position shown (a key may appear once per mapping)"
+        raise error([Issue.in_entry(shown, None, None, f"not readable as YAML: {exc}", fix, "yaml")]) from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise error(issues_from_validation(exc, file=shown, root=model, reference=reference, entry_kind=entry_kind)) from None

@@ -49,6 +49,7 @@ from hybridgpu.inventory import checks as inventory_checks
 from hybridgpu.inventory import models as inventory_models
 from hybridgpu.inventory.loader import INLINE_SECRET_KEYS, RENAMED_FIELDS, SAMPLE
 from hybridgpu.inventory.models import API_VERSION, Cluster, Host, HostListMetadata, Network, SiteMetadata
+from hybridgpu.inventory.storage import SiteStorage
 from hybridgpu.checkout import CheckoutFileMissing, find_checkout
 from hybridgpu.modelbase import Model
 
@@ -406,6 +407,13 @@ class SiteDocument(Model):
     networks: tuple[Network, ...] = Field(
         min_length=1,
         description="The site's IP networks; every host address must lie in a network of the matching purpose. Required.",
+    )
+    storage: SiteStorage | None = Field(
+        default=None,
+        description=(
+            "Dataset storage the cluster mounts (NFS through csi-driver-nfs; `beegfs`/`lustre` refused as not supported yet), "
+            "with the servers' read rates checked against a target. Default: none (no storage installed)."
+        ),
     )
 
 

@@ -27,6 +27,8 @@ __all__ = [
     "DEVICE_PLUGIN_CONFIG_LABEL",
     "DISCOVERY_TAG",
     "EC2NODECLASS_TAG",
+    "EFA_LABEL",
+    "EFA_RESOURCE",
     "ELB_TAG",
     "GPU_COUNT_LABEL",
     "GPU_MODEL_LABEL",
@@ -40,6 +42,8 @@ __all__ = [
     "INSTANCE_GPU_NAME_LABEL",
     "INSTANCE_TYPE_LABEL",
     "INTERNAL_ELB_TAG",
+    "KUEUE_PRIORITY_CLASS_LABEL",
+    "KUEUE_QUEUE_NAME_LABEL",
     "KARPENTER_NODEPOOL_LABEL",
     "KUBELET_ALLOWED_LABELS",
     "KUBELET_ALLOWED_LABEL_NAMESPACES",
@@ -50,6 +54,7 @@ __all__ = [
     "MIG_RESOURCE_PREFIX",
     "MIG_STRATEGY_LABEL",
     "NAMESPACE_NAME_LABEL",
+    "NETWORK_NODE_LAYER_PREFIX",
     "NODECLAIM_TAG",
     "NODEPOOL_LABEL",
     "NODE_RESTRICTION_NAMESPACE",
@@ -66,10 +71,18 @@ __all__ = [
     "SYSTEM_ROLE",
     "TaintSpec",
     "ZONE_LABEL",
+    "TOPOLOGY_BLOCK_LABEL",
+    "TOPOLOGY_RACK_LABEL",
+    "RDMA_IB_RESOURCE",
+    "RDMA_ROCE_RESOURCE",
+    "PCI_MELLANOX_LABEL",
+    "MOFED_WAIT_LABEL",
+    "FABRIC_LABEL",
     "cluster_tag",
     "is_kubelet_settable_label",
     "managed_by_labels",
     "mig_resource_name",
+    "network_node_layer_label",
 ]
 
 
@@ -172,7 +185,11 @@ SERVICE_ACCOUNT_TOKEN_SECRET_TYPE = "kubernetes.io/service-account-token"
 SERVICE_ACCOUNT_NAME_ANNOTATION = "kubernetes.io/service-account.name"
 #: kubeadm's default control-plane taint (kubeadm v1beta4 ``nodeRegistration.taints`` default; hybridgpu/render/kubeadm.py API facts, read 2026-11-22).
 CONTROL_PLANE_TAINT = TaintSpec("node-role.kubernetes.io/control-plane", None, "NoSchedule")
-#: Taint of the EKS system node group: only pods tolerating it (CoreDNS, Karpenter) run there; a Kubernetes add-on convention (no source was recorded with the old literals; not re-read).
+#: Taint of the EKS system node group: only pods tolerating it run there. The key is the Kubernetes add-on
+#: convention: the upstream CoreDNS manifest tolerates it (kubernetes/kubernetes
+#: ``cluster/addons/dns/coredns/coredns.yaml.base`` @008b3652: ``tolerations: [{key: CriticalAddonsOnly,
+#: operator: Exists}]``, read 2026-11-24); every controller hybridgpu installs tolerates it
+#: (:func:`hybridgpu.render.charts.controller_tolerations`, checked by ``hybridgpu.stack.scheduling``).
 CRITICAL_ADDONS_TAINT = TaintSpec("CriticalAddonsOnly", "true", "NoSchedule")
 
 
@@ -247,6 +264,16 @@ def is_kubelet_settable_label(key: str) -> bool:
     return any(_in_namespace(namespace, ns) for ns in KUBELET_ALLOWED_LABEL_NAMESPACES)
 
 
+# --------------------------------------------------------------------------- Kueue
+# Job labels Kueue reads: kubernetes-sigs/kueue v0.19.2 ``pkg/controller/constants/constants.go``
+# (``QueueLabel``, ``WorkloadPriorityClassLabel``), read 2026-11-24.
+
+#: Job label naming the LocalQueue (of the Job's namespace) the Job is submitted to.
+KUEUE_QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+#: Job label naming the Kueue WorkloadPriorityClass of the Job's workload.
+KUEUE_PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+
+
 # --------------------------------------------------------------------------- hybridgpu's own names
 
 #: Node role (``control-plane``, ``gpu-worker``, ... on-prem; :data:`SYSTEM_ROLE` on the EKS system nodes); kubelet-settable.
@@ -266,3 +293,56 @@ STACK_TAG = "hybridgpu.io/stack"
 #: The same keys are the default of ``requiredTagKeys`` in Pulumi.yaml and of
 #: ``policies/config.example.json`` (tests/test_k8s_names.py checks they agree).
 DEFAULT_COST_KEYS: tuple[str, ...] = ("team", "project", "cost-center")
+
+#: Name of the dataset PersistentVolumeClaim hybridgpu creates in every training namespace (FSx for Lustre on EKS,
+#: the inventory's NFS storage on-prem; hybridgpu.render.storage): job examples mount ``claimName: training-data``.
+TRAINING_DATA_CLAIM = "training-data"
+#: StorageClass of the training-data volumes (static: ``kubernetes.io/no-provisioner``, nothing is provisioned on demand).
+TRAINING_DATA_STORAGE_CLASS = "training-data"
+#: The in-tree "provisioner" of StorageClasses whose volumes are created by hand (static PersistentVolumes only;
+#: Kubernetes docs "Storage Classes", Local, read 2026-11-24).
+NO_PROVISIONER = "kubernetes.io/no-provisioner"
+#: Label EKS puts on Fargate nodes; the aws-fsx-csi-driver chart keeps its pods off them (values.yaml 1.17.0 affinity).
+EKS_COMPUTE_TYPE_LABEL = "eks.amazonaws.com/compute-type"
+#: Startup taint the FSx CSI node plugin removes once ready (kubernetes-sigs/aws-fsx-csi-driver docs/install.md,
+#: "Configure node startup taint"; the chart tolerates it when ``node.tolerateAllTaints`` is false, 1.17.0).
+FSX_AGENT_NOT_READY_TAINT_KEY = "fsx.csi.aws.com/agent-not-ready"
+
+# --------------------------------------------------------------------------- EFA and EKS instance topology (H1)
+#: Extended resource of EFA devices, advertised by the AWS EFA device plugin and counted by Karpenter
+#: (aws/karpenter-provider-aws v1.14.1 ``pkg/apis/v1/labels.go`` ``ResourceEFA``; the plugin's README, read 2026-11-24).
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+#: Template label of every NodePool whose EC2NodeClass attaches EFA interfaces (this project's own): the EFA device
+#: plugin selects nodes by it, EFA workloads select it, the TAS ResourceFlavors of EFA pools carry it.
+EFA_LABEL = "hybridgpu.io/efa"
+#: Prefix of the instance topology labels the AWS cloud controller manager puts on nodes from EC2
+#: DescribeInstanceTopology, layer 1 (top, farthest from the instance) to 3 (the network node the instance is
+#: attached to) on p4d/p4de/p5/p5e/p5en (4 layers on p6-b200): kubernetes/cloud-provider-aws v1.35.2
+#: ``pkg/providers/v1/well_known_labels.go`` ``LabelNetworkNodePrefix`` and ``instances_v2.go``
+#: ``getAdditionalLabels`` (read 2026-11-24).
+NETWORK_NODE_LAYER_PREFIX = "topology.k8s.aws/network-node-layer-"
+
+
+def network_node_layer_label(layer: int) -> str:
+    """The instance topology label of ``layer`` (1 = top of the hierarchy): ``topology.k8s.aws/network-node-layer-<layer>``."""
+    return f"{NETWORK_NODE_LAYER_PREFIX}{layer}"
+
+#: Topology levels of an on-prem host (inventory ``block`` and ``rack``), set through kubelet ``--node-labels``; the
+#: project's own prefix because NodeRestriction lets a kubelet set only an allow-list of kubernetes.io labels
+#: (:func:`is_kubelet_settable_label`). The Kueue Topology's levels (hybridgpu.render.topology).
+TOPOLOGY_BLOCK_LABEL = "hybridgpu.io/topology-block"
+TOPOLOGY_RACK_LABEL = "hybridgpu.io/topology-rack"
+#: Extended resources of the RDMA shared device plugin (Mellanox/k8s-rdma-shared-dev-plugin ``pkg/types/types.go``:
+#: ``resourcePrefix`` default ``rdma``), one per fabric, as hybridgpu configures it in the NicClusterPolicy
+#: (hybridgpu.render.network_operator).
+RDMA_IB_RESOURCE = "rdma/rdma_shared_device_ib"
+RDMA_ROCE_RESOURCE = "rdma/rdma_shared_device_roce"
+#: NFD label of a node with an NVIDIA (Mellanox) network device, PCI vendor 15b3 (Mellanox/network-operator v26.4.1
+#: ``deployment/network-operator/templates/nodefeaturerules.yaml``): the operands' nodeSelector.
+PCI_MELLANOX_LABEL = "feature.node.kubernetes.io/pci-15b3.present"
+#: Label the Network Operator sets to ``false`` on nodes with a Mellanox NIC when it deploys no OFED driver
+#: (``controllers/nicclusterpolicy_controller.go`` ``handleWaitLabelsNoConfig``, v26.4.1); its operands select it.
+MOFED_WAIT_LABEL = "network.nvidia.com/operator.mofed.wait"
+#: The host's RDMA fabric (``infiniband`` or ``roce``; unset without one), set through kubelet ``--node-labels``: the
+#: NicClusterPolicy's operands select it (hybridgpu.render.network_operator), and jobs may too.
+FABRIC_LABEL = "hybridgpu.io/fabric"

@@ -28,6 +28,7 @@ from hybridgpu.config.nvidia import MigDeviceGroup, MigLayoutConfig
 from hybridgpu.errors import Issue
 from hybridgpu.inventory.models import Host, Inventory
 from hybridgpu.render.bootstrap import bootstrap_script, drain_and_cordon_script, kubeadm_run_script
+from hybridgpu.render.topology import host_node_labels
 from hybridgpu.render.kubeadm import (
     BOOTSTRAP_TOKEN_PLACEHOLDER,
     CA_CERT_HASH_PLACEHOLDER,
@@ -149,7 +150,7 @@ def node_spec(host: Host, mig_config: str | None, hostname: str | None = None, a
         hostname=hostname or host.hostname,
         advertise_address=address or str(host.addresses.management),
         role=host.role,
-        labels=dict(host.labels),
+        labels=host_node_labels(host),
         taints=[(t.key, t.value, t.effect.value if hasattr(t.effect, "value") else str(t.effect)) for t in host.taints],
         gpu_model=host.gpu.model if host.gpu else None,
         gpu_count=host.gpu.count if host.gpu else 0,
@@ -253,7 +254,7 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templa
             # address: render the shape once with sentinels, then fill them per host.
             shape = (
                 host.role,
-                tuple(sorted(host.labels.items())),
+                tuple(sorted(host_node_labels(host).items())),
                 tuple((t.key, t.value, str(getattr(t.effect, "value", t.effect))) for t in host.taints),
                 host.gpu.model if host.gpu else None,
                 host.gpu.count if host.gpu else 0,

@@ -27,6 +27,9 @@ sent to a cluster, with no network and no cluster:
   PrometheusAgent, Alertmanager, AlertmanagerConfig, ThanosRuler, ScrapeConfig) gained
   fields after v0.91.0 and are reported as *skipped*; a kind the group does not have
   (e.g. ``ServiceMonitors``) is an error;
+* kinds with a CRD file under ``tools/schemas/crds/`` (:data:`CRD_FILES`: the NVIDIA Network
+  Operator's ``mellanox.com/v1alpha1`` NicClusterPolicy of v26.4.1) against that CRD's
+  ``openAPIV3Schema`` with jsonschema, unknown fields refused (:func:`validate_crd_files`);
 * Kueue kinds (``kueue.x-k8s.io/v1beta2`` ResourceFlavor, ClusterQueue, LocalQueue,
   AdmissionCheck, MultiKueueConfig, MultiKueueCluster) against the CRD constraints encoded in
   :mod:`hybridgpu.burst.schema` (Kueue v0.19.2 CRDs; no installable schema package exists);
@@ -68,7 +71,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +148,16 @@ CORE_GROUPS = frozenset(
         "storagemigration.k8s.io",
     }
 )
+
+#: CRDs kept as files under ``tools/schemas/crds/`` (copied from the pinned upstream release), validated with
+#: :func:`validate_crd_files` (jsonschema over the CRD's ``openAPIV3Schema``, unknown fields refused):
+#: ``(group, kind) -> file``. NicClusterPolicy: Mellanox/network-operator v26.4.1 (85afd6d9)
+#: ``deployment/network-operator/crds/mellanox.com_nicclusterpolicies.yaml``, read 2026-11-24.
+CRD_FILES: dict[tuple[str, str], str] = {
+    ("mellanox.com", "NicClusterPolicy"): "mellanox.com_nicclusterpolicies-v26.4.1.yaml",
+}
+#: API groups validated by :func:`validate_crd_files`.
+CRD_FILE_GROUPS = frozenset(group for group, _ in CRD_FILES)
 
 _CRD_SCRIPT = "validate-crds.mjs"
 _NPM_FIX = "npm ci --prefix tools/schemas"
@@ -332,6 +345,69 @@ def _core_errors(error: Any) -> list[str]:
 
 
 # --------------------------------------------------------------------------- validators
+
+
+def crd_json_schema(crd: Mapping[str, Any], version: str | None = None) -> dict[str, Any]:
+    """The ``openAPIV3Schema`` of a CRD version (default: the storage version) as a strict JSON Schema.
+
+    Strict as the API server's field validation is (``kubectl``/server-side apply default ``Strict``
+    since Kubernetes 1.27): an object schema that lists ``properties`` refuses other keys unless it
+    has ``additionalProperties`` or ``x-kubernetes-preserve-unknown-fields``;
+    ``x-kubernetes-int-or-string`` becomes "integer or string"; ``metadata`` is any object. CEL rules
+    (``x-kubernetes-validations``) are dropped: only a cluster evaluates them.
+
+    Raises:
+        KeyError: no such version.
+    """
+    versions = crd["spec"]["versions"]
+    chosen = next(v for v in versions if (v["name"] == version if version else v.get("storage")))
+
+    def strict(node: Any) -> Any:
+        if isinstance(node, Mapping):
+            out = {k: strict(v) for k, v in node.items() if not str(k).startswith("x-kubernetes-")}
+            if "properties" in out and "additionalProperties" not in out and not node.get("x-kubernetes-preserve-unknown-fields"):
+                out["additionalProperties"] = False
+            if node.get("x-kubernetes-int-or-string"):
+                out.pop("type", None)
+                out["anyOf"] = [{"type": "integer"}, {"type": "string"}]
+            return out
+        if isinstance(node, list):
+            return [strict(v) for v in node]
+        return node
+
+    schema = strict(chosen["schema"]["openAPIV3Schema"])
+    schema.setdefault("properties", {})["metadata"] = {"type": "object"}
+    return schema
+
+
+def validate_crd_files(manifests: Sequence[Mapping[str, Any]], *, tools_dir: Path | str | None = None) -> list[SchemaFinding]:
+    """Validate kinds of :data:`CRD_FILES` against their CRD (``tools/schemas/crds/``) with jsonschema, strictly.
+
+    A kind of such a group that has no CRD file here is an error. Errors name the field path.
+
+    Raises:
+        SchemaToolMissing: no checkout with ``tools/schemas``, or ``jsonschema`` is not installed
+            (it comes with kubernetes-validate: ``pip install -e '.[test]'``).
+    """
+    try:
+        import jsonschema
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise SchemaToolMissing("jsonschema is not installed: run `pip install 'kubernetes-validate==1.37.0'` (it brings jsonschema)") from exc
+    crds_dir = (Path(tools_dir) if tools_dir is not None else schema_tools_dir()) / "crds"
+    validators: dict[str, Any] = {}
+    findings = []
+    for index, manifest in enumerate(manifests):
+        group = _api_group(manifest.get("apiVersion"))
+        file = CRD_FILES.get((str(group), str(manifest.get("kind"))))
+        if file is None:
+            findings.append(_finding(manifest, index, ok=False, errors=[f"kind: no CRD of {manifest.get('kind')!r} in group {group!r} under {crds_dir}"]))
+            continue
+        if file not in validators:
+            validators[file] = jsonschema.Draft7Validator(crd_json_schema(yaml.safe_load((crds_dir / file).read_text(encoding="utf-8"))))
+        errors = [f"{_format_path(list(e.absolute_path))}: {e.message}" for e in validators[file].iter_errors(dict(manifest))]
+        findings.append(_finding(manifest, index, ok=not errors, errors=errors))
+    return findings
+
 
 
 def validate_core(
@@ -573,6 +649,8 @@ def validate_all(
             crds.append(index)
         elif group in CORE_GROUPS:
             core.append(index)
+        elif group in CRD_FILE_GROUPS:
+            slots[index] = replace(validate_crd_files([manifest], tools_dir=tools_dir)[0], index=index)
         elif group == "kueue.x-k8s.io":
             # No installable Kueue schema package exists; the v1beta2 CRD constraints are encoded
             # as models in hybridgpu.burst.schema (citing the CRD files of Kueue v0.19.2).

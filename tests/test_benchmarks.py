@@ -21,7 +21,7 @@ SCRIPTS = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py"))
 
 
 def test_every_benchmark_is_covered():
-    assert SCRIPTS == ["burst_bench.py", "economics_bench.py", "inventory_bench.py", "mig_bench.py", "policy_bench.py", "preview_bench.py"]
+    assert SCRIPTS == ["burst_bench.py", "economics_bench.py", "inventory_bench.py", "mig_bench.py", "policy_bench.py", "preview_bench.py", "showback_bench.py"]
 
 
 @pytest.mark.parametrize("script", SCRIPTS)

@@ -90,7 +90,7 @@ def test_sections_start_at_stackconfig_and_follow_the_config_keys():
     assert dict((m.__name__, p) for m, p in models)["NodePoolConfig"] == ["hybridgpu:cloud.nodePools[]"]
 
     text = config_reference_markdown()
-    top = ["aws:region", "hybridgpu:environment", "hybridgpu:tags", "hybridgpu:requiredTagKeys", "hybridgpu:cloud", "hybridgpu:onprem", "hybridgpu:nvidia", "hybridgpu:burst", "hybridgpu:economics"]
+    top = ["aws:region", "hybridgpu:environment", "hybridgpu:tags", "hybridgpu:requiredTagKeys", "hybridgpu:cloud", "hybridgpu:onprem", "hybridgpu:nvidia", "hybridgpu:burst", "hybridgpu:teams", "hybridgpu:economics"]
     rows = [text.index(f"| `{key}` |") for key in top]
     assert rows == sorted(rows)
     assert list(KEY_TO_FIELD) == top
@@ -100,7 +100,8 @@ def test_reference_rows_carry_full_key_paths_types_and_defaults():
     text = config_reference_markdown()
     assert "| `hybridgpu:cloud.nodePools[].weight` | integer (1..100) | none |" in text
     assert "| `hybridgpu:cloud.nodePools[].disruption.budgets[].nodes` |" in text
-    assert "| `hybridgpu:cloud.nodeClasses[].efa.interfaces` | integer (1..32) | `1` |" in text
+    # Issue 18: the EFA interface count is derived from the catalog (no fixed default); an optional int keeps its bounds.
+    assert "| `hybridgpu:cloud.nodeClasses[].efa.interfaces` | integer (1..32) | none |" in text
     # Issue 14: the length bound (44, from the AWS name table) is a validator with its own message, not part of the pattern.
     assert "| `hybridgpu:cloud.cluster.name` | string (pattern `^[a-zA-Z][a-zA-Z0-9-]*$`) | **required** |" in text
     # Every non-derived field of every model has exactly one row.

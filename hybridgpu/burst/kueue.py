@@ -11,7 +11,11 @@ Creates plain dicts ready for YAML or Pulumi ``kubernetes`` resources:
 * on a worker: the ServiceAccount, ClusterRole and ClusterRoleBinding the manager acts as, and a
   ``kubernetes.io/service-account-token`` Secret whose token goes into the exec-free kubeconfig
   (:func:`worker_kubeconfig`) that the manager stores as its Secret (key ``kubeconfig``);
-* the Kueue manager ``Configuration`` and Helm values (:func:`kueue_helm_values`).
+* the Kueue manager ``Configuration`` and Helm values (:func:`kueue_helm_values`);
+* with a teams file (:mod:`hybridgpu.burst.teams`): the namespaces' cost labels, each team
+  ClusterQueue's ``preemption``, ``fairSharing.weight`` and own ``namespaceSelector``, the plan's
+  extra objects (WorkloadPriorityClasses, Roles, RoleBindings, ValidatingAdmissionPolicies) and
+  the Configuration's ``fairSharing`` and ``waitForPodsReady``.
 
 Upstream formats: kubernetes-sigs/kueue tag v0.19.2 (commit 8eab6877, 2026-08-20, read
 2026-11-22): CRDs ``config/components/crd/bases/kueue.x-k8s.io_*.yaml`` (version v1beta2,
@@ -26,6 +30,7 @@ URL, no basic auth, no exec plugin, no auth provider).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -40,6 +45,7 @@ from hybridgpu.k8s import (
 )
 from hybridgpu.render.charts import controller_tolerations
 from hybridgpu.render.kubeconfig import kubeconfig
+from hybridgpu.render.topology import topology_manifest
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
@@ -64,9 +70,11 @@ def _meta(name: str, namespace: str | None = None) -> dict[str, Any]:
     return meta
 
 
-def namespace_manifest(name: str) -> dict[str, Any]:
-    """A ``v1`` Namespace for LocalQueues."""
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(name)}
+def namespace_manifest(name: str, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A ``v1`` Namespace for LocalQueues, with ``labels`` (a team's cost labels) besides the managed-by label."""
+    meta = _meta(name)
+    meta["labels"].update(dict(sorted((labels or {}).items())))
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
 
 
 def resource_flavor(flavor: Flavor) -> dict[str, Any]:
@@ -76,6 +84,8 @@ def resource_flavor(flavor: Flavor) -> dict[str, Any]:
         spec["nodeLabels"] = dict(flavor.node_labels)
     if flavor.tolerations:
         spec["tolerations"] = [dict(t) for t in flavor.tolerations]
+    if flavor.topology_name is not None:
+        spec["topologyName"] = flavor.topology_name
     return {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": _meta(flavor.name), "spec": spec}
 
 
@@ -99,16 +109,30 @@ def cluster_queue(cq: ClusterQueuePlan, namespaces: tuple[str, ...]) -> dict[str
                 resources.append(entry)
             flavors.append({"name": fq.flavor, "resources": resources})
         groups.append({"coveredResources": list(group.covered), "flavors": flavors})
+    selected = cq.namespaces if cq.namespaces is not None else namespaces
     spec: dict[str, Any] = {
-        "namespaceSelector": {"matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": list(namespaces)}]},
+        "namespaceSelector": {"matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": list(selected)}]},
         "queueingStrategy": "BestEffortFIFO",
         "resourceGroups": groups,
     }
     if cq.cohort is not None:
         spec["cohortName"] = cq.cohort
+    if cq.preemption is not None:
+        spec["preemption"] = _plain(cq.preemption)
+    if cq.fair_sharing_weight is not None:
+        spec["fairSharing"] = {"weight": cq.fair_sharing_weight}
     if cq.admission_check is not None:
         spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": cq.admission_check}]}
     return {"apiVersion": KUEUE_API, "kind": "ClusterQueue", "metadata": _meta(cq.name), "spec": spec}
+
+
+def _plain(value: Any) -> Any:
+    """Mappings and tuples of a plan as plain dicts and lists (for YAML and Pulumi)."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 
 def local_queue(lq: LocalQueuePlan) -> dict[str, Any]:
@@ -194,7 +218,8 @@ def cluster_manifests(cluster: ClusterPlan, source: BurstPlanFile) -> list[dict[
     The manager's worker kubeconfig Secrets are not included: they carry credentials and are
     built by the component from the workers' (secret) stack outputs.
     """
-    docs: list[dict[str, Any]] = [namespace_manifest(ns) for ns in cluster.namespaces]
+    docs: list[dict[str, Any]] = [namespace_manifest(ns, cluster.namespace_labels.get(ns)) for ns in cluster.namespaces]
+    docs += [topology_manifest(name, levels) for name, levels in sorted(cluster.topologies.items())]
     docs += [resource_flavor(f) for f in cluster.flavors]
     if cluster.multikueue is not None:
         mk = cluster.multikueue
@@ -203,6 +228,7 @@ def cluster_manifests(cluster: ClusterPlan, source: BurstPlanFile) -> list[dict[
         docs += [admission_check(name, config) for name, config in mk.checks.items()]
     docs += [cluster_queue(cq, cluster.namespaces) for cq in cluster.cluster_queues]
     docs += [local_queue(lq) for lq in cluster.local_queues]
+    docs += [_plain(doc) for doc in cluster.extra_manifests]
     if cluster.worker_access:
         docs += worker_access_manifests(source.kueue.namespace, source.kueue.frameworks)
     return docs
@@ -243,6 +269,7 @@ def kueue_configuration(cluster: ClusterPlan, source: BurstPlanFile) -> dict[str
         if cluster.multikueue.dispatcher.endswith("incremental"):
             mk["incrementalDispatcherConfig"] = {"stepSize": 1}
         config["multiKueue"] = mk
+    config.update(_plain(cluster.configuration))
     return config
 
 

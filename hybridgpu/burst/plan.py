@@ -27,15 +27,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import reduce
 from pathlib import Path
-from typing import Literal
-
-from pydantic import ValidationError
+from typing import Any, Literal
 
 from hybridgpu.burst.models import BurstClass, BurstPlanFile, CapacitySpec
 from hybridgpu.catalog import Catalog
 from hybridgpu.config.models import CloudConfig
-from hybridgpu.datafile import DataFileError, load_unique_yaml
-from hybridgpu.errors import Issue, issues_from_validation
+from hybridgpu.datafile import DataFileError, read_model_file
+from hybridgpu.errors import Issue
 from hybridgpu.inventory.models import Inventory
 from hybridgpu.k8s import (
     CAPACITY_TYPE_LABEL,
@@ -47,6 +45,7 @@ from hybridgpu.k8s import (
     mig_resource_name,
 )
 from hybridgpu.render.karpenter import resolve_instance_types
+from hybridgpu.render.topology import ONPREM_TOPOLOGY, onprem_topology_levels
 
 Role = Literal["manager", "onprem-worker", "cloud-worker", "onprem-manager"]
 
@@ -72,11 +71,13 @@ class Flavor:
         name: ResourceFlavor name (DNS-1123).
         node_labels: ``spec.nodeLabels`` (Kueue injects them as a nodeSelector); empty on the manager.
         tolerations: ``spec.tolerations`` (added to admitted pods), Kubernetes toleration dicts.
+        topology_name: ``spec.topologyName`` (a Topology of the same cluster, :attr:`ClusterPlan.topologies`), or None.
     """
 
     name: str
     node_labels: Mapping[str, str] = field(default_factory=dict)
     tolerations: tuple[Mapping[str, str], ...] = ()
+    topology_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,11 @@ class ClusterQueuePlan:
         cohort: ``cohortName`` or None.
         admission_check: name of the MultiKueue AdmissionCheck (manager queues) or None.
         burst_class: the queue class it serves (``spot``, ``on-demand``, ``none``) or None for all.
+        namespaces: namespaces its ``namespaceSelector`` admits; None: every namespace of the cluster
+            plan (a team's ClusterQueue admits only the team's namespaces).
+        preemption: ``spec.preemption`` (Kueue field names), or None (Kueue's defaults: no preemption).
+        fair_sharing_weight: ``spec.fairSharing.weight`` as a Kubernetes quantity string, or None.
+        team: the team it serves (:mod:`hybridgpu.burst.teams`), or None.
     """
 
     name: str
@@ -121,6 +127,10 @@ class ClusterQueuePlan:
     cohort: str | None = None
     admission_check: str | None = None
     burst_class: BurstClass | None = None
+    namespaces: tuple[str, ...] | None = None
+    preemption: Mapping[str, Any] | None = None
+    fair_sharing_weight: str | None = None
+    team: str | None = None
 
     def nominal_totals(self) -> dict[str, int]:
         """Resource -> sum of nominal quotas over every flavor."""
@@ -187,6 +197,13 @@ class ClusterPlan:
         namespaces: namespaces of the LocalQueues (created on the cluster).
         multikueue: manager objects, or None on a worker.
         worker_access: True when the cluster is a worker (ServiceAccount, RBAC and token for the manager).
+        namespace_labels: namespace -> extra labels of its Namespace (a team's cost labels).
+        extra_manifests: further objects rendered after the LocalQueues (teams: WorkloadPriorityClasses,
+            Roles, RoleBindings, ValidatingAdmissionPolicies; :mod:`hybridgpu.burst.teams`).
+        configuration: extra top-level keys of the Kueue ``Configuration`` (teams: ``fairSharing``,
+            ``waitForPodsReady``).
+        topologies: Kueue Topology name -> node label keys of its levels, broadest first (rendered by
+            :func:`hybridgpu.render.topology.topology_manifest`, hostname appended); flavors refer to them.
     """
 
     stack: str
@@ -197,6 +214,10 @@ class ClusterPlan:
     namespaces: tuple[str, ...]
     multikueue: MultiKueuePlan | None = None
     worker_access: bool = False
+    namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    extra_manifests: tuple[Mapping[str, Any], ...] = ()
+    configuration: Mapping[str, Any] = field(default_factory=dict)
+    topologies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def quota_totals(self, *, burst_only: bool = False) -> dict[str, int]:
         """Resource -> sum of nominal quotas over the cluster's ClusterQueues (only MultiKueue queues if ``burst_only``)."""
@@ -243,12 +264,15 @@ class OnPremCapacity:
         mig: GPU model -> MIG resource name -> instances.
         flavors: model -> ResourceFlavor (whole GPUs).
         mig_flavors: model -> ResourceFlavor (MIG devices).
+        topology_levels: node label keys of the on-prem Topology's levels above the host, broadest first
+            (:func:`hybridgpu.render.topology.onprem_topology_levels`); empty: no Topology, flavors without ``topologyName``.
     """
 
     gpus: Mapping[str, int]
     mig: Mapping[str, Mapping[str, int]]
     flavors: Mapping[str, Flavor]
     mig_flavors: Mapping[str, Flavor]
+    topology_levels: tuple[str, ...] = ()
 
     def totals(self) -> dict[str, int]:
         """Resource -> total on-prem capacity (``nvidia.com/gpu`` and each MIG resource)."""
@@ -347,11 +371,16 @@ def onprem_capacity(inventory: Inventory, catalog: Catalog) -> OnPremCapacity:
             out.append(_toleration(key, value, effect))
         return tuple(out)
 
+    # Every on-prem flavor refers to the Topology when the inventory has one: a ClusterQueue whose
+    # flavors are all TAS flavors implies TAS for every job (kueue v0.19.2 tas_flavorassigner.go
+    # isTASImplied), while a mix refuses non-TAS jobs on the TAS flavors.
+    levels = onprem_topology_levels(inventory.hosts)
+    topology = ONPREM_TOPOLOGY if levels else None
     flavors = {
-        m: Flavor(f"onprem-{_slug(m)}", {GPU_PRODUCT_LABEL: catalog.gpu_model(m).product_label}, tolerations(m)) for m in sorted(gpus)
+        m: Flavor(f"onprem-{_slug(m)}", {GPU_PRODUCT_LABEL: catalog.gpu_model(m).product_label}, tolerations(m), topology) for m in sorted(gpus)
     }
     mig_flavors = {
-        m: Flavor(f"onprem-{_slug(m)}-mig", {GPU_PRODUCT_LABEL: catalog.gpu_model(m).product_label, MIG_STRATEGY_LABEL: "mixed"}, tolerations(m))
+        m: Flavor(f"onprem-{_slug(m)}-mig", {GPU_PRODUCT_LABEL: catalog.gpu_model(m).product_label, MIG_STRATEGY_LABEL: "mixed"}, tolerations(m), topology)
         for m in sorted(mig)
     }
     return OnPremCapacity(
@@ -359,6 +388,7 @@ def onprem_capacity(inventory: Inventory, catalog: Catalog) -> OnPremCapacity:
         mig={m: dict(sorted(r.items())) for m, r in sorted(mig.items())},
         flavors=flavors,
         mig_flavors=mig_flavors,
+        topology_levels=levels,
     )
 
 
@@ -531,6 +561,7 @@ def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[s
     onprem_cq_name = f"{prefix}-onprem"
     onprem_cq = ClusterQueuePlan(onprem_cq_name, _onprem_groups(onprem))
     onprem_flavors = (*onprem.flavors.values(), *onprem.mig_flavors.values())
+    onprem_topologies = {ONPREM_TOPOLOGY: onprem.topology_levels} if onprem.topology_levels else {}
     # Every resource a manager queue can admit is declared on the EKS worker: GPUs with the
     # ceiling, each on-prem MIG resource with 0 (no burst pool offers MIG), so that under
     # BlockUndeclared a MIG workload is never admitted in EKS without quota.
@@ -567,12 +598,15 @@ def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[s
             dispatcher="kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
         )
         clusters[source.onprem.stack] = ClusterPlan(
-            source.onprem.stack, "onprem-manager", (*onprem_flavors, *manager_flavors), (onprem_cq, *burst_cqs), tuple(lqs), namespaces, mk
+            source.onprem.stack, "onprem-manager", (*onprem_flavors, *manager_flavors), (onprem_cq, *burst_cqs), tuple(lqs), namespaces, mk,
+            topologies=onprem_topologies,
         )
         return BurstPlan(source, file, onprem, caps, clusters)
 
     onprem_lqs = tuple(LocalQueuePlan(q.namespace, q.name, onprem_cq_name) for q in source.queues)
-    clusters[source.onprem.stack] = ClusterPlan(source.onprem.stack, "onprem-worker", onprem_flavors, (onprem_cq,), onprem_lqs, namespaces, worker_access=True)
+    clusters[source.onprem.stack] = ClusterPlan(
+        source.onprem.stack, "onprem-worker", onprem_flavors, (onprem_cq,), onprem_lqs, namespaces, worker_access=True, topologies=onprem_topologies
+    )
     onprem_ref = WorkerRef(source.onprem.cluster_name, f"{prefix}-{source.onprem.cluster_name}-kubeconfig", source.onprem.stack, source.onprem.stack_reference)
 
     # Manager: one ClusterQueue per queue class, no cohort. Each class mirrors the flavors of the
@@ -651,19 +685,16 @@ def read_plan_file(path: Path, shown: str) -> BurstPlanFile:
             (each issue names the file, the field path, the problem and a fix; unknown keys
             get the close match and the allowed keys, from :func:`~hybridgpu.errors.issues_from_validation`).
     """
-    try:
-        data = load_unique_yaml(path.read_text())
-    except FileNotFoundError:
-        fix = "fix `hybridgpu:burst.plan`: a plan file path relative to the project root"
-        raise BurstPlanError([Issue.in_entry(shown, None, None, "no such burst plan file", fix, "file")]) from None
-    except Exception as exc:  # noqa: BLE001 - YAML and OS errors alike become one issue
-        fix = "correct the YAML syntax at the position shown (a key may appear once per mapping)"
-        raise BurstPlanError([Issue.in_entry(shown, None, None, f"not readable as YAML: {exc}", fix, "yaml")]) from None
-    try:
-        return BurstPlanFile.model_validate(data)
-    except ValidationError as exc:
-        issues = issues_from_validation(exc, file=shown, root=BurstPlanFile, reference=PLAN_REFERENCE, entry_kind="entry")
-        raise BurstPlanError(issues) from None
+    return read_model_file(
+        path,
+        shown,
+        BurstPlanFile,
+        BurstPlanError,
+        what="burst plan file",
+        missing_fix="fix `hybridgpu:burst.plan`: a plan file path relative to the project root",
+        reference=PLAN_REFERENCE,
+        entry_kind="entry",
+    )
 
 
 def describe_roles(plan: BurstPlan) -> Iterable[tuple[str, str]]:

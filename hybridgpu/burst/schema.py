@@ -15,12 +15,19 @@ kubernetes-sigs/kueue tag v0.19.2 (commit 8eab6877, 2026-08-20, read 2026-11-22)
   quantities; CEL: as many resources per flavor as covered resources), ``cohortName`` (CEL:
   ``borrowingLimit`` only with a cohort), ``namespaceSelector``, ``queueingStrategy``,
   ``admissionChecksStrategy.admissionChecks`` (1..64, ``name`` 1..316 characters, ``onFlavors``),
-  ``stopPolicy``, ``preemption``, ``flavorFungibility``, ``fairSharing``;
+  ``stopPolicy``, ``preemption`` (CEL: "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never"),
+  ``flavorFungibility``, ``fairSharing`` (``weight``: a quantity, 0 or more than 10^-9);
+* ``workloadpriorityclasses``: cluster-scoped, no ``spec``: ``value`` (int32, required) and
+  ``description`` (at most 2048 characters) at the top level;
+* ``cohorts``: ``spec.parentName``, ``resourceGroups`` (at most 16, as for ClusterQueues),
+  ``fairSharing``; limits only under a parent (webhook, ``pkg/webhooks/cohort_webhook.go``);
 * ``localqueues``: ``spec.clusterQueue`` (DNS-1123 subdomain, max 253), ``stopPolicy``, ``fairSharing``;
 * ``admissionchecks``: ``spec.controllerName`` required (1..253), ``parameters`` with
   ``apiGroup``/``kind``/``name`` required and their patterns;
 * ``multikueueconfigs``: ``spec.clusters`` required, 1..20 entries of at most 256 characters, no
   duplicates (CEL), ``quotaManagement`` in Manual/Automated;
+* ``topologies``: ``spec.levels`` 1..16 ``{nodeLabel}``, unique, ``kubernetes.io/hostname`` only last
+  (:class:`hybridgpu.render.topology.TopologySpec`);
 * ``multikueueclusters``: ``spec.clusterSource`` with exactly one of ``kubeConfig`` (``location``
   1..256, ``locationType`` Secret/Path) and ``clusterProfileRef`` (CEL).
 
@@ -37,9 +44,13 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
+from decimal import Decimal
+
+from kubernetes.utils.quantity import parse_quantity
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
 
 from hybridgpu.errors import key_path
+from hybridgpu.render.topology import TopologySpec
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 
@@ -204,6 +215,15 @@ class Preemption(_Strict):
     reclaim_within_cohort: Literal["Never", "LowerPriority", "Any"] | None = Field(default=None, alias="reclaimWithinCohort")
     within_cluster_queue: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] | None = Field(default=None, alias="withinClusterQueue")
 
+    @model_validator(mode="after")
+    def _cel(self) -> Preemption:
+        # x-kubernetes-validations of spec.preemption (and validatePreemption of the ClusterQueue webhook), v0.19.2.
+        # reclaimWithinCohort defaults to Never in the CRD.
+        reclaim = self.reclaim_within_cohort or "Never"
+        if reclaim == "Never" and self.borrow_within_cohort is not None and (self.borrow_within_cohort.policy or "Never") != "Never":
+            raise ValueError("reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never")
+        return self
+
 
 class FlavorFungibility(_Strict):
     preference: Literal["BorrowingOverPreemption", "PreemptionOverBorrowing"] | None = None
@@ -213,6 +233,19 @@ class FlavorFungibility(_Strict):
 
 class FairSharing(_Strict):
     weight: Any = None
+
+    @field_validator("weight")
+    @classmethod
+    def _weight(cls, value: Any) -> Any:
+        # apis/kueue/v1beta2/fairsharing_types.go (v0.19.2): a quantity; "When not 0, Weight must be greater than 10^-9."
+        # pkg/webhooks/common.go validateFairSharing (v0.19.2): not negative; "When not 0, weight must be > 10e-9"
+        # (compared with the quantity 1n).
+        if value is None:
+            return value
+        _quantity(value)
+        if parse_quantity(str(value)) <= Decimal("1e-9") and parse_quantity(str(value)) != 0:
+            raise ValueError("weight must be 0 or greater than 10^-9")
+        return value
 
 
 class ClusterQueueSpec(_Strict):
@@ -241,6 +274,47 @@ class ClusterQueueSpec(_Strict):
         flavors = [f.name for g in self.resource_groups or [] for f in g.flavors]
         if len(flavors) != len(set(flavors)):
             raise ValueError("a flavor may appear once per ClusterQueue")
+        return self
+
+
+class CohortResourceQuota(ResourceQuota):
+    """A Cohort's quota: like a ClusterQueue's, but its ``lendingLimit`` may exceed its ``nominalQuota``
+    (the Cohort webhook sets ``enforceNominalGreaterThanLending: false``, ``pkg/webhooks/cohort_webhook.go`` v0.19.2)."""
+
+    @model_validator(mode="after")
+    def _nominal_required(self) -> CohortResourceQuota:
+        if self.nominal_quota is None:
+            raise ValueError("nominalQuota is required")
+        return self
+
+
+class CohortFlavorQuotas(FlavorQuotas):
+    resources: list[CohortResourceQuota] = Field(min_length=1, max_length=64)  # type: ignore[assignment]
+
+
+class CohortResourceGroup(ResourceGroup):
+    flavors: list[CohortFlavorQuotas] = Field(min_length=1, max_length=64)  # type: ignore[assignment]
+
+
+class CohortSpec(_Strict):
+    """``spec`` of a Cohort (``apis/kueue/v1beta2/cohort_types.go`` at v0.19.2): ``parentName``, up to 16
+    ``resourceGroups`` (a shared pool on top of the member ClusterQueues' quotas), ``fairSharing``.
+    Webhook: borrowing and lending limits only when the Cohort has a parent."""
+
+    parent_name: Subdomain | None = Field(default=None, alias="parentName")
+    resource_groups: list[CohortResourceGroup] | None = Field(default=None, alias="resourceGroups", max_length=16)
+    fair_sharing: FairSharing | None = Field(default=None, alias="fairSharing")
+
+    @model_validator(mode="after")
+    def _limits_need_a_parent(self) -> CohortSpec:
+        if self.parent_name is None:
+            for group in self.resource_groups or []:
+                for flavor in group.flavors:
+                    if any(r.borrowing_limit is not None or r.lending_limit is not None for r in flavor.resources):
+                        raise ValueError("borrowingLimit and lendingLimit need parentName (the Cohort webhook rejects them on a root Cohort)")
+        covered = [r for g in self.resource_groups or [] for r in g.covered_resources]
+        if len(covered) != len(set(covered)):
+            raise ValueError("a resource may be covered by one resource group only")
         return self
 
 
@@ -297,14 +371,38 @@ class MultiKueueClusterSpec(_Strict):
     cluster_source: ClusterSource = Field(alias="clusterSource")
 
 
+class WorkloadPriorityClassBody(_Strict):
+    """The top-level fields of a WorkloadPriorityClass besides apiVersion/kind/metadata (it has no ``spec``).
+
+    ``apis/kueue/v1beta2/workloadpriorityclass_types.go`` (v0.19.2): ``value`` int32, required;
+    ``description`` at most 2048 characters.
+    """
+
+    value: int = Field(ge=-(2**31), le=2**31 - 1)
+    description: Annotated[str, StringConstraints(max_length=2048)] | None = None
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _int(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"value must be an integer, got {value!r}")
+        return value
+
+
+#: Kinds without ``spec`` whose fields sit at the top level: kind -> model of those fields.
+TOP_LEVEL_KINDS: dict[str, type[BaseModel]] = {"WorkloadPriorityClass": WorkloadPriorityClassBody}
+
 #: kind -> (spec model, namespaced)
 KINDS: dict[str, tuple[type[BaseModel], bool]] = {
     "ResourceFlavor": (ResourceFlavorSpec, False),
     "ClusterQueue": (ClusterQueueSpec, False),
     "LocalQueue": (LocalQueueSpec, True),
+    "Cohort": (CohortSpec, False),
     "AdmissionCheck": (AdmissionCheckSpec, False),
     "MultiKueueConfig": (MultiKueueConfigSpec, False),
     "MultiKueueCluster": (MultiKueueClusterSpec, False),
+    # v0.19.2 kueue.x-k8s.io_topologies.yaml, encoded in hybridgpu.render.topology (levels 1..16, unique, hostname last).
+    "Topology": (TopologySpec, False),
 }
 
 
@@ -312,12 +410,26 @@ def kueue_errors(manifest: dict[str, Any]) -> list[str]:
     """Errors of one ``kueue.x-k8s.io`` manifest against the v1beta2 CRD constraints (empty: valid).
 
     Each error starts with the field path, e.g. ``spec.resourceGroups[0].flavors[0].name: ...``.
-    A kind hybridgpu does not render (Workload, Cohort, Topology...) or another version is an error.
+    A kind not modelled here (Workload, ...) or another version is an error; WorkloadPriorityClass (no ``spec``) is checked by its top-level fields.
     """
     errors: list[str] = []
     if manifest.get("apiVersion") != f"{KUEUE_GROUP}/v1beta2":
         return [f"apiVersion: expected {KUEUE_GROUP}/v1beta2, got {manifest.get('apiVersion')!r}"]
     kind = manifest.get("kind")
+    if kind in TOP_LEVEL_KINDS:
+        body_model = TOP_LEVEL_KINDS[kind]
+        body = {k: v for k, v in manifest.items() if k not in ("apiVersion", "kind", "metadata")}
+        try:
+            meta = ObjectMeta.model_validate(manifest.get("metadata") or {})
+            if meta.namespace is not None:
+                errors.append("metadata.namespace: must be unset for a cluster-scoped kind")
+        except ValidationError as exc:
+            errors += [f"{key_path(('metadata', *e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)]
+        try:
+            body_model.model_validate(body)
+        except ValidationError as exc:
+            errors += [f"{key_path(e['loc'])}: {e['msg']}" for e in exc.errors(include_url=False)]
+        return errors
     if kind not in KINDS:
         return [f"kind: {kind!r} is not one of {', '.join(sorted(KINDS))} (the kinds checked offline)"]
     spec_model, namespaced = KINDS[kind]

@@ -20,6 +20,7 @@ from rich.table import Table
 
 from hybridgpu.burst.models import INCREMENTAL_DISPATCH_SECONDS
 from hybridgpu.burst.plan import BurstPlan, describe_roles
+from hybridgpu.burst.teams import cohort_capacity, team_quota_rows
 from hybridgpu.stack.load import load_stack
 from hybridgpu.errors import HybridGpuError
 from hybridgpu.k8s import GPU_RESOURCE
@@ -77,7 +78,7 @@ def plan_summary(plan) -> dict:
     onprem_total = plan.onprem.totals()
     classes = {}
     for cq in manager.cluster_queues:
-        if cq.admission_check is None:
+        if cq.admission_check is None or cq.team is not None:  # a team's queue holds its shares, not a class's capacity
             continue
         want = dict(onprem_total) if plan.source.topology == "spillover" else {}
         if cq.burst_class in plan.cloud:
@@ -98,7 +99,19 @@ def plan_summary(plan) -> dict:
         "managerMultiKueueTotal": manager.quota_totals(burst_only=True),
         "managerClasses": classes,
         "rows": plan_rows(plan),
+        "teams": team_summary(plan),
     }
+
+
+def team_summary(plan) -> dict:
+    """Per team (when the stack names a teams file): its ClusterQueues per cluster and, per flavor and resource,
+    nominal quota, borrowing and lending limits against the cohort's capacity (empty without teams)."""
+    teams: dict[str, dict] = {}
+    capacity = {stack: cohort_capacity(cluster, cq.cohort) for stack, cluster in plan.clusters.items() for cq in cluster.cluster_queues if cq.team and cq.cohort}
+    for row in team_quota_rows(plan):
+        entry = teams.setdefault(row["team"], {"rows": []})
+        entry["rows"].append({**row, "cohortCapacity": capacity.get(row["stack"], {}).get((row["flavor"], row["resource"]), 0)})
+    return teams
 
 
 @burst_app.command("plan")
@@ -147,6 +160,23 @@ def plan_command(
             row["admissionCheck"] or "",
         )
     console.print(table)
+    if summary["teams"]:
+        teams = Table("team", "stack", "ClusterQueue", "flavor", "resource", "nominal (guaranteed)", "borrow", "lend", "cohort capacity")
+        for team, entry in summary["teams"].items():
+            for row in entry["rows"]:
+                teams.add_row(
+                    team,
+                    row["stack"],
+                    row["clusterQueue"],
+                    row["flavor"],
+                    row["resource"],
+                    str(row["nominalQuota"]),
+                    "-" if row["borrowingLimit"] is None else str(row["borrowingLimit"]),
+                    "-" if row["lendingLimit"] is None else str(row["lendingLimit"]),
+                    str(row["cohortCapacity"]),
+                )
+        console.rule("[bold]team quotas[/] (borrow/lend '-': no limit)")
+        console.print(teams)
     for name, entry in summary["managerClasses"].items():
         ok = entry["totals"] == entry["expected"]
         console.print(

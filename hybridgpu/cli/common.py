@@ -6,6 +6,7 @@ from typing import NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 
 def console(stderr: bool = False) -> Console:
@@ -15,5 +16,7 @@ def console(stderr: bool = False) -> Console:
 
 def fail(message: object) -> NoReturn:
     """Print ``error: <message>`` to stderr and exit with code 2 (bad input; nothing was done)."""
-    console(stderr=True).print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+    # The message is data (issue keys like `annotations[kueue.x-k8s.io/...]`, fixes like `instanceTypes: [p5.48xlarge]`):
+    # escaped, or rich would take its square brackets for markup tags and drop them.
+    console(stderr=True).print(f"[bold red]error:[/] {escape(str(message))}", markup=True, soft_wrap=True)
     raise typer.Exit(code=2)

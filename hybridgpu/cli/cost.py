@@ -10,6 +10,9 @@
 * ``hybridgpu cost demand OUT.csv [--hours ... --seed N]``: write a generated demand profile.
 * ``hybridgpu cost vram PARAMS_B [--mode training --precision bf16 --optimizer adam]``: VRAM
   estimate and the smallest GPU / MIG profile that holds it.
+* ``hybridgpu cost showback EXPORT [--stack STACK ... | --price owned=3.1,spot=2.4] [--teams FILE] [--plot DIR] [--json]``:
+  per team and project, GPU-hours by side and capacity type, cost, share of idle cost and the
+  top idle allocations, from a usage CSV/JSON, an OpenCost allocation export or a Kueue workload list.
 
 Exit code 2 on bad input (the message names the file, field and fix). Nothing here imports Pulumi.
 """
@@ -76,14 +79,28 @@ def report(
         written = write_plots(rep, plot) if plot is not None else []
     except (HybridGpuError, ValueError, KeyError) as exc:
         _fail(str(exc))
+    owned = owned_gpu_hour_price(rep)
     if as_json:
         data = rep.to_dict()
+        data["ownedUsdPerGpuHour"] = owned
         data["plots"] = [str(p) for p in written]
         _console().print_json(json.dumps(data, default=str))
         return
     print_report(rep)
+    if owned is not None:
+        _console().print(f"owned GPU-hour (OpenCost's on-prem GPU price, showback's `owned`): {owned:.4f} USD")
     for path in written:
         _console().print(f"wrote {path}")
+
+
+def owned_gpu_hour_price(rep: Any) -> float | None:
+    """The on-prem GPU price OpenCost gets (:func:`hybridgpu.economics.opencost.onprem_gpu_usd_per_hour`), or None without on-prem capacity."""
+    from hybridgpu.economics.opencost import OpenCostPriceError, onprem_gpu_usd_per_hour
+
+    try:
+        return onprem_gpu_usd_per_hour(rep)
+    except OpenCostPriceError:
+        return None
 
 
 def write_plots(rep: Any, directory: Path) -> list[Path]:
@@ -307,3 +324,100 @@ def vram(
     console.print(f"smallest whole GPU: {out['smallestGpu'] or 'none - shard it'}; smallest MIG profile: {out['smallestMig'] or 'none'}")
     if needed is not None:
         console.print(f"on {gpu_model}: {needed} GPU{'s' if needed > 1 else ''} (sharded with FSDP/ZeRO-3 when more than one)")
+
+
+@cost_app.command()
+def showback(
+    export: Annotated[Path, typer.Argument(help="Usage export: usage CSV/JSON, OpenCost /allocation JSON, or `kubectl get workloads -A -o json` (docs/teams.md).")],
+    stack: Annotated[list[str] | None, typer.Option(help="Price with this stack's cost report (the prices OpenCost gets) and attribute with its teams file; repeat for the stacks of a site (on-prem and EKS).")] = None,
+    price: Annotated[str | None, typer.Option(help="USD per GPU-hour by capacity type, e.g. owned=3.10,spot=2.41 (over the stack's).")] = None,
+    teams: Annotated[Path | None, typer.Option(help="Teams file (default: the stack's `hybridgpu:teams.file`).")] = None,
+    nodes: Annotated[Path | None, typer.Option(help="OpenCost exports: `kubectl get nodes -o json` (capacity type from karpenter.sh/capacity-type).")] = None,
+    flavor: Annotated[list[str] | None, typer.Option(help="Kueue lists: NAME=CAPACITY_TYPE[:GPU_MODEL] per ResourceFlavor (repeat; --stack maps its burst plan's flavors).")] = None,
+    until: Annotated[str | None, typer.Option(help="Kueue lists: bill running workloads up to this time (ISO 8601).")] = None,
+    onprem_gpus: Annotated[int | None, typer.Option(help="Owned GPUs of the fleet: with --window-hours, adds the owned GPU-hours nobody held to the idle cost.")] = None,
+    window_hours: Annotated[float | None, typer.Option(help="Hours of the export's window (with --onprem-gpus).")] = None,
+    top: Annotated[int, typer.Option(help="How many idle allocations to list.")] = 10,
+    plot: Annotated[Path | None, typer.Option(help="Directory to write showback.png (stacked bars per team) to.")] = None,
+    root: Annotated[Path | None, typer.Option(help="Project root (default: nearest Pulumi.yaml).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the showback as JSON (stable keys, sorted rows, USD to the cent).")] = False,
+) -> None:
+    """Per team and project: GPU-hours by side and capacity type, their cost, the share of idle cost, and the top idle allocations."""
+    from datetime import datetime
+
+    from hybridgpu.economics.showback import ShowbackPrices, compute_showback, load_nodes, load_usage, parse_flavors
+    from hybridgpu.stack.showback import showback_inputs
+    from hybridgpu.teams.models import read_teams_file
+
+    try:
+        if (onprem_gpus is None) != (window_hours is None):
+            raise ValueError("--onprem-gpus and --window-hours go together (the owned fleet's GPU-hours in the window)")
+        if onprem_gpus is not None and onprem_gpus < 0 or window_hours is not None and not window_hours > 0:
+            raise ValueError("--onprem-gpus must be >= 0 and --window-hours > 0")
+        inputs = showback_inputs(list(stack or []), root)
+        prices, teams_file = inputs.prices, inputs.teams
+        if price is not None:
+            prices = prices.merged(ShowbackPrices.parse(price))
+        if not prices.usd_per_gpu_hour:
+            raise ValueError("give --stack STACK (its cost report prices the GPU-hours) or --price owned=USD,spot=USD,...")
+        if teams is not None:
+            teams_file = read_teams_file(teams, str(teams))
+        until_time = None
+        if until is not None:
+            try:
+                until_time = datetime.fromisoformat(until.replace("Z", "+00:00"))
+            except ValueError:
+                raise ValueError(f"--until: {until!r} is not an ISO 8601 time, e.g. 2026-11-30T00:00:00Z") from None
+        node_map = load_nodes(nodes) if nodes is not None else None
+        flavors = {**inputs.flavors, **parse_flavors(flavor or [])} or None
+        records = load_usage(export, nodes=node_map, flavors=flavors, until=until_time)
+        result = compute_showback(records, prices, teams=teams_file, onprem_gpus=onprem_gpus, window_hours=window_hours, top=top, file=str(export))
+        written = []
+        if plot is not None:
+            from hybridgpu.economics.plots import save_figure
+            from hybridgpu.economics.showback_plot import plot_showback
+
+            days = f" {result.days[0]} to {result.days[-1]}" if result.days else ""
+            written.append(save_figure(plot_showback(result, f"GPU showback{days} (USD)"), plot / "showback.png"))
+    except (HybridGpuError, ValueError, KeyError, OSError) as exc:
+        _fail(str(exc))
+    out = result.to_dict()
+    if as_json:
+        out["plots"] = [str(p) for p in written]
+        _console().print_json(json.dumps(out))
+        return
+    print_showback(out)
+    for path in written:
+        _console().print(f"wrote {path}")
+
+
+def print_showback(out: dict[str, Any]) -> None:
+    """Print :meth:`Showback.to_dict` output as tables (GPU-hours and USD per team and project, idle, top idle allocations)."""
+    console = _console()
+    kinds = [k for k in ("owned", "reserved", "spot", "on-demand") if k in out["pricesUsdPerGpuHour"]]
+    days = f" ({out['days'][0]} to {out['days'][-1]})" if out["days"] else ""
+    t = Table(title=f"GPU showback{days}: GPU-hours and USD")
+    t.add_column("team")
+    t.add_column("project")
+    t.add_column("on-prem GPU-h", justify="right")
+    t.add_column("cloud GPU-h", justify="right")
+    for k in kinds:
+        t.add_column(f"{k} USD", justify="right")
+    t.add_column("idle share USD", justify="right")
+    t.add_column("total USD", justify="right")
+    for row in out["rows"]:
+        t.add_row(row["team"], row["project"], f"{row['gpuHoursBySide']['on-prem']:,.2f}", f"{row['gpuHoursBySide']['cloud']:,.2f}",
+                  *(f"{row['costUsd'].get(k, 0):,.2f}" for k in kinds), f"{row['idleShareUsd']:,.2f}", f"{row['totalUsd']:,.2f}")
+    t.add_row("total", "", "", "", *("" for _ in kinds), "", f"{out['totalUsd']:,.2f}")
+    console.print(t)
+    if out["idle"]:
+        console.print("idle capacity: " + "; ".join(f"{k} {v['gpuHours']:,.2f} GPU-h = {v['usd']:,.2f} USD" for k, v in out["idle"].items())
+                      + " (shared pro rata to each team's GPU-hours of that capacity type)")
+    if out["topIdleAllocations"]:
+        t = Table(title="allocations holding idle GPUs")
+        for col in ("allocation", "team", "capacity type", "GPU-h", "utilization", "idle GPU-h", "idle USD"):
+            t.add_column(col, justify="right" if col not in ("allocation", "team", "capacity type") else "left")
+        for a in out["topIdleAllocations"]:
+            t.add_row(a["name"], a["team"], a["capacityType"], f"{a['gpuHours']:,.2f}", f"{a['utilization']:.0%}", f"{a['idleGpuHours']:,.2f}", f"{a['idleUsd']:,.2f}")
+        console.print(t)
+    console.print("prices (USD/GPU-hour): " + ", ".join(f"{k} {v:.4f}" for k, v in out["pricesUsdPerGpuHour"].items()))

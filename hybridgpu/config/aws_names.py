@@ -25,9 +25,10 @@ Auto-naming, as read from the source:
   ``len(prefix) + randlen > maxlen``. So an auto-name is the logical name + ``-`` + 7 hex
   characters: **logical name + 8** (:data:`AUTONAME_SUFFIX_LENGTH`), and ``pulumi preview``
   fails when that exceeds the provider's limit.
-* pulumi/pulumi-aws ``provider/resources.go`` (stored version at commit 00ba5ea5, read
-  2026-11-24; the AutoName entries below are unchanged in the 7.x line we pin, pulumi-aws
-  7.51.1): ``aws_iam_role`` name ``AutoName("name", 64, "-")``; ``aws_cloudwatch_event_rule``
+* pulumi/pulumi-aws: the v6 ``provider/resources.go`` (commit 00ba5ea5) and the v7 provider's
+  ``resourceOverrides`` (module ``github.com/pulumi/pulumi-aws/provider/v7``, the line of the
+  pulumi-aws 7.51.1 we pin; both read 2026-11-24, the entries below are the same in both):
+  ``aws_iam_role`` name ``AutoName("name", 64, "-")``; ``aws_cloudwatch_event_rule``
   name 64; ``aws_cloudwatch_event_target`` targetId 255; ``aws_sqs_queue`` name 80;
   ``aws_kms_alias`` name 238 (then prefixed ``alias/``); ``aws_eks_node_group``
   ``nodeGroupName`` 255; and, through pulumi-aws's own ``setAutonaming`` (255, ``-``), every
@@ -140,6 +141,11 @@ AWS_NAME_LIMITS: dict[str, NameLimit] = {
         NameLimit("aws:cloudwatch/eventTarget:EventTarget", "aws_cloudwatch_event_target", "targetId", "explicit", 255, 64, f"{_AWS_RES} (AutoName targetId 255); EventBridge API PutTargets Target.Id 1-64"),
         NameLimit("aws:iam/rolePolicy:RolePolicy", "aws_iam_role_policy", "name", "auto", 255, 128, f"{_BRIDGE}; IAM API PutRolePolicy PolicyName 1-128"),
         NameLimit("aws:eks/podIdentityAssociation:PodIdentityAssociation", "aws_eks_pod_identity_association", None, "none", None, None, "no name property (namespace and service account are Kubernetes names)"),
+        # storage.py (FSx for Lustre, only with hybridgpu:cloud.storage)
+        NameLimit("aws:ec2/securityGroup:SecurityGroup", "aws_security_group", "name", "auto", 255, 255, f"{_BRIDGE}; EC2 API CreateSecurityGroup GroupName: up to 255 characters"),
+        NameLimit("aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule", "aws_vpc_security_group_egress_rule", None, "none", None, None, "no name property"),
+        NameLimit("aws:fsx/lustreFileSystem:LustreFileSystem", "aws_fsx_lustre_file_system", None, "none", None, None, "no name property (Name tag only; AWS assigns fs-<id>)"),
+        NameLimit("aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation", "aws_fsx_data_repository_association", None, "none", None, None, "no name property"),
     )
 }
 
@@ -213,6 +219,8 @@ class CloudNames:
     """
 
     cluster: str
+    #: True when the stack has ``hybridgpu:cloud.storage`` (FSx for Lustre and its security group).
+    fsx: bool = False
 
     # -- component (URN) names ------------------------------------------------------------
     @property
@@ -229,6 +237,12 @@ class CloudNames:
     def karpenter(self) -> str:
         """The Karpenter component."""
         return f"{self.cluster}-karpenter"
+
+    @property
+    def efa(self) -> str:
+        """The Efa component (the EFA security-group rule, a ``aws:vpc/securityGroupEgressRule`` without a name, and the
+        EFA device plugin); created only when a NodePool's node class has EFA."""
+        return f"{self.cluster}-efa"
 
     # -- EksCluster children -----------------------------------------------------------------
     @property
@@ -289,6 +303,17 @@ class CloudNames:
         """Logical name of the controller role's inline policy for ``concern`` (auto-named)."""
         return f"{self.karpenter}-controller-{concern}"
 
+    # -- FsxLustre children (hybridgpu.shell.components.storage) ------------------------------
+    @property
+    def fsx_component(self) -> str:
+        """The FsxLustre component."""
+        return f"{self.cluster}-fsx"
+
+    @property
+    def fsx_security_group(self) -> str:
+        """Logical name of the FSx security group (auto-named by pulumi-aws: ``name`` 255)."""
+        return f"{self.fsx_component}-sg"
+
     # -- the check's view ----------------------------------------------------------------------
     def aws_names(self) -> list[AwsName]:
         """Every name the program sends to AWS, with its limit, in creation order."""
@@ -321,6 +346,8 @@ class CloudNames:
         for concern in CONTROLLER_POLICY_CONCERNS:
             logical = self.controller_policy(concern)
             names.append(entry("aws:iam/rolePolicy:RolePolicy", f"controller inline policy {concern}", logical, logical))
+        if self.fsx:
+            names.append(entry("aws:ec2/securityGroup:SecurityGroup", "FSx for Lustre security group", self.fsx_security_group, self.fsx_security_group))
         return names
 
 

@@ -42,7 +42,7 @@ def aws_name_issues(cloud: CloudConfig, file: str) -> list[Issue]:
         resource, the name as AWS would see it, its length, the limit and where the limit comes from.
     """
     issues = []
-    for name in CloudNames(cloud.cluster.name).aws_names():
+    for name in CloudNames(cloud.cluster.name, fsx=cloud.storage is not None).aws_names():
         if name.fits:
             continue
         how = "auto-named: logical name + 8" if name.naming == "auto" else "explicit"

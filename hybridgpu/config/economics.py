@@ -17,7 +17,7 @@ from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from hybridgpu.config.base import Dns1123Name, Model
 
-__all__ = ["CloudPriceOverride", "CommitmentOverride", "EconomicsConfig", "EgressConfig", "OnPremOverride", "WorkloadConfig"]
+__all__ = ["CloudPriceOverride", "CommitmentOverride", "EconomicsConfig", "EgressConfig", "OnPremOverride", "ShowbackConfig", "WorkloadConfig"]
 
 Fraction = Annotated[float, Field(gt=0, le=1)]
 
@@ -94,6 +94,26 @@ class WorkloadConfig(Model):
     node_pool: str | None = Field(default=None, description="Name of the cloud NodePool that runs it. Default: none (no pool comparison).")
 
 
+class ShowbackConfig(Model):
+    """Showback on the clusters: OpenCost priced with this stack's GPU prices (docs/teams.md)."""
+
+    opencost: bool = Field(
+        default=False,
+        description=(
+            "Install OpenCost (pinned chart `opencost` 2.5.17, app 1.120.1) on each cluster of the stack, priced with the GPU-hour prices "
+            "of `hybridgpu cost report`: the owned cost per GPU-hour on-prem, AWS prices by `karpenter.sh/capacity-type` on EKS. Default: false."
+        ),
+    )
+    prometheus_url: Annotated[str, StringConstraints(pattern=r"^https?://[^\s]+$")] | None = Field(
+        default=None,
+        description=(
+            "The Prometheus that OpenCost queries (e.g. `http://kps-prometheus.monitoring:9090`). Default: none, so OpenCost runs its own "
+            "collector (chart `opencost.exporter.collectorDataSource`) and needs no Prometheus."
+        ),
+    )
+    namespace: Dns1123Name = Field(default="opencost", description="Namespace of the OpenCost release. Default: `opencost`.")
+
+
 class EconomicsConfig(Model):
     """GPU economics settings and price overrides of the stack (config key ``hybridgpu:economics``)."""
 
@@ -116,6 +136,7 @@ class EconomicsConfig(Model):
     on_prem: OnPremOverride = Field(default_factory=OnPremOverride, description="On-prem cost inputs. Default: packaged data.")
     egress: EgressConfig = Field(default_factory=EgressConfig, description="Checkpoint egress. Default: none.")
     workloads: list[WorkloadConfig] = Field(default_factory=list, description="Workloads to right-size. Default: none.")
+    showback: ShowbackConfig = Field(default_factory=ShowbackConfig, description="OpenCost on the clusters, priced from this section. Default: off.")
 
     @field_validator("utilizations")
     @classmethod

@@ -13,6 +13,7 @@ Pulumi config key          model field
 ``hybridgpu:cloud``        :attr:`StackConfig.cloud` (:class:`CloudConfig`)
 ``hybridgpu:nvidia``       :attr:`StackConfig.nvidia` (:class:`~hybridgpu.config.nvidia.NvidiaConfig`)
 ``hybridgpu:burst``        :attr:`StackConfig.burst` (:class:`~hybridgpu.config.burst.BurstSection`)
+``hybridgpu:teams``        :attr:`StackConfig.teams` (:class:`~hybridgpu.config.teams.TeamsSection`)
 ``hybridgpu:economics``    :attr:`StackConfig.economics` (:class:`~hybridgpu.config.economics.EconomicsConfig`)
 =========================  ==========================================
 
@@ -41,6 +42,9 @@ from hybridgpu.config.base import Dns1123Name, Duration, Model
 from hybridgpu.config.nvidia import NvidiaConfig
 from hybridgpu.config.economics import EconomicsConfig
 from hybridgpu.config.burst import BurstSection
+from hybridgpu.config.teams import TeamsSection
+from hybridgpu.config.storage import CloudStorageConfig, OnPremStorageConfig
+from hybridgpu.config.topology import GangRequirement
 from hybridgpu.errors import FieldError
 from hybridgpu.k8s import DEFAULT_COST_KEYS, GPU_TAINT
 
@@ -217,13 +221,15 @@ class EfaConfig(Model):
     """Elastic Fabric Adapter interfaces for a node class (GPUDirect RDMA for NCCL)."""
 
     enabled: bool = Field(default=False, description="Attach EFA interfaces. Default: false.")
-    interfaces: int = Field(
-        default=1,
+    interfaces: int | None = Field(
+        default=None,
         ge=1,
         le=32,
         description=(
             "Number of EFA devices: one on each network card starting at card 0 (card 0 keeps an ENA interface, "
-            "the others are `efa-only`). p5.48xlarge has 32 cards, p5en.48xlarge 16, p4d.24xlarge 4. Default: 1."
+            "the others are `efa-only`). Derived from the catalog's `maxEfaInterfaces` of the instance types of the "
+            "pools using the class (p5.48xlarge 32, p5en.48xlarge 16, p4d.24xlarge 4); when set it must equal that "
+            "(Karpenter advertises exactly this many `vpc.amazonaws.com/efa`). Default: derived."
         ),
     )
     placement_group: str | None = Field(
@@ -477,6 +483,10 @@ class CloudConfig(Model):
         default_factory=lambda: [NodeClassConfig()], description="EC2NodeClasses. Default: one `gpu` class with the pinned AL2023 alias."
     )
     node_pools: list[NodePoolConfig] = Field(default_factory=list, description="GPU NodePools. Default: none.")
+    storage: CloudStorageConfig | None = Field(
+        default=None,
+        description="Shared dataset storage: FSx for Lustre sized for a read rate, its CSI driver and the training PVCs (docs/multi-node.md). Default: none.",
+    )
 
 
 #: Cilium chart deployed as the on-prem CNI by default. Cilium 1.20.0 is the release current in
@@ -498,6 +508,15 @@ class OnPremConfig(Model):
     nvidia_toolkit: bool = Field(
         default=True,
         description="Install the NVIDIA container toolkit on GPU workers during bootstrap (drivers preinstalled, e.g. DGX OS). Default: true.",
+    )
+    storage: OnPremStorageConfig = Field(
+        default_factory=OnPremStorageConfig,
+        description="Mounting the inventory's dataset storage (`storage` in the Site document): claim namespaces, CSI chart version. Default: the burst plan's queue namespaces.",
+    )
+    gangs: list[GangRequirement] = Field(
+        default_factory=list,
+        description="The largest multi-node jobs that must fit in one topology domain (block, rack or host) of the inventory; "
+        "checked against the active GPU workers (docs/multi-node.md). Default: none.",
     )
 
 
@@ -535,6 +554,10 @@ class StackConfig(Model):
     burst: BurstSection | None = Field(
         default=None,
         description="Part in bursting with Kueue MultiKueue: the burst plan file this stack takes part in (`hybridgpu:burst`). Default: none.",
+    )
+    teams: TeamsSection | None = Field(
+        default=None,
+        description="Teams sharing the GPUs with Kueue: the teams file (per-team quotas, priorities, budgets, cost labels) of this stack's burst plan (`hybridgpu:teams`). Default: none.",
     )
     economics: EconomicsConfig | None = Field(
         default=None,

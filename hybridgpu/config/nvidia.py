@@ -244,14 +244,17 @@ class NodePoolNvidia(Model):
 
 
 class IdleAlertConfig(Model):
-    """A Prometheus alert for GPUs that sit idle (paid for, unused)."""
+    """A Prometheus alert for GPUs and MIG instances that sit idle (paid for, unused); labelled with the holding pod's team and project."""
 
     enabled: bool = Field(
         default=False,
         description="Create the idle-GPU PrometheusRule (its CRD: see `dcgm.prometheusOperatorCrds`). Default: false.",
     )
     utilization_below_percent: float = Field(
-        default=5, ge=0, le=100, description="Alert when the average `DCGM_FI_DEV_GPU_UTIL` is below this, in percent (0-100). Default: 5."
+        default=5, ge=0, le=100, description=(
+            "Alert when the share of time the GPU's (or MIG instance's) engine is active, `DCGM_FI_PROF_GR_ENGINE_ACTIVE` averaged over "
+            "`forMinutes`, is below this, in percent (0-100; the rule compares the metric's 0..1 ratio with this / 100). Default: 5."
+        )
     )
     for_minutes: int = Field(default=60, ge=5, le=10080, description="Averaging window, in minutes (5 to 10080 = 7 days). Default: 60.")
 

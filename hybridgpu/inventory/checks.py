@@ -27,6 +27,13 @@ rule (function)                issue codes
 :func:`check_ip_family`        ``ip-family``
 :func:`check_node_labels`      ``kubelet-label``
 :func:`check_taints`           ``duplicate-taint``, ``gpu-taint``
+:func:`check_storage`          ``storage-unsupported``, ``storage-endpoint``,
+                               ``storage-throughput``
+:func:`check_fabric`           ``nic-duplicate``, ``nic-gpu-index``, ``rdma-nic-missing``,
+                               ``rdma-nic-name``, ``fabric-mixed-pool``, ``roce-lossless``,
+                               ``roce-settings-unused``, ``ofed-mixed`` (:mod:`hybridgpu.inventory.fabric`)
+:func:`check_topology`         ``topology-label-value``, ``topology-block-without-rack``,
+                               ``topology-rack-in-two-blocks``, ``topology-incomplete``, ``generated-label``
 =============================  ==========================================================
 
 Speed: every rule is linear in the number of hosts (dict/set lookups; addresses and
@@ -60,6 +67,8 @@ from dataclasses import dataclass
 from hybridgpu.catalog import Catalog, UnknownGpuModelError, load_catalog
 from hybridgpu.errors import Issue
 from hybridgpu.inventory.models import Cluster, HostRecord, Inventory, Network
+from hybridgpu.inventory.storage import SiteStorage, storage_issues
+from hybridgpu.inventory.fabric import fabric_issues, topology_issues
 from hybridgpu.k8s import (
     GPU_TAINT,
     KUBELET_ALLOWED_LABEL_NAMESPACES,
@@ -91,6 +100,9 @@ __all__ = [
     "check_node_labels",
     "check_pci_ids",
     "check_taints",
+    "check_storage",
+    "check_fabric",
+    "check_topology",
     "check_unique_addresses",
     "check_unique_hostnames",
     "run_checks",
@@ -122,6 +134,7 @@ class CheckInput:
         cluster_complete: False if ``cluster`` is a partial cluster (the section failed
             validation): it holds only the CIDRs that validated on their own, possibly None,
             for :func:`check_cidr_overlaps`; the other rules treat it as absent.
+        storage: the site's ``storage`` section, or None (absent, or it failed validation).
     """
 
     site_file: str
@@ -130,6 +143,7 @@ class CheckInput:
     records: tuple[HostRecord, ...]
     hosts_complete: bool = True
     cluster_complete: bool = True
+    storage: SiteStorage | None = None
 
 
 def _names(records: Iterable[HostRecord]) -> str:
@@ -964,6 +978,48 @@ def check_taints(data: CheckInput) -> list[Issue]:
     return issues
 
 
+def check_storage(data: CheckInput) -> list[Issue]:
+    """The site's dataset storage: supported backend, an NFS endpoint for several servers, read rate for the GPU workers.
+
+    Counts the active GPU workers (the training nodes) and stays silent while some host failed
+    validation (the count would be wrong). Rules: :func:`hybridgpu.inventory.storage.storage_issues`.
+
+    Returns:
+        ``storage-unsupported`` (``beegfs``/``lustre``), ``storage-endpoint`` (several NFS servers, no
+        endpoint) and ``storage-throughput`` (the servers' read rates below the target) issues on ``storage.*``.
+    """
+    if data.storage is None or not data.hosts_complete:
+        return []
+    workers = sum(1 for r in data.records if r.host.role == "gpu-worker" and r.host.state == "active")
+    return storage_issues(data.storage, data.site_file, workers)
+
+
+def check_fabric(data: CheckInput) -> list[Issue]:
+    """NIC records, the fabric of each GPU pool, and RoCE's lossless settings.
+
+    Rules: :func:`hybridgpu.inventory.fabric.fabric_issues`. Silent while some host failed
+    validation (pools would be incomplete). A pool is the active
+    gpu-workers of one GPU model: the hosts one on-prem Kueue ResourceFlavor selects.
+
+    Returns:
+        ``nic-duplicate``, ``nic-gpu-index``, ``rdma-nic-missing``, ``rdma-nic-name``, ``roce-lossless``,
+        ``roce-settings-unused``, ``ofed-mixed`` and ``fabric-mixed-pool`` issues on the host's ``network`` fields.
+    """
+    return fabric_issues(data.records) if data.hosts_complete else []
+
+
+def check_topology(data: CheckInput) -> list[Issue]:
+    """``rack``/``block`` usable as Kueue topology levels, and no hand-set label where hybridgpu derives one.
+
+    Rules: :func:`hybridgpu.inventory.fabric.topology_issues`. Silent while some host failed validation.
+
+    Returns:
+        ``generated-label``, ``topology-label-value``, ``topology-block-without-rack``,
+        ``topology-rack-in-two-blocks`` and ``topology-incomplete`` issues on the host's ``rack``, ``block`` or ``labels``.
+    """
+    return topology_issues(data.records) if data.hosts_complete else []
+
+
 # --------------------------------------------------------------------------- all rules
 
 #: The rules in the order they run (and report).
@@ -982,6 +1038,9 @@ RULES: tuple[Callable[..., list[Issue]], ...] = (
     check_ip_family,
     check_node_labels,
     check_taints,
+    check_storage,
+    check_fabric,
+    check_topology,
 )
 
 
@@ -1019,5 +1078,6 @@ def check_inventory(inventory: Inventory, catalog: Catalog | None = None) -> lis
         cluster=inventory.site.cluster,
         networks=inventory.site.networks,
         records=inventory.records,
+        storage=inventory.site.storage,
     )
     return run_checks(data, catalog)

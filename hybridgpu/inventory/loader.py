@@ -48,6 +48,7 @@ from hybridgpu.catalog import Catalog
 from hybridgpu.datafile import load_unique_yaml_all
 from hybridgpu.errors import Issue, issues_from_validation, join_key, key_path, shown, unknown_key_fix
 from hybridgpu.inventory.checks import CheckInput, run_checks
+from hybridgpu.inventory.storage import SiteStorage
 from hybridgpu.inventory.models import (
     API_VERSION,
     KINDS,
@@ -84,7 +85,7 @@ _SSH_ONLY_SECRET_KEYS = frozenset({"key"})
 #: The annotated sample inventory; documents every field.
 SAMPLE = "stacks/inventory/onprem-site-a.yaml"
 
-_SITE_KEYS = ("apiVersion", "kind", "metadata", "cluster", "networks")
+_SITE_KEYS = ("apiVersion", "kind", "metadata", "cluster", "networks", "storage")
 _HOSTLIST_KEYS = ("apiVersion", "kind", "metadata", "hosts")
 _PASS_FILES = "pass the inventory file(s) or the directory holding them"
 
@@ -281,6 +282,7 @@ class _SiteParts:
     cluster: Cluster | None = None
     networks: tuple[Network, ...] | None = None
     cluster_complete: bool = True  # False: `cluster` holds only the CIDRs that validated
+    storage: SiteStorage | None = None  # the optional `storage` section (None: absent or invalid)
 
 
 _NETWORK = TypeAdapter(IpNetwork)
@@ -382,6 +384,8 @@ def _site_document(doc: dict[Any, Any], file: str, prefix: str, state: _State) -
         setattr(parts, key, _validate(model, value, file, where, report))
         if key == "cluster" and parts.cluster is None:
             parts.cluster, parts.cluster_complete = _partial_cluster(value), False
+    if "storage" in doc:  # optional: the dataset storage (hybridgpu.inventory.storage)
+        parts.storage = _validate(SiteStorage, doc["storage"], file, join_key(prefix, "storage"), report)
     state.sites.append(parts)
 
 
@@ -506,6 +510,7 @@ def _assemble(state: _State, files: Sequence[str], catalog: Catalog | None) -> I
             records=tuple(state.records),
             hosts_complete=state.hosts_complete,
             cluster_complete=site.cluster_complete,
+            storage=site.storage,
         )
         for issue in run_checks(data, catalog):
             report.add(issue)
@@ -521,6 +526,7 @@ def _assemble(state: _State, files: Sequence[str], catalog: Catalog | None) -> I
         owner=site.metadata.owner,
         cluster=site.cluster,
         networks=site.networks,
+        storage=site.storage,
     )
     return Inventory(site=built, records=tuple(state.records), site_file=site.file, files=tuple(files))
 

@@ -37,6 +37,7 @@ from pydantic import Field, PlainValidator, StringConstraints, WithJsonSchema, f
 
 from hybridgpu.errors import MAX_SHOWN_ISSUES, IssuesError
 from hybridgpu.modelbase import Dns1123Name, Model
+from hybridgpu.inventory.storage import SiteStorage
 
 __all__ = [
     "API_VERSION",
@@ -48,6 +49,8 @@ __all__ = [
     "HostGpu",
     "HostListMetadata",
     "HostNetwork",
+    "HostNic",
+    "RoceSettings",
     "HostRecord",
     "Inventory",
     "InventoryError",
@@ -360,6 +363,9 @@ class Site(Model):
     owner: str | None = Field(default=None, description="`metadata.owner`: default owner of the hosts.")
     cluster: Cluster = Field(description="Cluster settings.")
     networks: tuple[Network, ...] = Field(description="The site's IP networks.")
+    storage: SiteStorage | None = Field(
+        default=None, description="`storage`: the dataset storage the cluster mounts (hybridgpu.inventory.storage). Default: none."
+    )
 
 
 # --------------------------------------------------------------------------- hosts
@@ -505,11 +511,109 @@ class HostGpu(Model):
     )
 
 
+#: A Linux network interface name as ``ip link`` shows it (``ibp24s0``, ``enp41s0f0np0``): 1..15 characters
+#: (``IFNAMSIZ`` 16 with the NUL), no ``/``, ``:`` or white space (Linux ``dev_valid_name``, net/core/dev.c).
+IfName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,15}$")]
+NicLinkType = Literal["infiniband", "ethernet"]
+NicPurpose = Literal["compute", "storage"]
+
+
+class HostNic(Model):
+    """One network adapter port of a host (a ``network.nics[]`` entry): identity, link type, speed, RDMA.
+
+    A NIC with ``purpose: compute`` whose link type matches the host's fabric (``infiniband``
+    for ``fabric: infiniband``, ``ethernet`` for ``roce``) and that is RDMA-capable carries the
+    fabric: the NicClusterPolicy's RDMA shared device plugin selects it by ``name``
+    (:mod:`hybridgpu.render.network_operator`), and jobs name it in ``NCCL_IB_HCA``.
+    Example (one of the eight compute ports of a DGX H100: ConnectX-7, NDR 400 Gb/s, NVIDIA DGX
+    H100/H200 User Guide, "Network Ports", read 2026-11-24):
+    ``{name: ibp24s0, rdmaDevice: mlx5_0, pciAddress: "0000:18:00.0", linkType: infiniband, speedGbps: 400, gpu: 0}``.
+    """
+
+    name: IfName | None = Field(
+        default=None,
+        description="Interface name (`ip link`), e.g. `ibp24s0`. Required for a NIC that carries the fabric (the RDMA shared "
+        "device plugin selects by interface name). Default: none (then `pciAddress` is required).",
+    )
+    pci_address: PciBusId | None = Field(
+        default=None, description="PCI address as `lspci -D` prints it, e.g. `0000:18:00.0`. Default: none (then `name` is required)."
+    )
+    rdma_device: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_]{1,63}$")] | None = Field(
+        default=None,
+        description="RDMA device name as `ibv_devices`/`ibdev2netdev` prints it, e.g. `mlx5_0`: what NCCL_IB_HCA lists. Default: none.",
+    )
+    link_type: NicLinkType = Field(description="`infiniband` or `ethernet` (the port's link layer, `ibstat`/`ibv_devinfo`). Required.")
+    speed_gbps: int = Field(strict=True, ge=1, le=3200, description="Port speed in Gb/s, e.g. `400` (NDR InfiniBand, 400GbE). Required.")
+    rdma: bool | None = Field(
+        default=None,
+        description="RDMA-capable (InfiniBand verbs or RoCE). Default: `true` for `infiniband` (an InfiniBand port always is), "
+        "`false` for `ethernet` (set `true` for a RoCE-capable adapter such as ConnectX).",
+    )
+    purpose: NicPurpose = Field(
+        default="compute",
+        description="`compute` (GPU-to-GPU traffic: NCCL) or `storage` (the dataset storage network). Default: `compute`.",
+    )
+    gpu: int | None = Field(
+        default=None, strict=True, ge=0, description="Index of the GPU behind the same PCIe switch (GPUDirect RDMA pairing, `nvidia-smi topo -m` PIX). Default: none."
+    )
+    numa_node: int | None = Field(default=None, strict=True, ge=0, description="NUMA node of the adapter. Default: none.")
+
+    @model_validator(mode="after")
+    def _identity(self) -> HostNic:
+        if self.name is None and self.pci_address is None:
+            raise ValueError("give the NIC a `name` (interface name, e.g. ibp24s0) or a `pciAddress` (e.g. 0000:18:00.0)")
+        if self.link_type == "infiniband" and self.rdma is False:
+            raise ValueError("an InfiniBand port is always RDMA-capable (verbs); remove `rdma: false` or set `linkType: ethernet`")
+        return self
+
+    @property
+    def rdma_capable(self) -> bool:
+        """``rdma`` with its default applied: True for InfiniBand unless said otherwise, False for Ethernet."""
+        return self.rdma if self.rdma is not None else self.link_type == "infiniband"
+
+    @property
+    def label(self) -> str:
+        """What issues call the NIC: its name, else its PCI address."""
+        return self.name or self.pci_address or "?"
+
+
+class RoceSettings(Model):
+    """``network.roce``: the lossless/congestion settings of a RoCE fabric, configured by the operator outside Kubernetes.
+
+    "RoCE relies on ECN and PFC to operate" (NVIDIA Cumulus Linux 5.14 user guide, "RDMA over
+    Converged Ethernet - RoCE", read 2026-11-24): *lossless* mode enables PFC on switch priority 3
+    plus ECN, *lossy* mode ECN only; RoCE is mapped to priority 3 by default. Kubernetes and the
+    Network Operator configure hosts, never switches, so declaring what was configured is the
+    operator's acknowledgement; with neither PFC nor ECN the inventory is refused (``roce-lossless``).
+    """
+
+    pfc: bool = Field(description="PFC is enabled for `priority` on the switch ports and NICs of these hosts. Required.")
+    ecn: bool = Field(description="ECN marking (DCQCN congestion control) is enabled on the switches. Required.")
+    priority: int = Field(default=3, strict=True, ge=0, le=7, description="The 802.1p priority RoCE traffic uses (and PFC protects). Default: 3.")
+
+
 class HostNetwork(Model):
-    """High-speed fabric of a host (``network``)."""
+    """High-speed fabric of a host (``network``): the fabric, its NICs, and for RoCE the lossless settings."""
 
     fabric: Fabric = Field(default="none", description="`none`, `infiniband` or `roce` (RDMA over Converged Ethernet). Default: `none`.")
     notes: str = Field(default="", description="Free text, e.g. HCA models, ports, rails. Default: empty.")
+    nics: tuple[HostNic, ...] = Field(
+        default=(), description="Network adapter ports (name/PCI address, link type, speed, RDMA); see docs/multi-node.md. Default: none."
+    )
+    roce: RoceSettings | None = Field(
+        default=None, description="For `fabric: roce`: the PFC/ECN settings the operator configured on the switches (required then). Default: none."
+    )
+    ofed: Literal["preinstalled", "operator"] = Field(
+        default="preinstalled",
+        description="Where the NIC driver stack (DOCA-OFED / MLNX_OFED) comes from on a fabric host: `preinstalled` on the host "
+        "(DGX OS ships it) or `operator` (the Network Operator's DOCA driver container, NicClusterPolicy `ofedDriver`). "
+        "One value for every fabric host. Default: `preinstalled`.",
+    )
+
+    def fabric_nics(self) -> tuple[HostNic, ...]:
+        """The NICs that carry the fabric: compute, RDMA-capable, of the fabric's link type (none for ``fabric: none``)."""
+        link = {"infiniband": "infiniband", "roce": "ethernet"}.get(self.fabric)
+        return tuple(n for n in self.nics if n.purpose == "compute" and n.rdma_capable and n.link_type == link)
 
 
 class Host(Model):
@@ -520,7 +624,14 @@ class Host(Model):
     role: Role = Field(description="`control-plane` (runs etcd: stacked topology), `gpu-worker` or `cpu-worker`. Required.")
     ssh: SshAccess = Field(description="SSH access (user, port, keySecret). Required.")
     rack: Annotated[str, StringConstraints(min_length=1, max_length=63)] | None = Field(
-        default=None, description="Rack (free text, e.g. `r12`). Default: none."
+        default=None,
+        description="Rack, e.g. `r12`; becomes node label `hybridgpu.io/topology-rack` (a label value: letters, digits, `-_.`) and a "
+        "level of the Kueue Topology. Default: none.",
+    )
+    block: Annotated[str, StringConstraints(min_length=1, max_length=63)] | None = Field(
+        default=None,
+        description="Block: the group of racks under one leaf/spine unit of the fabric, e.g. `b1`; becomes node label "
+        "`hybridgpu.io/topology-block` and the broadest level of the Kueue Topology. Needs `rack`. Default: none.",
     )
     owner: OwnerName | None = Field(
         default=None, description="Team accountable for this host (overrides the Site's `metadata.owner`). Default: the site's owner."

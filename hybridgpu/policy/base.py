@@ -8,17 +8,44 @@ wraps the validators in ``pulumi_policy`` policies; the tests call them directly
 from __future__ import annotations
 
 import fnmatch
+import importlib.util
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-from kubernetes.utils.quantity import parse_quantity as _k8s_parse_quantity
 from pydantic import AfterValidator, Field
 
 from hybridgpu.modelbase import Model
 
 T = TypeVar("T")
+
+
+def _upstream_parse_quantity() -> Callable[[Any], Any]:
+    """``parse_quantity`` of the Kubernetes Python client (``kubernetes/utils/quantity.py``).
+
+    ``import kubernetes.utils.quantity`` runs the package's ``__init__``, which imports the whole
+    generated API client: 0.27 s of the start-up of ``hybridgpu check`` and of the policy pack's
+    process (``python -X importtime``, 2026-11-24), for a module that needs only ``decimal``. So
+    the same file of the installed package is loaded on its own (it imports nothing from the
+    package); when ``kubernetes`` is already imported, its module is used.
+    """
+    loaded = sys.modules.get("kubernetes.utils.quantity")
+    if loaded is not None:
+        return loaded.parse_quantity
+    package = importlib.util.find_spec("kubernetes")  # finds the package without importing it
+    if package is None or package.origin is None:
+        raise ImportError("the kubernetes package (a hybridgpu dependency) is not installed")
+    spec = importlib.util.spec_from_file_location("hybridgpu.policy._kubernetes_quantity", Path(package.origin).parent / "utils" / "quantity.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.parse_quantity
+
+
+_k8s_parse_quantity = _upstream_parse_quantity()
 
 #: Resource types of the Kubernetes objects the validators read (Pulumi type tokens:
 #: ``kubernetes:<group>/<version>:<Kind>``, pulumi-kubernetes provider schema).

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from hybridgpu.errors import Issue, issues_from_validation
 from hybridgpu.k8s import DEFAULT_COST_KEYS
-from hybridgpu.policy import rules
+from hybridgpu.policy import efa, rules
 from hybridgpu.policy.base import CONFIGMAP, EC2NODECLASS_TYPES, NODEPOOL_TYPES, ONPREM_HOST, PolicyResource, PolicySettings
 from hybridgpu.policy.capacity import INSTANCE, LAUNCH_CONFIGURATION, LAUNCH_TEMPLATE, SPOT_INSTANCE
 
@@ -178,6 +178,14 @@ POLICIES: tuple[PolicySpec, ...] = (
         "Workloads request no more GPUs than allowed and set GPU requests equal to limits.",
         "One oversized job can hold a whole NodePool's GPUs; extended resources require limits.",
         rules.gpu_workload_requests, rules.WorkloadSettings,
+        types=("kubernetes:",),
+    ),
+    PolicySpec(
+        "efa-workload-requests", "safety", "resource",
+        "Pods requesting vpc.amazonaws.com/efa ask for whole devices, no more than a node has, with requests equal to limits, "
+        "and select the EFA NodePools' nodes (hybridgpu.io/efa=true).",
+        "Karpenter may launch an EFA pod on a NodePool without EFA, where no EFA device plugin runs: the pod stays Pending and the node idles.",
+        efa.efa_workload_requests, efa.EfaWorkloadSettings,
         types=("kubernetes:",),
     ),
     PolicySpec(

@@ -24,11 +24,11 @@ namespace or label), and recorded where it does (an unknown replica count is
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hybridgpu.k8s import GPU_RESOURCE, MIG_RESOURCE_PREFIX
+from hybridgpu.k8s import EFA_RESOURCE, GPU_RESOURCE, MIG_RESOURCE_PREFIX
 from hybridgpu.policy.base import UNKNOWN_ERRORS, as_list, dig, parse_quantity
 
 # Extended resources that stand for GPUs: whole GPUs (``GPU_RESOURCE``, device plugin) and MIG
@@ -81,6 +81,13 @@ class PodTemplate:
                             bad.append((f"{path}.resources.{section}", str(name), value))
         return bad
 
+    def efa_devices(self) -> float:
+        """EFA devices (``vpc.amazonaws.com/efa``) the pod asks for, by the same effective-request rule as
+        :meth:`gpu_limits` (sum over app containers, the largest init container when bigger); 0 when none."""
+        app = sum(_gpu_asks(c, is_efa_resource).get(EFA_RESOURCE, 0.0) for c in as_list(self.spec.get("containers")))
+        init = max((_gpu_asks(c, is_efa_resource).get(EFA_RESOURCE, 0.0) for c in as_list(self.spec.get("initContainers"))), default=0.0)
+        return max(app, init)
+
     def gpu_limits(self) -> dict[str, float]:
         """GPU resources of the pod: the sum over app containers of each GPU resource's limit
         (or request, when only a request is given); init containers run before the app
@@ -98,11 +105,16 @@ class PodTemplate:
         return {n: max(app.get(n, 0), init.get(n, 0)) for n in {*app, *init}}
 
 
-def _gpu_asks(container: Any) -> dict[str, float]:
+def is_efa_resource(name: str) -> bool:
+    """True for ``vpc.amazonaws.com/efa``, the EFA devices the AWS EFA device plugin advertises (:mod:`hybridgpu.render.efa`)."""
+    return name == EFA_RESOURCE
+
+
+def _gpu_asks(container: Any, wanted: Callable[[str], bool] = is_gpu_resource) -> dict[str, float]:
     asks: dict[str, float] = {}
     for section in ("requests", "limits"):
         for name, value in (dig(container, "resources", section) or {}).items():
-            if is_gpu_resource(str(name)):
+            if wanted(str(name)):
                 qty = parse_quantity(value)
                 if qty is not None and qty > 0:
                     asks[str(name)] = max(asks.get(str(name), 0), qty)

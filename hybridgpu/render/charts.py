@@ -41,6 +41,14 @@ Facts recorded (all read 2026-11-24):
   ``karpenter.sh/nodepool DoesNotExist``, required pod anti-affinity on ``kubernetes.io/hostname``,
   ``replicas: 2``; ``charts/karpenter-crd/templates`` ships NodePool, NodeClaim, NodeOverlay,
   EC2NodeClass (and CapacityBuffer).
+* OpenCost ``charts/opencost`` 2.5.17 (opencost/opencost-helm-chart 725bb939, app 1.120.1): one
+  Deployment with ``opencost.tolerations: []``, ``opencost.nodeSelector: {}``, ``opencost.affinity: {}``
+  (``templates/deployment.yaml``); no CRDs.
+* AWS EFA device plugin ``stable/aws-efa-k8s-device-plugin`` v0.5.30 (aws/eks-charts bfe91c4b):
+  ``tolerations: []`` after a template-fixed ``CriticalAddonsOnly`` toleration, ``nodeSelector: {}``, a
+  required affinity built from ``supportedInstanceLabels`` (every EFA instance type) plus
+  ``eks.amazonaws.com/compute-type NotIn [auto]`` (:data:`EFA_CHARTS`); a device plugin of
+  ``vpc.amazonaws.com/efa``, so it must run on the EFA nodes and nowhere else.
 * Cilium: ``tolerations`` and ``operator.tolerations`` ``[{operator: Exists}]``, operator
   ``replicas: 2`` with a required hostname anti-affinity. Source: cilium/cilium
   ``Documentation/helm-values.rst`` (the generated values table; the 1.20.0 checkout could not be
@@ -57,10 +65,14 @@ from typing import Any
 from hybridgpu.k8s import (
     CONTROL_PLANE_TAINT,
     CRITICAL_ADDONS_TAINT,
+    EFA_RESOURCE,
+    EKS_COMPUTE_TYPE_LABEL,
+    FSX_AGENT_NOT_READY_TAINT_KEY,
     GPU_PRESENT_LABEL,
     GPU_RESOURCE,
     GPU_TAINT,
     HOSTNAME_LABEL,
+    INSTANCE_TYPE_LABEL,
     KARPENTER_NODEPOOL_LABEL,
     OS_LABEL,
 )
@@ -164,6 +176,15 @@ class ChartWorkload:
         fixed_selector: a nodeSelector the template (or the operator) sets regardless of values.
         gpu_agent: a DaemonSet that must run on every GPU node.
         replicas: dotted path of the replica count when a required hostname anti-affinity spreads them.
+        fixed_tolerations: tolerations the template adds to those from values.
+        tolerate_all_when: dotted path of a flag that makes the template tolerate every taint instead
+            (``tolerations: [{operator: Exists}]``), e.g. aws-fsx-csi-driver's ``node.tolerateAllTaints``.
+        instance_label_affinity: dotted path of a ``{keys, values}`` block from which the template builds its
+            required node affinity (one term per key, ``key In values``), e.g. the EFA device plugin's
+            ``supportedInstanceLabels``; ``fixed_expressions`` are ANDed into the last term, as the template does.
+        fixed_expressions: node selector requirements the template always adds (to the last term).
+        device: the extended resource a device-plugin DaemonSet advertises (``vpc.amazonaws.com/efa``): it must
+            run on every node group that has the device and on no other (:mod:`hybridgpu.stack.scheduling`).
     """
 
     name: str
@@ -174,6 +195,11 @@ class ChartWorkload:
     fixed_selector: tuple[tuple[str, str], ...] = ()
     gpu_agent: bool = False
     replicas: str | None = None
+    fixed_tolerations: tuple[Mapping[str, Any], ...] = ()
+    tolerate_all_when: str | None = None
+    instance_label_affinity: str | None = None
+    fixed_expressions: tuple[Mapping[str, Any], ...] = ()
+    device: str | None = None
 
 
 @dataclass(frozen=True)
@@ -192,6 +218,112 @@ class ChartFacts:
     crds: tuple[tuple[str, str], ...] = ()
     subcharts: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
+
+#: The CSI drivers of shared dataset storage (hybridgpu.render.storage); read 2026-11-24.
+#: aws-fsx-csi-driver ``charts/aws-fsx-csi-driver/values.yaml`` 1.17.0: ``controller.tolerations``
+#: ``CriticalAddonsOnly`` Exists and NoExecute Exists (300 s), ``replicaCount: 2`` without a required
+#: anti-affinity, a *preferred* non-Fargate affinity; ``node.tolerateAllTaints: true`` (the template then
+#: writes ``tolerations: [{operator: Exists}]``, else ``node.tolerations`` plus ``fsx.csi.aws.com/agent-not-ready``),
+#: a *required* non-Fargate node affinity; both templates fix ``nodeSelector: {kubernetes.io/os: linux}``
+#: (``templates/controller-deployment.yaml``, ``templates/node-daemonset.yaml``).
+#: csi-driver-nfs ``charts/v4.13.4/csi-driver-nfs/values.yaml``: ``controller.tolerations`` the
+#: ``node-role.kubernetes.io/master``, ``/controlplane``, ``/control-plane`` and ``CriticalAddonsOnly``
+#: NoSchedule taints (Exists), ``controller.affinity: {}`` (``runOnControlPlane: false``), ``replicas: 1``;
+#: ``node.tolerations: [{operator: Exists}]``; both templates fix ``nodeSelector: {kubernetes.io/os: linux}``.
+_NOT_FARGATE = {"key": EKS_COMPUTE_TYPE_LABEL, "operator": "NotIn", "values": ["fargate"]}
+STORAGE_CHARTS: dict[str, ChartFacts] = {
+    "aws-fsx-csi-driver": ChartFacts(
+        chart="aws-fsx-csi-driver",
+        source=ChartSource("kubernetes-sigs/aws-fsx-csi-driver", "charts/aws-fsx-csi-driver/values.yaml", "1.17.0", "5b227125add708cd0b87c76abe1a4c074e71dfc5"),
+        defaults={
+            "controller": {
+                "replicaCount": 2,
+                "nodeSelector": {},
+                "tolerations": [critical_addons_toleration(), {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}],
+                "affinity": {
+                    "nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": {"matchExpressions": [_NOT_FARGATE]}}]}
+                },
+            },
+            "node": {
+                "nodeSelector": {},
+                "tolerateAllTaints": True,
+                "tolerations": [{"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}],
+                "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [_NOT_FARGATE]}]}}},
+            },
+            "nodeComponentOnly": False,
+        },
+        workloads=(
+            ChartWorkload("fsx-csi-controller", "Deployment", "controller", fixed_selector=((OS_LABEL, "linux"),)),
+            ChartWorkload(
+                "fsx-csi-node",
+                "DaemonSet",
+                "node",
+                fixed_selector=((OS_LABEL, "linux"),),
+                gpu_agent=True,
+                fixed_tolerations=({"key": FSX_AGENT_NOT_READY_TAINT_KEY, "operator": "Exists"},),
+                tolerate_all_when="node.tolerateAllTaints",
+            ),
+        ),
+    ),
+    "csi-driver-nfs": ChartFacts(
+        chart="csi-driver-nfs",
+        source=ChartSource("kubernetes-csi/csi-driver-nfs", "charts/v4.13.4/csi-driver-nfs/values.yaml", "4.13.4", "d3b27c00743a5317325107c1d2fb8fd4cf057a16"),
+        defaults={
+            "controller": {
+                "replicas": 1,
+                "nodeSelector": {},
+                "affinity": {},
+                "tolerations": [
+                    {"key": key, "operator": "Exists", "effect": "NoSchedule"}
+                    for key in ("node-role.kubernetes.io/master", "node-role.kubernetes.io/controlplane", CONTROL_PLANE_TAINT.key, CRITICAL_ADDONS_TAINT.key)
+                ],
+                "enableSnapshotter": True,
+            },
+            "node": {"nodeSelector": {}, "affinity": {}, "tolerations": [{"operator": "Exists"}]},
+        },
+        workloads=(
+            ChartWorkload("csi-nfs-controller", "Deployment", "controller", fixed_selector=((OS_LABEL, "linux"),)),
+            ChartWorkload("csi-nfs-node", "DaemonSet", "node", fixed_selector=((OS_LABEL, "linux"),), gpu_agent=True),
+        ),
+    ),
+}
+
+#: The EFA device plugin (hybridgpu.render.efa), aws/eks-charts ``stable/aws-efa-k8s-device-plugin`` v0.5.30
+#: (appVersion v0.5.20; Chart.yaml at bfe91c4b 2026-07-21, read 2026-11-24): ``values.yaml`` ``nodeSelector: {}``,
+#: ``tolerations: []``, ``supportedInstanceLabels {keys: [node.kubernetes.io/instance-type], values: <304 EFA
+#: instance types>}``; ``templates/daemonset.yaml`` always tolerates ``CriticalAddonsOnly`` (Exists) before the
+#: values' tolerations and builds a *required* node affinity with one term per key (``key In values``), the last
+#: term also requiring ``eks.amazonaws.com/compute-type NotIn [auto]``. The default list is recorded here for the
+#: GPU instance types of hybridgpu's catalog (it also names CPU, Trainium and Inferentia types hybridgpu never launches).
+EFA_DEVICE_PLUGIN_DEFAULT_GPU_TYPES = (
+    "g4dn.12xlarge", "g4dn.16xlarge", "g4dn.8xlarge", "g4dn.metal",
+    "g5.12xlarge", "g5.16xlarge", "g5.24xlarge", "g5.48xlarge", "g5.8xlarge",
+    "g6.12xlarge", "g6.16xlarge", "g6.24xlarge", "g6.48xlarge", "g6.8xlarge",
+    "g6e.12xlarge", "g6e.16xlarge", "g6e.24xlarge", "g6e.48xlarge", "g6e.8xlarge",
+    "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5.4xlarge", "p5e.48xlarge", "p5en.48xlarge",
+)
+EFA_CHARTS: dict[str, ChartFacts] = {
+    "aws-efa-k8s-device-plugin": ChartFacts(
+        chart="aws-efa-k8s-device-plugin",
+        source=ChartSource("aws/eks-charts", "stable/aws-efa-k8s-device-plugin/values.yaml", "v0.5.30", "bfe91c4b9257c80f754ad4b3d6a9a3c239b2b8ec"),
+        defaults={
+            "nodeSelector": {},
+            "tolerations": [],
+            "supportedInstanceLabels": {"keys": [INSTANCE_TYPE_LABEL], "values": list(EFA_DEVICE_PLUGIN_DEFAULT_GPU_TYPES)},
+        },
+        workloads=(
+            ChartWorkload(
+                "aws-efa-k8s-device-plugin",
+                "DaemonSet",
+                "",
+                fixed_tolerations=(critical_addons_toleration(),),
+                instance_label_affinity="supportedInstanceLabels",
+                fixed_expressions=({"key": EKS_COMPUTE_TYPE_LABEL, "operator": "NotIn", "values": ["auto"]},),
+                device=EFA_RESOURCE,
+            ),
+        ),
+    ),
+}
 
 _NFD = ChartFacts(
     chart="node-feature-discovery",
@@ -213,6 +345,70 @@ _NFD = ChartFacts(
     ),
     crds=(("nfd.k8s-sigs.io", "NodeFeature"), ("nfd.k8s-sigs.io", "NodeFeatureRule"), ("nfd.k8s-sigs.io", "NodeFeatureGroup")),
 )
+
+#: The NVIDIA Network Operator (hybridgpu.render.network_operator), Mellanox/network-operator tag v26.4.1 (85afd6d9,
+#: read 2026-11-24): ``deployment/network-operator/values.yaml`` ``operator.tolerations`` ``node-role.kubernetes.io/master``
+#: and ``/control-plane`` (Equal "", NoSchedule), ``operator.nodeSelector: {}``, only a *preferred* control-plane affinity;
+#: ``templates/operator.yaml`` (Deployment, 1 replica), ``upgrade-crd-hook.yaml`` (pre-install/pre-upgrade Job when
+#: ``upgradeCRDs``) and ``keep-ncp-hook.yaml`` (pre-install/pre-upgrade Job, always) all take the ``operator`` block;
+#: ``crds/`` ships NicClusterPolicy, NicNodePolicy, HostDeviceNetwork, IPoIBNetwork, MacvlanNetwork and
+#: NetworkAttachmentDefinition. Its NFD subchart (``charts/node-feature-discovery``, condition ``nfd.enabled``): master
+#: tolerates only the control-plane taint, gc and worker nothing in the subchart, the parent sets the worker's
+#: tolerations (master, control-plane, ``nvidia.com/gpu`` Exists). The operands (RDMA shared device plugin, DOCA driver)
+#: are created by the operator from the NicClusterPolicy: ``network_operator.nic_policy_placements`` places them.
+_NETWORK_OPERATOR_NFD = ChartFacts(
+    chart="node-feature-discovery",
+    source=ChartSource("Mellanox/network-operator", "deployment/network-operator/charts/node-feature-discovery/values.yaml", "0.2.1 (network-operator v26.4.1)", "85afd6d9c6978eb871a3292b9897f49746cc43cd"),
+    defaults={
+        "master": {"enable": True, "nodeSelector": {}, "tolerations": [control_plane_toleration()]},
+        "worker": {"enable": True, "nodeSelector": {}, "tolerations": [], "affinity": {}},
+        "gc": {"enable": True, "nodeSelector": {}, "tolerations": []},
+    },
+    workloads=_NFD.workloads,
+    crds=_NFD.crds,
+)
+NETWORK_OPERATOR_CHARTS: dict[str, ChartFacts] = {
+    "network-operator": ChartFacts(
+        chart="network-operator",
+        source=ChartSource("Mellanox/network-operator", "deployment/network-operator/values.yaml", "26.4.1", "85afd6d9c6978eb871a3292b9897f49746cc43cd"),
+        defaults={
+            "nfd": {"enabled": True, "deployNodeFeatureRules": True},
+            "upgradeCRDs": True,
+            "sriovNetworkOperator": {"enabled": False},
+            "operator": {
+                "nodeSelector": {},
+                "tolerations": [
+                    {"key": "node-role.kubernetes.io/master", "operator": "Equal", "value": "", "effect": "NoSchedule"},
+                    control_plane_toleration(),
+                ],
+            },
+            "node-feature-discovery": {
+                "worker": {
+                    "tolerations": [
+                        {"key": "node-role.kubernetes.io/master", "operator": "Exists", "effect": "NoSchedule"},
+                        {"key": CONTROL_PLANE_TAINT.key, "operator": "Exists", "effect": "NoSchedule"},
+                        gpu_exists_toleration(),
+                    ]
+                }
+            },
+        },
+        workloads=(
+            ChartWorkload("network-operator", "Deployment", "operator"),
+            ChartWorkload("network-operator-upgrade-crd (pre-install/pre-upgrade hook)", "Job", "operator", enabled_when=("upgradeCRDs",)),
+            ChartWorkload("network-operator-keep-ncp (pre-install/pre-upgrade hook)", "Job", "operator"),
+        ),
+        crds=(
+            ("mellanox.com", "NicClusterPolicy"),
+            ("mellanox.com", "NicNodePolicy"),
+            ("mellanox.com", "HostDeviceNetwork"),
+            ("mellanox.com", "IPoIBNetwork"),
+            ("mellanox.com", "MacvlanNetwork"),
+            ("k8s.cni.cncf.io", "NetworkAttachmentDefinition"),
+        ),
+        subcharts=(("node-feature-discovery", "node-feature-discovery", ("nfd.enabled",)),),
+    ),
+    "network-operator/node-feature-discovery": _NETWORK_OPERATOR_NFD,
+}
 
 CHARTS: dict[str, ChartFacts] = {
     "kueue": ChartFacts(
@@ -358,7 +554,18 @@ CHARTS: dict[str, ChartFacts] = {
             for kind in ("Alertmanager", "AlertmanagerConfig", "PodMonitor", "Probe", "Prometheus", "PrometheusAgent", "PrometheusRule", "ScrapeConfig", "ServiceMonitor", "ThanosRuler")
         ),
     ),
+    # opencost/opencost-helm-chart charts/opencost/values.yaml 2.5.17 (app 1.120.1): the Deployment
+    # (templates/deployment.yaml) takes opencost.tolerations [] / nodeSelector {} / affinity {}, one replica.
+    "opencost": ChartFacts(
+        chart="opencost",
+        source=ChartSource("opencost/opencost-helm-chart", "charts/opencost/values.yaml", "2.5.17", "725bb939d6a631a7b679cef38fe42a3d872efe64"),
+        defaults={"opencost": {"tolerations": [], "nodeSelector": {}, "affinity": {}}},
+        workloads=(ChartWorkload("opencost", "Deployment", "opencost"),),
+    ),
 }
+CHARTS.update(STORAGE_CHARTS)
+CHARTS.update(EFA_CHARTS)
+CHARTS.update(NETWORK_OPERATOR_CHARTS)
 CHARTS["gpu-operator/node-feature-discovery"] = _NFD
 CHARTS["nvidia-device-plugin/nfd"] = _NFD
 
@@ -399,8 +606,17 @@ def _placements(facts: ChartFacts, values: Mapping[str, Any], release: str) -> l
             continue
         block = _get(values, w.values) or {}
         tolerations = _get(values, w.tolerations_from + ".tolerations") if w.tolerations_from else block.get("tolerations")
+        if w.tolerate_all_when and _get(values, w.tolerate_all_when):
+            tolerations = [{"operator": "Exists"}]
+        else:
+            tolerations = [*(tolerations or ()), *w.fixed_tolerations]
         affinity = block.get("affinity") or {}
         required = ((affinity.get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms")
+        if w.instance_label_affinity:
+            labels = _get(values, w.instance_label_affinity) or {}
+            required = [{"matchExpressions": [{"key": k, "operator": "In", "values": list(labels.get("values") or [])}]} for k in labels.get("keys") or []]
+            if required:
+                required[-1]["matchExpressions"] += [dict(e) for e in w.fixed_expressions]
         anti = (affinity.get("podAntiAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or []
         spread = any(term.get("topologyKey") == HOSTNAME_LABEL for term in anti)
         replicas = int(_get(values, w.replicas) or 1) if w.replicas else 1
@@ -414,6 +630,7 @@ def _placements(facts: ChartFacts, values: Mapping[str, Any], release: str) -> l
                 gpu_agent=w.gpu_agent,
                 replicas_on_distinct_nodes=replicas if spread else 0,
                 source=str(facts.source),
+                device=w.device,
             )
         )
     return found
@@ -423,7 +640,8 @@ def chart_placements(chart: str, values: Mapping[str, Any], release: str) -> lis
     """The pods a release of ``chart`` creates, with their scheduling fields after Helm merged ``values`` over the defaults.
 
     Args:
-        chart: a key of :data:`CHARTS` (``kueue``, ``gpu-operator``, ``nvidia-device-plugin``, ``karpenter``, ``cilium``).
+        chart: a key of :data:`CHARTS` (``kueue``, ``gpu-operator``, ``nvidia-device-plugin``, ``karpenter``, ``cilium``,
+            ``aws-fsx-csi-driver``, ``csi-driver-nfs``, ...).
         values: the values we pass to the release (what the component renders).
         release: the Helm release name (prefixes the workload names).
 

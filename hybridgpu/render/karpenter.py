@@ -198,6 +198,26 @@ def render_nodepool(
     }
 
 
+def efa_network_interfaces(count: int) -> list[dict[str, Any]]:
+    """``spec.networkInterfaces`` of an EC2NodeClass with ``count`` EFA devices.
+
+    Card 0 keeps the primary ENA interface (device 0) and gets an EFA-only interface at device 1;
+    every further card carries one EFA-only interface at device 0: EC2 User Guide, "Maximize network
+    bandwidth on Amazon EC2 instances with multiple network cards" (efa-acc-inst-types, read 2026-11-24).
+    Karpenter v1.14.1 then advertises ``vpc.amazonaws.com/efa: count`` on the node (``instancetype/types.go``
+    ``efas`` counts the ``efa-only`` entries).
+
+    Raises:
+        ValueError: ``count`` below 1.
+    """
+    if count < 1:
+        raise ValueError(f"an EFA node class needs at least 1 EFA interface, got {count}")
+    return [
+        {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
+        {"networkCardIndex": 0, "deviceIndex": 1, "interfaceType": "efa-only"},
+    ] + [{"networkCardIndex": card, "deviceIndex": 0, "interfaceType": "efa-only"} for card in range(1, count)]
+
+
 def nodeclass_tags(node_class: NodeClassConfig, cost_tags: dict[str, str]) -> dict[str, str]:
     """Tags on every instance/volume Karpenter launches: cost tags, overridden by the class's own tags."""
     return {**cost_tags, **node_class.tags}
@@ -209,6 +229,7 @@ def render_ec2_nodeclass(
     cluster_name: str,
     node_role_name: str,
     cost_tags: dict[str, str],
+    efa_interfaces: int | None = None,
 ) -> dict[str, Any]:
     """Render a ``karpenter.k8s.aws/v1`` EC2NodeClass.
 
@@ -222,9 +243,14 @@ def render_ec2_nodeclass(
         cluster_name: EKS cluster name (value of the discovery tag).
         node_role_name: IAM role name of Karpenter nodes (Karpenter makes the instance profile).
         cost_tags: the stack's cost tags.
+        efa_interfaces: EFA devices of an EFA class, derived from the catalog by
+            :func:`hybridgpu.render.efa.derived_efa_interfaces`; None takes ``efa.interfaces``.
 
     Returns:
         The EC2NodeClass manifest as a dict.
+
+    Raises:
+        ValueError: an EFA class without a count (neither ``efa_interfaces`` nor ``efa.interfaces``).
     """
     device = "/dev/xvda" if node_class.ami_family == "al2023" else "/dev/xvdb"
     ebs: dict[str, Any] = {
@@ -254,12 +280,10 @@ def render_ec2_nodeclass(
     if node_class.instance_store_raid0:
         spec["instanceStorePolicy"] = "RAID0"
     if node_class.efa.enabled:
-        # Card 0 keeps the primary ENA interface and gets one EFA-only device beside it; every
-        # further card carries one EFA-only device, so `interfaces` EFA devices in total.
-        spec["networkInterfaces"] = [
-            {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
-            {"networkCardIndex": 0, "deviceIndex": 1, "interfaceType": "efa-only"},
-        ] + [{"networkCardIndex": card, "deviceIndex": 0, "interfaceType": "efa-only"} for card in range(1, node_class.efa.interfaces)]
+        count = efa_interfaces if efa_interfaces is not None else node_class.efa.interfaces
+        if count is None:
+            raise ValueError(f"EC2NodeClass {node_class.name!r} has EFA but no interface count: derive it with hybridgpu.render.efa.derived_efa_interfaces")
+        spec["networkInterfaces"] = efa_network_interfaces(count)
         if node_class.efa.placement_group:
             spec["placementGroupSelector"] = {"name": node_class.efa.placement_group}
     terms: list[dict[str, Any]] = [{"id": rid} for rid in node_class.capacity_reservation_ids]

@@ -52,6 +52,7 @@ from hybridgpu.errors import Issue, IssuesError
 from hybridgpu.inventory.models import Host, Inventory
 from hybridgpu.render import dump_yaml
 from hybridgpu.render.kubeadm import NodeSpec, node_labels, node_taints
+from hybridgpu.render.topology import host_node_labels
 
 __all__ = ["KUBELET_MAX_PODS", "KubesprayExportError", "control_plane_order", "kubespray_files", "node_prefix"]
 
@@ -119,7 +120,7 @@ def _host_vars(host: Host) -> dict[str, object]:
         hostname=host.hostname,
         advertise_address=str(host.addresses.management),
         role=host.role,
-        labels=dict(host.labels),
+        labels=host_node_labels(host),
         taints=[(t.key, t.value, str(t.effect)) for t in host.taints],
         gpu_model=host.gpu.model if host.gpu else None,
         gpu_count=host.gpu_count,

@@ -53,6 +53,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import math
+import re
 
 from hybridgpu.config.nvidia import (
     ALL_DISABLED,
@@ -61,6 +62,7 @@ from hybridgpu.config.nvidia import (
     TimeSlicingConfig,
 )
 from hybridgpu.k8s import (
+    DEFAULT_COST_KEYS,
     DEVICE_PLUGIN_CONFIG_LABEL,
     GPU_RESOURCE,
     INSTANCE_TYPE_LABEL,
@@ -80,7 +82,10 @@ __all__ = [
     "MIG_PARTED_CONFIGMAP",
     "MIG_PARTED_CONFIG_KEY",
     "NODEOVERLAY_API",
+    "IDLE_ALERT_POD_LABELS",
+    "IDLE_METRIC",
     "dcgm_alert_rule",
+    "idle_alert_pod_label_values",
     "declared_crds",
     "installs_prometheus_crds",
     "monitoring_kinds",
@@ -254,6 +259,7 @@ def gpu_operator_values(nvidia: NvidiaConfig) -> dict[str, Any]:
         },
         "dcgmExporter": {
             "enabled": dcgm.enabled,
+            **idle_alert_pod_label_values(nvidia),
             "serviceMonitor": {
                 "enabled": dcgm.enabled and dcgm.service_monitor,
                 **({"additionalLabels": dict(dcgm.prometheus_labels)} if dcgm.prometheus_labels else {}),
@@ -303,29 +309,66 @@ def gfd_values(nvidia: NvidiaConfig) -> dict[str, Any]:
 # --------------------------------------------------------------------------- monitoring
 
 
+#: Pod labels the idle-GPU alert carries (cost-attribution keys of :data:`hybridgpu.k8s.DEFAULT_COST_KEYS`).
+IDLE_ALERT_POD_LABELS: tuple[str, ...] = tuple(k for k in DEFAULT_COST_KEYS if k in ("team", "project"))
+#: The DCGM metric of the idle alert: a ratio (0..1) that MIG instances report too.
+IDLE_METRIC = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+
+
+def idle_alert_pod_label_values(nvidia: NvidiaConfig) -> dict[str, Any]:
+    """GPU Operator ``dcgmExporter`` values that put the pod's team/project labels on DCGM metrics, when the idle alert is on.
+
+    dcgm-exporter adds ``pod``, ``namespace`` and ``container`` to the metrics of a GPU (or MIG
+    instance) a pod holds (``DCGM_EXPORTER_KUBERNETES=true`` in the operator's DaemonSet,
+    NVIDIA/gpu-operator v26.7.0 ``assets/state-dcgm-exporter/0800_daemonset.yaml``), and the
+    pod's own labels only with ``enablePodLabels`` (opt-in, ``values.yaml``), bounded by
+    ``podLabelAllowlistRegex`` (``controllers/object_controls.go``:
+    ``DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS``, ``..._POD_LABEL_ALLOWLIST_REGEX``); the label
+    key is sanitized to a Prometheus name (NVIDIA/dcgm-exporter ``internal/pkg/transformation/kubernetes.go``,
+    ``utils.SanitizeLabelName``: ``cost-center`` -> ``cost_center``). So the alert reads team and
+    project from the metric itself: no kube-state-metrics ``kube_pod_labels`` join, whose labels
+    exist only if kube-state-metrics runs with ``--metric-labels-allowlist=pods=[...]``, which
+    hybridgpu does not install.
+    """
+    if not (nvidia.dcgm.enabled and nvidia.dcgm.idle_alert.enabled):
+        return {}
+    return {"enablePodLabels": True, "podLabelAllowlistRegex": [f"^{re.escape(k)}$" for k in IDLE_ALERT_POD_LABELS]}
+
+
 def dcgm_alert_rule(nvidia: NvidiaConfig) -> dict[str, Any] | None:
-    """A ``monitoring.coreos.com/v1`` PrometheusRule alerting on idle GPUs, or None when DCGM or the alert is off.
+    """A ``monitoring.coreos.com/v1`` PrometheusRule alerting on idle GPUs and idle MIG instances, or None when DCGM or the alert is off.
 
-    The alert ``HybridGpuIdle`` fires for a GPU whose ``DCGM_FI_DEV_GPU_UTIL`` averaged over
-    ``forMinutes`` is below ``utilizationBelowPercent``, labelled with ``node`` (from the
-    exporter's ``hostname`` label, or ``Hostname`` before dcgm-exporter's 2026-05 rename),
-    ``gpu`` (index), ``UUID`` and ``modelName``. It needs the GPU to have reported
-    ``forMinutes`` ago too, so a node that just joined does not alert on a partial window.
+    The alert ``HybridGpuIdle`` fires for a GPU, or a MIG instance, whose
+    ``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` averaged over ``forMinutes`` is below
+    ``utilizationBelowPercent`` / 100 (the metric is a ratio of time the graphics/compute engine
+    is active, 0..1: "Ratio of time the graphics engine is active", NVIDIA/dcgm-exporter
+    ``etc/dcp-metrics-included.csv``, the collectors file the GPU Operator v26.7.0 sets in
+    ``DCGM_EXPORTER_COLLECTORS``, and ``etc/default-counters.csv``; both at 4.5.3-4.8.2, read
+    2026-11-24). ``DCGM_FI_DEV_GPU_UTIL`` (percent) is not used because NVML reports no GPU
+    utilization while MIG mode is on (NVIDIA MIG User Guide: "GPU utilization is not supported
+    when MIG mode is enabled"), whereas the DCGM profiling metrics are reported per GPU
+    instance: dcgm-exporter labels a MIG instance's series ``GPU_I_PROFILE`` and ``GPU_I_ID``
+    (``internal/pkg/rendermetrics/render_metrics.go``).
 
-    Limitation: NVML reports no ``DCGM_FI_DEV_GPU_UTIL`` for MIG-enabled GPUs, so MIG GPUs
-    are not covered (``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` would be, but it is not in the
-    exporter's default metric set).
+    Labels of the alert: ``node`` (from the exporter's ``hostname``, or ``Hostname`` before
+    dcgm-exporter's 2026-05 rename), ``gpu``, ``UUID``, ``modelName``, ``GPU_I_PROFILE`` and
+    ``GPU_I_ID`` (MIG), and for a GPU a pod holds its ``namespace``, ``pod`` and the pod's
+    ``team`` / ``project`` labels (:func:`idle_alert_pod_label_values`). The series must have
+    reported ``forMinutes`` ago too, so a node that just joined does not alert on a partial window.
     """
     if not (nvidia.dcgm.enabled and nvidia.dcgm.idle_alert.enabled):
         return None
     alert = nvidia.dcgm.idle_alert
     window = f"{alert.for_minutes}m"
-    threshold = f"{alert.utilization_below_percent:g}"
+    percent = f"{alert.utilization_below_percent:g}"
+    ratio = f"{alert.utilization_below_percent / 100:g}"
+    device = "UUID, gpu, GPU_I_ID"
+    by = ", ".join(("node", "gpu", "UUID", "modelName", "GPU_I_PROFILE", "GPU_I_ID", "namespace", "pod", *IDLE_ALERT_POD_LABELS))
     expr = (
-        "avg by (node, gpu, UUID, modelName) (\n"
-        f'  label_join(avg_over_time(DCGM_FI_DEV_GPU_UTIL[{window}]), "node", "", "hostname", "Hostname")\n'
-        f") < {threshold}\n"
-        f"and on (UUID, gpu) count by (UUID, gpu) (DCGM_FI_DEV_GPU_UTIL offset {window})"
+        f"avg by ({by}) (\n"
+        f'  label_join(avg_over_time({IDLE_METRIC}[{window}]), "node", "", "hostname", "Hostname")\n'
+        f") < {ratio}\n"
+        f"and on ({device}) count by ({device}) ({IDLE_METRIC} offset {window})"
     )
     return {
         "apiVersion": "monitoring.coreos.com/v1",
@@ -341,12 +384,14 @@ def dcgm_alert_rule(nvidia: NvidiaConfig) -> dict[str, Any] | None:
                             "expr": expr,
                             "labels": {"severity": "warning"},
                             "annotations": {
-                                "summary": "GPU {{ $labels.gpu }} on node {{ $labels.node }} is idle",
+                                "summary": "GPU {{ $labels.gpu }}{{ if $labels.GPU_I_PROFILE }} MIG {{ $labels.GPU_I_PROFILE }}{{ end }} on node {{ $labels.node }} is idle",
                                 "description": (
-                                    f"GPU {{{{ $labels.gpu }}}} ({{{{ $labels.modelName }}}}, {{{{ $labels.UUID }}}}) on node "
-                                    f"{{{{ $labels.node }}}} averaged {{{{ $value | humanize }}}}% utilization over the last "
-                                    f"{alert.for_minutes} minutes (threshold {threshold}%). An idle GPU still costs money: "
-                                    "scale the workload down or let the node consolidate."
+                                    "GPU {{ $labels.gpu }} ({{ $labels.modelName }}, {{ $labels.UUID }}) "
+                                    "{{ if $labels.GPU_I_PROFILE }}MIG instance {{ $labels.GPU_I_PROFILE }} (GI {{ $labels.GPU_I_ID }}) {{ end }}"
+                                    "on node {{ $labels.node }}"
+                                    "{{ if $labels.pod }}, held by pod {{ $labels.namespace }}/{{ $labels.pod }} (team {{ $labels.team }}, project {{ $labels.project }}){{ end }}, "
+                                    f"had its engine active {{{{ $value | humanizePercentage }}}} of the last {alert.for_minutes} minutes "
+                                    f"(threshold {percent}%). An idle GPU still costs money: scale the workload down or let the node consolidate."
                                 ),
                             },
                         }

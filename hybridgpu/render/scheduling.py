@@ -80,6 +80,8 @@ class NodeGroup:
         gpu: True for nodes with NVIDIA GPUs (node agents of the GPU stack must run there).
         nodes: how many nodes exist at least (``minSize`` of a node group, hosts of a role);
             ``None`` when the group scales on demand (a Karpenter NodePool).
+        devices: extended resources of devices its nodes carry besides GPUs, served by a device
+            plugin (``vpc.amazonaws.com/efa`` on the nodes of an EFA NodePool).
     """
 
     name: str
@@ -87,6 +89,7 @@ class NodeGroup:
     taints: tuple[Mapping[str, str], ...] = ()
     gpu: bool = False
     nodes: int | None = None
+    devices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,8 @@ class PodPlacement:
         replicas_on_distinct_nodes: replicas a required pod anti-affinity on
             ``kubernetes.io/hostname`` spreads over distinct nodes (0: no such rule).
         source: where the scheduling fields come from (chart file and version, or our renderer).
+        device: for a device-plugin DaemonSet, the extended resource it advertises: it must run on
+            every node group with that device (:attr:`NodeGroup.devices`) and on no other.
     """
 
     name: str
@@ -115,6 +120,7 @@ class PodPlacement:
     gpu_agent: bool = False
     replicas_on_distinct_nodes: int = 0
     source: str = ""
+    device: str | None = None
 
 
 def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:

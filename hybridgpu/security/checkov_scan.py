@@ -223,13 +223,14 @@ _FENCE = re.compile(r"^```ya?ml[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
 def example_manifests(root: Path | None = None) -> list[tuple[str, list[dict[str, Any]]]]:
-    """Kubernetes objects shown in the docs (```yaml blocks of README.md and docs/*.md with ``apiVersion`` and ``kind``).
+    """Kubernetes objects shown in the docs (```yaml blocks of README.md and docs/*.md with ``apiVersion`` and ``kind``, and docs/examples/*.yaml).
 
     Args:
         root: the source checkout (default: :func:`checkout_root`).
 
     Returns:
-        ``[(file name "docs-<doc>-<n>.yaml", objects)]``, one entry per block that holds objects.
+        ``[(file name "docs-<doc>-<n>.yaml", objects)]``, one entry per block that holds objects, then
+        ``("docs-examples-<file>", objects)`` per example file.
     """
     root = checkout_root(root)
     found = []
@@ -242,6 +243,11 @@ def example_manifests(root: Path | None = None) -> list[tuple[str, list[dict[str
                 continue
             if objects:
                 found.append((f"docs-{doc.name}-{number}.yaml", objects))
+    # Job examples kept as files (docs/examples/*.yaml, linked from docs/multi-node.md).
+    for path in sorted((root / "docs" / "examples").glob("*.yaml")):
+        objects = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if isinstance(d, dict) and "apiVersion" in d and "kind" in d]
+        if objects:
+            found.append((f"docs-examples-{path.name}", objects))
     return found
 
 

@@ -156,6 +156,13 @@ class HybridMocks(pulumi.runtime.Mocks):
             state.update(name=rule, arn=f"arn:aws:events:{region}:{acct}:rule/{rule}")
         elif typ == "aws:ec2/securityGroup:SecurityGroup":
             rid = f"sg-{h}"
+        elif typ == "aws:fsx/lustreFileSystem:LustreFileSystem":
+            # What FSx returns: fs-<17 hex>, the DNS name the CSI driver mounts, an 8-character mount name (PERSISTENT_2).
+            rid = f"fs-{(h * 2)[:17]}"
+            state.update(arn=f"arn:aws:fsx:{region}:{acct}:file-system/{rid}", dnsName=f"{rid}.fsx.{region}.amazonaws.com", mountName=h[:8])
+        elif typ == "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation":
+            rid = f"dra-{(h * 2)[:17]}"
+            state.update(associationId=rid, arn=f"arn:aws:fsx:{region}:{acct}:association/{rid}")
         elif typ == "kubernetes:helm.sh/v3:Release":
             state.update(status={"status": "deployed", "version": 1, "namespace": inputs.get("namespace"), "name": inputs.get("name")})
         elif typ in ("random:index/randomString:RandomString", "random:index/randomPassword:RandomPassword"):
@@ -482,6 +489,16 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+#: Top-level fields of the Kubernetes objects the program creates, kept in the written manifests:
+#: ``spec``-style kinds, Secrets/ConfigMaps (``type``, ``data``), RBAC (``rules``, ``subjects``, ``roleRef``)
+#: StorageClass (``provisioner``, ``reclaimPolicy``, ``volumeBindingMode``, ``parameters``, ``mountOptions``)
+#: and (Workload)PriorityClass (``value``, ``description``).
+_MANIFEST_KEYS = (
+    "apiVersion", "kind", "type", "metadata", "spec", "data", "rules", "subjects", "roleRef",
+    "provisioner", "parameters", "reclaimPolicy", "volumeBindingMode", "mountOptions", "allowVolumeExpansion",
+    "value", "description",
+)
+
 @dataclass
 class PreviewResult:
     """What the offline preview of one stack produced.
@@ -524,7 +541,7 @@ class PreviewResult:
         for r in self._stable():
             if not r.type.startswith("kubernetes:") or r.type == "kubernetes:helm.sh/v3:Release":
                 continue
-            doc = {k: r.inputs[k] for k in ("apiVersion", "kind", "type", "metadata", "spec", "data", "rules", "subjects", "roleRef") if k in r.inputs}
+            doc = {k: r.inputs[k] for k in _MANIFEST_KEYS if k in r.inputs}
             manifests.append(doc)
         return manifests
 

@@ -35,10 +35,14 @@ from hybridgpu.onprem import deployment_issues
 from hybridgpu.render.karpenter import min_values, resolve_instance_types
 from hybridgpu.render.network import plan_subnets
 from hybridgpu.stack.burst import burst_issues
+from hybridgpu.stack.teams import teams_issues
 from hybridgpu.stack.economics import economics_issues
 from hybridgpu.stack.inventory import load_onprem_inventory
 from hybridgpu.config.cloud_checks import access_entry_issues, aws_name_issues
+from hybridgpu.stack.efa import efa_issues
 from hybridgpu.stack.scheduling import scheduling_issues
+from hybridgpu.stack.topology import gang_issues
+from hybridgpu.stack.storage import cloud_storage_issues, namespace_issues
 
 CLOUD = "hybridgpu:cloud"
 
@@ -99,6 +103,7 @@ def check_stack(
         issues += _cloud_issues(config, config.cloud, file, catalog)
         issues += aws_name_issues(config.cloud, file)
         issues += access_entry_issues(config.cloud, file)
+        issues += cloud_storage_issues(config, file, catalog)
     if config.onprem is not None:
         issues += onprem_issues(config, file, catalog, root=root, config_values=config_values)
     if config.nvidia is not None:
@@ -116,9 +121,14 @@ def check_stack(
     if config.burst is not None and not issues:
         found, plan = burst_issues(config, file, root=root, catalog=catalog)
         issues += found
+    if config.teams is not None and not issues:
+        # The teams' queues replace the plan's ClusterQueues on the admission cluster and the EKS worker.
+        found, plan = teams_issues(config, file, plan, root=root or Path.cwd())
+        issues += found
     if not issues:
         # Every pod the program installs must fit a node it creates (the Helm releases wait for them).
         inventory = load_onprem_inventory(config, root) if config.onprem is not None else None
+        issues += namespace_issues(config, file, plan, inventory)
         issues += scheduling_issues(config, file, catalog, inventory=inventory, burst_plan=plan)
     return StackCheck(issues, plan, report)
 
@@ -153,6 +163,7 @@ def onprem_issues(
         ]
     issues = [_in_stack(issue) for issue in deployment_issues(inventory, nvidia_toolkit=config.onprem.nvidia_toolkit)[1]]
     issues += ssh_key_issues(config_values, inventory, file)
+    issues += gang_issues(config, inventory, file)
     cluster = inventory.site.cluster
     mig_hosts = [h.hostname for h in inventory.hosts if h.state != "absent" and h.gpu is not None and h.gpu.mig_layouts]
     if mig_hosts:
@@ -465,20 +476,10 @@ def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: C
                         f"add `capacityReservationIds` (cr-...) to node class {node_class.name!r} or drop `reserved`",
                     )
                 )
-            if node_class.efa.enabled:
-                lacking = [t.name for t in resolved if not t.efa_supported or t.max_efa_interfaces < node_class.efa.interfaces]
-                if lacking:
-                    issues.append(
-                        Issue(
-                            file,
-                            f"{key}.nodeClass",
-                            f"node class {node_class.name!r} attaches {node_class.efa.interfaces} EFA interface(s), which {', '.join(lacking)} cannot take",
-                            "restrict the pool to EFA instance types with enough network cards, or use a node class without EFA",
-                        )
-                    )
         for j, budget in enumerate(pool.disruption.budgets):
             if (budget.schedule is None) != (budget.duration is None):
                 issues.append(
                     Issue(file, f"{key}.disruption.budgets[{j}]", "`schedule` and `duration` go together", "set both or neither")
                 )
+    issues += efa_issues(cloud, file, catalog)
     return issues

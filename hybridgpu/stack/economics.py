@@ -12,6 +12,7 @@ from pathlib import Path
 from hybridgpu.catalog import load_catalog
 from hybridgpu.catalog.models import UnknownInstanceTypeError
 from hybridgpu.config.models import StackConfig
+from hybridgpu.economics.opencost import OpenCostPriceError, eks_gpu_usd_per_hour, onprem_gpu_usd_per_hour
 from hybridgpu.economics.prices import EconomicsDataError, UnknownPriceError
 from hybridgpu.economics.report import StackCostReport, build_report
 from hybridgpu.errors import Issue
@@ -57,5 +58,27 @@ def economics_issues(config: StackConfig, file: str, *, root: Path | None = None
         return [Issue(file, f"{key}.onDemandUsdPerHour", str(exc), fix)], None
     except (UnknownPriceError, ValueError) as exc:
         return [Issue(file, key, str(exc), "add the missing price or fix the value under `hybridgpu:economics`")], None
-    return [], report
+    return opencost_price_issues(config, report, file), report
+
+
+def opencost_price_issues(config: StackConfig, report: StackCostReport, file: str) -> list[Issue]:
+    """With ``showback.opencost`` on, each cluster's GPU price for OpenCost must exist in the cost report.
+
+    On-prem OpenCost gets the owned cost per GPU-hour (:func:`hybridgpu.economics.opencost.onprem_gpu_usd_per_hour`),
+    on EKS the On-Demand fallback (:func:`~hybridgpu.economics.opencost.eks_gpu_usd_per_hour`).
+    """
+    assert config.economics is not None
+    if not config.economics.showback.opencost:
+        return []
+    issues = []
+    checks = [(config.onprem is not None, onprem_gpu_usd_per_hour, "give the on-prem GPU model cost data under `hybridgpu:economics.onPrem` (serverUsdPerGpu, ...)"),
+              (config.cloud is not None, eks_gpu_usd_per_hour, "give the NodePools' instance types an On-Demand price (`hybridgpu:economics.onDemandUsdPerHour`)")]
+    for applies, price, fix in checks:
+        if not applies:
+            continue
+        try:
+            price(report)
+        except OpenCostPriceError as exc:
+            issues.append(Issue(file, "hybridgpu:economics.showback.opencost", f"OpenCost would have no GPU price: {exc}", f"{fix}, or set `showback.opencost: false`"))
+    return issues
 

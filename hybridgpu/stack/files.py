@@ -174,6 +174,57 @@ def _size_problem(value: Any) -> str | None:
     return None
 
 
+#: Parsed stack files by (resolved path, mtime in ns, size): a preview of one stack reads the
+#: stacks its burst plan names (twice for some), and ``hybridgpu preview``/``check`` of every
+#: stack reads each file once per stack that names it. Only parses that succeeded are kept;
+#: callers never see the cached object itself (:func:`read_stack_file` builds new containers
+#: from it in ``_strip_secrets``), so it is never mutated.
+_STACK_FILE_CACHE: dict[tuple[str, int, int], Any] = {}
+#: Entries kept before the cache starts over (a process reads a handful of stack files).
+_STACK_FILE_CACHE_SIZE = 64
+
+
+def clear_stack_file_cache() -> None:
+    """Forget every parsed stack file (the next :func:`read_stack_file` of each parses it again).
+
+    The benchmarks call it before each timed run, so a run pays the parses a fresh process pays.
+    """
+    _STACK_FILE_CACHE.clear()
+
+
+def _parsed_stack_file(path: Path, shown: str) -> Any:
+    """The YAML of stack file ``path``, size-checked (parsed once per file version and process).
+
+    Raises:
+        StackFileError: missing, not UTF-8, not YAML, too deep or too large (named as ``shown``).
+    """
+    try:
+        st = path.stat()
+        key: tuple[str, int, int] | None = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = None  # the read below raises the error the user sees
+    if key is not None and key in _STACK_FILE_CACHE:
+        return _STACK_FILE_CACHE[key]
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)  # noqa: S506 - a SafeLoader
+    except FileNotFoundError as exc:
+        raise StackFileError(f"{shown}: no such stack file") from exc
+    except UnicodeDecodeError as exc:
+        raise StackFileError(f"{shown}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the stack file as UTF-8") from None
+    except (OSError, yaml.YAMLError) as exc:
+        raise StackFileError(f"{shown}: not readable as YAML: {exc}") from exc
+    except RecursionError:
+        raise StackFileError(f"{shown}: not readable as YAML: nested too deeply") from None
+    problem = _size_problem(data)
+    if problem:
+        raise StackFileError(f"{shown}: {problem}")
+    if key is not None:
+        if len(_STACK_FILE_CACHE) >= _STACK_FILE_CACHE_SIZE:
+            _STACK_FILE_CACHE.clear()
+        _STACK_FILE_CACHE[key] = data
+    return data
+
+
 def read_stack_file(path: Path, *, root: Path | None = None) -> StackValues:
     """Parse ``Pulumi.<stack>.yaml`` into namespaced values, merged over project defaults.
 
@@ -199,19 +250,7 @@ def read_stack_file(path: Path, *, root: Path | None = None) -> StackValues:
     if not (name.startswith("Pulumi.") and name.endswith(".yaml")):
         raise StackFileError(f"{shown}: stack files are named Pulumi.<stack>.yaml")
     stack = name[len("Pulumi.") : -len(".yaml")]
-    try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)  # noqa: S506 - a SafeLoader
-    except FileNotFoundError as exc:
-        raise StackFileError(f"{shown}: no such stack file") from exc
-    except UnicodeDecodeError as exc:
-        raise StackFileError(f"{shown}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the stack file as UTF-8") from None
-    except (OSError, yaml.YAMLError) as exc:
-        raise StackFileError(f"{shown}: not readable as YAML: {exc}") from exc
-    except RecursionError:
-        raise StackFileError(f"{shown}: not readable as YAML: nested too deeply") from None
-    problem = _size_problem(data)
-    if problem:
-        raise StackFileError(f"{shown}: {problem}")
+    data = _parsed_stack_file(path, shown)
     if data is None:
         data = {}
     if not isinstance(data, dict):

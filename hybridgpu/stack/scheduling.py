@@ -11,7 +11,8 @@ For each cluster the stack builds (the EKS cluster of ``hybridgpu:cloud``, the k
   ``nvidia.com/gpu=true:NoSchedule`` on GPU workers, ``node.kubernetes.io/unschedulable`` on
   cordoned hosts);
 * the workloads: every Helm release the program installs there (Karpenter, Cilium, the NVIDIA
-  layer, Kueue), as chart defaults merged with the values we render
+  layer, Kueue, the storage CSI drivers: aws-fsx-csi-driver on EKS, csi-driver-nfs on-prem; OpenCost on each cluster with
+  ``hybridgpu:economics.showback.opencost``), as chart defaults merged with the values we render
   (:func:`hybridgpu.render.charts.chart_placements`).
 
 Rules (kube-scheduler semantics in :mod:`hybridgpu.render.scheduling`):
@@ -20,6 +21,10 @@ Rules (kube-scheduler semantics in :mod:`hybridgpu.render.scheduling`):
   system nodes"), on enough nodes when a required hostname anti-affinity spreads its replicas;
 * a GPU agent DaemonSet (device plugin, GFD, DCGM exporter, the operator's operands, the NFD
   worker) must fit every GPU node group;
+* a device-plugin DaemonSet (the EFA device plugin, installed when a NodePool's EC2NodeClass has EFA; on-prem the
+  NVIDIA Network Operator's RDMA shared device plugin and DOCA driver, created from the NicClusterPolicy when some
+  host is on an RDMA fabric, :mod:`hybridgpu.render.network_operator`) must fit every node group with its device
+  and no other (``device-plugin-elsewhere``);
 * any other DaemonSet (the CNI agent) must fit every node group.
 
 A failure names the workload, every node group considered with why each is refused, and the
@@ -30,18 +35,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from hybridgpu.burst.kueue import kueue_helm_values
 from hybridgpu.burst.plan import BurstPlan
 from hybridgpu.catalog import Catalog
 from hybridgpu.config.models import CloudConfig, StackConfig
 from hybridgpu.config.nvidia import NvidiaConfig
+from hybridgpu.economics.opencost import opencost_values
 from hybridgpu.errors import Issue
 from hybridgpu.inventory.models import Inventory
 from hybridgpu.k8s import (
     ARCH_LABEL,
     CONTROL_PLANE_TAINT,
     CRITICAL_ADDONS_TAINT,
+    EFA_LABEL,
+    EFA_RESOURCE,
     INSTANCE_TYPE_LABEL,
     KARPENTER_NODEPOOL_LABEL,
     OS_LABEL,
@@ -50,11 +59,22 @@ from hybridgpu.k8s import (
 )
 from hybridgpu.onprem import node_spec, plan_onprem
 from hybridgpu.render.charts import GPU_NODE_DISCOVERED_LABELS, chart_placements
+from hybridgpu.render.efa import EFA_DEVICE_PLUGIN_CHART, efa_device_plugin_values, efa_node_classes, efa_nodepool_labels
 from hybridgpu.render.cilium import cilium_helm_values
+from hybridgpu.render.network_operator import (
+    NETWORK_OPERATOR_CHART,
+    RDMA_NODE_DISCOVERED_LABELS,
+    network_operator_values,
+    nic_cluster_policy,
+    nic_policy_placements,
+    rdma_devices,
+    rdma_plan,
+)
 from hybridgpu.render.karpenter import karpenter_helm_values, render_nodepool
 from hybridgpu.render.kubeadm import node_labels, node_taints
 from hybridgpu.render.nvidia import device_plugin_values, gfd_values, gpu_operator_values, nodepool_labels
 from hybridgpu.render.scheduling import NodeGroup, PodPlacement, placement_problems
+from hybridgpu.render.storage import fsx_csi_values, nfs_csi_values
 
 __all__ = ["ClusterWorkloads", "UNSCHEDULABLE_TAINT", "cluster_workloads", "scheduling_issues", "unschedulable"]
 
@@ -94,7 +114,8 @@ def _eks_groups(cloud: CloudConfig, catalog: Catalog, nvidia: NvidiaConfig | Non
     )
     groups = [(system, "hybridgpu:cloud.systemNodeGroup")]
     for i, pool in enumerate(cloud.node_pools):
-        manifest = render_nodepool(pool, catalog, extra_labels=nodepool_labels(nvidia, pool.name) if nvidia else {})
+        extra = {**(nodepool_labels(nvidia, pool.name) if nvidia else {}), **efa_nodepool_labels(pool, cloud)}
+        manifest = render_nodepool(pool, catalog, extra_labels=extra)
         template = manifest["spec"]["template"]
         labels: dict[str, tuple[str, ...]] = {k: (v,) for k, v in template["metadata"]["labels"].items()}
         for req in template["spec"]["requirements"]:
@@ -104,7 +125,13 @@ def _eks_groups(cloud: CloudConfig, catalog: Catalog, nvidia: NvidiaConfig | Non
         labels.update({k: (v,) for k, v in GPU_NODE_DISCOVERED_LABELS.items()})
         groups.append(
             (
-                NodeGroup(name=f"Karpenter NodePool {pool.name}", labels=labels, taints=tuple(template["spec"].get("taints", [])), gpu=True),
+                NodeGroup(
+                    name=f"Karpenter NodePool {pool.name}",
+                    labels=labels,
+                    taints=tuple(template["spec"].get("taints", [])),
+                    gpu=True,
+                    devices=(EFA_RESOURCE,) if pool.node_class in efa_node_classes(cloud) else (),
+                ),
                 f"hybridgpu:cloud.nodePools[{i}].taints",
             )
         )
@@ -132,15 +159,18 @@ def _onprem_groups(inventory: Inventory, mig_configs: dict[str, str | None]) -> 
         gpu = host.role == "gpu-worker"
         if gpu:
             labels.update({k: (v,) for k, v in GPU_NODE_DISCOVERED_LABELS.items()})
-        shape = (host.role, host.state, tuple(sorted(labels.items())), tuple(tuple(sorted(t.items())) for t in taints))
+        devices = rdma_devices(host)
+        if devices:  # NFD's NodeFeatureRule and the Network Operator label hosts with a ConnectX port
+            labels.update({k: (v,) for k, v in RDMA_NODE_DISCOVERED_LABELS.items()})
+        shape = (host.role, host.state, tuple(sorted(labels.items())), tuple(tuple(sorted(t.items())) for t in taints), devices)
         shapes.setdefault(shape, []).append(host.hostname)
-        built[shape] = NodeGroup(name="", labels=labels, taints=tuple(taints), gpu=gpu)
+        built[shape] = NodeGroup(name="", labels=labels, taints=tuple(taints), gpu=gpu, devices=devices)
     groups = []
     for shape, hosts in shapes.items():
         g = built[shape]
         state = "" if shape[1] == "active" else f" ({shape[1]})"
         name = f"on-prem {shape[0]} host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}{state}"
-        groups.append((NodeGroup(name=name, labels=g.labels, taints=g.taints, gpu=g.gpu, nodes=len(hosts)), "hybridgpu:onprem.inventory"))
+        groups.append((NodeGroup(name=name, labels=g.labels, taints=g.taints, gpu=g.gpu, nodes=len(hosts), devices=g.devices), "hybridgpu:onprem.inventory"))
     return groups
 
 
@@ -152,6 +182,28 @@ def _nvidia_workloads(nvidia: NvidiaConfig) -> list[Workload]:
         *(Workload(p, key) for p in chart_placements("nvidia-device-plugin", device_plugin_values(nvidia), "nvidia-device-plugin")),
         *(Workload(p, key) for p in chart_placements("nvidia-device-plugin", gfd_values(nvidia), "gpu-feature-discovery")),
     ]
+
+
+def _network_operator_workloads(config: StackConfig, inventory: Inventory) -> list[Workload]:
+    """The Network Operator (chart) and the operands of its NicClusterPolicy, when some host is on an RDMA fabric."""
+    rdma = rdma_plan(inventory)
+    if rdma is None:
+        return []
+    key = "hybridgpu:onprem.inventory"
+    nfd_ours = config.nvidia is not None and config.nvidia.install == "gpu-operator"
+    values = network_operator_values(nfd_from_gpu_operator=nfd_ours)
+    return [
+        *(Workload(p, key) for p in chart_placements(NETWORK_OPERATOR_CHART, values, NETWORK_OPERATOR_CHART)),
+        *(Workload(p, key) for p in nic_policy_placements(nic_cluster_policy(rdma))),
+    ]
+
+
+def _opencost_workloads(config: StackConfig, side: Literal["onprem", "eks"], cluster_name: str) -> list[Workload]:
+    """OpenCost's Deployment on a cluster when ``hybridgpu:economics.showback.opencost`` is on (prices do not move pods)."""
+    if config.economics is None or not config.economics.showback.opencost:
+        return []
+    values = opencost_values(config.economics.showback, side, cluster_name, None)
+    return [Workload(p, "hybridgpu:economics.showback") for p in chart_placements("opencost", values, "opencost")]
 
 
 def cluster_workloads(config: StackConfig, catalog: Catalog, *, inventory: Inventory | None = None, burst_plan: BurstPlan | None = None) -> list[ClusterWorkloads]:
@@ -179,6 +231,10 @@ def cluster_workloads(config: StackConfig, catalog: Catalog, *, inventory: Inven
             workloads += _nvidia_workloads(onprem_nvidia)
         if burst_target == "onprem":
             workloads += kueue
+        if inventory.site.storage is not None:
+            workloads += [Workload(p, "hybridgpu:onprem.storage") for p in chart_placements("csi-driver-nfs", nfs_csi_values(), "csi-driver-nfs")]
+        workloads += _network_operator_workloads(config, inventory)
+        workloads += _opencost_workloads(config, "onprem", inventory.site.name)
         clusters.append(ClusterWorkloads(f"on-prem cluster {inventory.site.name}", tuple(_onprem_groups(inventory, mig)), tuple(workloads)))
     if config.cloud is not None:
         cloud = config.cloud
@@ -188,6 +244,13 @@ def cluster_workloads(config: StackConfig, catalog: Catalog, *, inventory: Inven
             workloads += _nvidia_workloads(config.nvidia)
         if burst_target == "eks":
             workloads += kueue
+        efa_values = efa_device_plugin_values(cloud, catalog)
+        if efa_values is not None:
+            workloads += [Workload(p, "hybridgpu:cloud.nodeClasses") for p in chart_placements(EFA_DEVICE_PLUGIN_CHART, efa_values, EFA_DEVICE_PLUGIN_CHART)]
+        if cloud.storage is not None and config.region is not None:
+            values = fsx_csi_values(config.region)
+            workloads += [Workload(p, "hybridgpu:cloud.storage") for p in chart_placements("aws-fsx-csi-driver", values, "aws-fsx-csi-driver")]
+        workloads += _opencost_workloads(config, "eks", cloud.cluster.name)
         clusters.append(ClusterWorkloads(f"EKS cluster {cloud.cluster.name}", tuple(_eks_groups(cloud, catalog, config.nvidia)), tuple(workloads)))
     return clusters
 
@@ -213,6 +276,41 @@ def _fix(pod: PodPlacement) -> str:
     )
 
 
+def _device_plugin_issues(cluster: ClusterWorkloads, pod: PodPlacement, key: str, file: str) -> list[Issue]:
+    """A device plugin must run on every node group with its device and on no other (a plugin pod on a node
+    without the device advertises nothing and holds a privileged host-network pod there; one missing from a
+    node with the device leaves every pod requesting the resource Pending)."""
+    issues: list[Issue] = []
+    for group, group_key in cluster.groups:
+        problems = placement_problems(pod, group)
+        if pod.device in group.devices and problems:
+            issues.append(
+                Issue(
+                    file,
+                    group_key,
+                    f"{cluster.cluster}: DaemonSet {pod.name} (the device plugin of {pod.device}) cannot run on {group.name}, whose nodes "
+                    f"have the device: {'; '.join(problems)}; pods requesting {pod.device} stay Pending there",
+                    _fix(pod),
+                    code="unschedulable",
+                )
+            )
+        elif pod.device not in group.devices and not problems:
+            issues.append(
+                Issue(
+                    file,
+                    group_key,
+                    f"{cluster.cluster}: DaemonSet {pod.name} (the device plugin of {pod.device}) would run on {group.name}, whose nodes "
+                    f"have no {pod.device} device (its nodeSelector/affinity match them and it tolerates their taints)",
+                    f"keep device labels off node groups without the device (a NodePool's `labels` must not set the EFA pool label "
+                    f"`{EFA_LABEL}`), or give the pool a node class with `efa.enabled: true`"
+                    if pod.device == EFA_RESOURCE
+                    else "give the hosts their fabric NICs in the inventory (`network.nics`), or take them off the fabric (`network.fabric: none`)",
+                    code="device-plugin-elsewhere",
+                )
+            )
+    return issues
+
+
 def workload_issues(cluster: ClusterWorkloads, file: str) -> list[Issue]:
     """The placement problems of one cluster's workloads, as issues naming the workload, the node groups considered and why each refuses it."""
     issues: list[Issue] = []
@@ -222,6 +320,9 @@ def workload_issues(cluster: ClusterWorkloads, file: str) -> list[Issue]:
     considered = "; ".join(g.name for g, _ in groups)
     for w in cluster.workloads:
         pod = w.placement
+        if pod.kind == "DaemonSet" and pod.device is not None:
+            issues += _device_plugin_issues(cluster, pod, w.key, file)
+            continue
         if pod.kind == "DaemonSet":
             targets = gpu_groups if pod.gpu_agent else groups
             for group, key in targets:

@@ -8,13 +8,16 @@ from typer.testing import CliRunner
 
 from hybridgpu.cli import app
 from tests.helpers import ROOT
+from tests.helpers.scratch import example_plan
 
 runner = CliRunner(env={"COLUMNS": "220"})
 SMALL = str(ROOT / "examples" / "traces" / "small.csv")
 
 
-def test_plan_json_holds_every_quota_and_the_invariant():
-    result = runner.invoke(app, ["burst", "plan", "hybrid", "--root", str(ROOT), "--json"])
+def test_plan_json_holds_every_quota_and_the_invariant(scratch_project):
+    # The burst plan alone (the scratch copies of the stacks drop `hybridgpu:teams`); with teams: below.
+    root = scratch_project(plan=example_plan())
+    result = runner.invoke(app, ["burst", "plan", "hybrid", "--root", str(root), "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["topology"] == "spillover" and data["nodePoolLimits"] == {"h100-spot": 64, "h100-on-demand": 16}
@@ -29,12 +32,29 @@ def test_plan_json_holds_every_quota_and_the_invariant():
     assert rows[("hybrid", "hybridgpu-on-demand", "nvidia.com/gpu")]["borrowingLimit"] is None
 
 
-def test_plan_table():
-    result = runner.invoke(app, ["burst", "plan", "prod", "--root", str(ROOT)])
+def test_plan_table(scratch_project):
+    root = scratch_project(plan=example_plan())
+    result = runner.invoke(app, ["burst", "plan", "prod", "--root", str(root)])
     assert result.exit_code == 0, result.output
     assert "hybridgpu-eks-on-demand" in result.output and "NodePool h100-spot limit" in result.output
     assert "manager hybridgpu-on-demand: quota" in result.output and "= on-prem + its own ceiling" in result.output
     assert "!=" not in result.output
+
+
+def test_plan_prints_the_team_quotas():
+    """The example stacks name stacks/teams/site-a.yaml: the team ClusterQueues replace the class queues (issue 19)."""
+    result = runner.invoke(app, ["burst", "plan", "hybrid", "--root", str(ROOT), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["managerClasses"] == {}  # no class queue on the manager: one queue per team
+    research = {(r["stack"], r["flavor"]): r for r in data["teams"]["ml-research"]["rows"] if r["resource"] == "nvidia.com/gpu"}
+    assert research[("hybrid", "multikueue-onprem-h100-80gb")] == {
+        "stack": "hybrid", "clusterQueue": "hybridgpu-team-ml-research", "team": "ml-research", "flavor": "multikueue-onprem-h100-80gb",
+        "resource": "nvidia.com/gpu", "nominalQuota": 16, "borrowingLimit": 8, "lendingLimit": 8, "cohortCapacity": 24,
+    }
+    assert research[("prod", "eks-spot")]["nominalQuota"] == 48 and research[("prod", "eks-spot")]["cohortCapacity"] == 48
+    table = runner.invoke(app, ["burst", "plan", "hybrid", "--root", str(ROOT)])
+    assert table.exit_code == 0 and "team quotas" in table.output and "hybridgpu-team-ml-platform" in table.output
 
 
 def test_plan_of_a_stack_without_burst_exits_2():

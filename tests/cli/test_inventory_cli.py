@@ -140,6 +140,8 @@ def test_must_pass_fixtures_also_preview(fixture, scratch_project, tmp_path):
     def edit(config):
         config["hybridgpu:onprem"]["inventory"] = [str(fixture)]
         config.pop("hybridgpu:burst", None)
+        # Fixtures use GPU models without packaged on-prem cost data (L40S, A30): no OpenCost price.
+        config.pop("hybridgpu:economics", None)
 
     project = scratch_project(stacks=["onprem"], stack_edits={"onprem": edit})
     result = runner.invoke(app, ["preview", "onprem", "--root", str(project), "--out", str(tmp_path / "out"), "--json"])

@@ -10,69 +10,27 @@ nodeaffinity}``, read 2026-11-24) over the chart defaults recorded in ``hybridgp
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from typer.testing import CliRunner
 
-from hybridgpu.cli import app
-from tests.helpers import ROOT
+from tests.helpers.cases import apply_set, assert_fixture_counts, assert_verdict, case_ids, edited_inventory, load_cases, validate_edited
 from tests.helpers.scratch import example_plan
 
-runner = CliRunner(env={"COLUMNS": "400"})
-CASES: list[dict[str, Any]] = yaml.safe_load((ROOT / "tests/fixtures/scheduling/cases.yaml").read_text())
-_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+CASES: list[dict[str, Any]] = load_cases("tests/fixtures/scheduling/cases.yaml")
 
 
-def set_path(config: dict[str, Any], path: str, value: Any) -> None:
-    """Set ``value`` at a stack key path such as ``hybridgpu:cloud.nodePools[1].taints`` (creating maps on the way)."""
-    namespace, _, rest = path.partition(".")
-    parts: list[Any] = [namespace] + [int(i) if i else name for name, i in _PART.findall(rest)]
-    node: Any = config
-    for part in parts[:-1]:
-        node = node[part] if isinstance(part, int) else node.setdefault(part, {})
-    node[parts[-1]] = value
-
-
-def edited_inventory(project: Path, edits: dict[str, Any]) -> Path:
-    """A copy of the example inventory with hosts dropped or changed, written into ``project``."""
-    docs = list(yaml.safe_load_all((ROOT / "stacks/inventory/onprem-site-a.yaml").read_text()))
-    for doc in docs:
-        if doc.get("kind") != "HostList":
-            continue
-        doc["hosts"] = [h for h in doc["hosts"] if h["hostname"] not in edits.get("drop", [])]
-        for host in doc["hosts"]:
-            host.update(edits.get("hosts", {}).get(host["hostname"], {}))
-    path = project / "site-a.yaml"
-    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
-    return path
-
-
-@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=case_ids(CASES))
 def test_validate_verdict(scratch_project, tmp_path, case):
     def edit(config: dict[str, Any]) -> None:
-        for path, value in (case.get("set") or {}).items():
-            set_path(config, path, value)
+        apply_set(config, case)
         if "inventory" in case:
-            config["hybridgpu:onprem"]["inventory"] = [str(edited_inventory(tmp_path, case["inventory"]))]
+            edits = case["inventory"]
+            edited = edited_inventory(tmp_path / "site-a.yaml", hosts=edits.get("hosts"), drop=edits.get("drop", ()))
+            config["hybridgpu:onprem"]["inventory"] = [str(edited)]
 
-    stack = case["stack"]
-    root = scratch_project(stacks=[stack], plan=example_plan(), stack_edits={stack: edit})
-    result = runner.invoke(app, ["validate", stack, "--root", str(root)])
-    output = " ".join(result.output.split())
-    assert "Traceback" not in output
-    if case["verdict"] == "pass":
-        assert result.exit_code == 0, output
-        return
-    assert result.exit_code == 2, output
-    for word in case["expect"]:
-        assert word in output, (word, output)
+    assert_verdict(validate_edited(scratch_project, case["stack"], edit, plan=example_plan()), case)
 
 
 def test_fixture_counts():
-    verdicts = [c["verdict"] for c in CASES]
-    assert verdicts.count("fail") >= 10 and verdicts.count("pass") >= 10
-    assert all(c.get("expect") for c in CASES if c["verdict"] == "fail")
+    assert_fixture_counts(CASES)

@@ -1,12 +1,14 @@
 """Helpers shared by the tests, imported as ``tests.helpers...`` (the project root is on ``pythonpath``).
 
 Test modules run under ``--import-mode=importlib`` and cannot import each other; what several of
-them share lives here (data for parametrization, the fuzzing harness, scratch projects) or in a
+them share lives here (data for parametrization, the fuzzing harness, scratch projects, the
+fixture-driven CLI cases of ``cases.py``, the job example checks of ``job_examples.py``) or in a
 ``conftest.py`` fixture (``root``, ``previews``, ``scratch_project``, ``project``, ``assert_golden``).
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +17,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 #: Golden files: ``tests/golden/<what>/...``.
 GOLDEN = ROOT / "tests" / "golden"
+#: True under ``make test`` (``HYBRIDGPU_REQUIRE_TOOLS``) and in CI (``CI``): tests that need an
+#: external tool ``make setup`` installs (shellcheck, promtool) then fail when it is missing
+#: instead of being skipped, so a broken set-up cannot hide them.
+TOOLS_REQUIRED = bool(os.environ.get("CI") or os.environ.get("HYBRIDGPU_REQUIRE_TOOLS"))
 
 
 def import_fresh(*modules: str) -> subprocess.CompletedProcess[str]:

@@ -352,3 +352,40 @@ CASES += [
 
 for case in CASES:
     case.id = case.policy
+
+
+def efa_job(name: str, *, limits: dict[str, Any], requests: dict[str, Any] | None = None, selector: bool = True, affinity_terms: list[dict[str, Any]] | None = None) -> PolicyResource:
+    """A Job whose pod asks for EFA devices (and GPUs), selecting the EFA pool label unless ``selector`` is False."""
+    pod: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "containers": [{"name": "main", "image": "img:1", "resources": {"limits": limits, **({"requests": requests} if requests else {})}}],
+    }
+    if selector:
+        pod["nodeSelector"] = {"hybridgpu.io/efa": "true"}
+    if affinity_terms is not None:
+        pod["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": affinity_terms}}}
+    spec = {"template": {"metadata": {"labels": dict(TAGS)}, "spec": pod}}
+    return res("kubernetes:batch/v1:Job", name, {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name}, "spec": spec})
+
+
+_EFA_TERM = {"matchExpressions": [{"key": "hybridgpu.io/efa", "operator": "In", "values": ["true"]}]}
+CASES += [
+    Case(
+        "efa-workload-requests",
+        good=[
+            efa_job("p5-full", limits={"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "32"}),
+            efa_job("p4d-by-affinity", limits={"vpc.amazonaws.com/efa": 4}, requests={"vpc.amazonaws.com/efa": 4}, selector=False, affinity_terms=[_EFA_TERM]),
+            job("no-efa", limits={"nvidia.com/gpu": "1"}),
+        ],
+        bad=[
+            efa_job("no-selector", limits={"vpc.amazonaws.com/efa": "32"}, selector=False),
+            efa_job("one-term-open", limits={"vpc.amazonaws.com/efa": "32"}, selector=False, affinity_terms=[_EFA_TERM, {"matchExpressions": [{"key": "x", "operator": "Exists"}]}]),
+            efa_job("too-many", limits={"vpc.amazonaws.com/efa": "64"}),
+            efa_job("half-device", limits={"vpc.amazonaws.com/efa": "500m"}),
+            efa_job("requests-differ", limits={"vpc.amazonaws.com/efa": "32"}, requests={"vpc.amazonaws.com/efa": "16"}),
+            efa_job("not-a-number", limits={"vpc.amazonaws.com/efa": "all"}),
+        ],
+        bad_names=["no-selector", "one-term-open", "too-many", "half-device", "requests-differ", "not-a-number"],
+        id="efa-workload-requests",
+    ),
+]

@@ -20,6 +20,8 @@ from tests.helpers import ROOT
 #: The example burst plan (relative to the project root) and the stacks it names.
 PLAN = "stacks/burst/site-a.yaml"
 BURST_STACKS = ("hybrid", "onprem", "prod")
+#: The example teams file (relative to the project root), named by the burst stacks' ``hybridgpu:teams``.
+TEAMS = "stacks/teams/site-a.yaml"
 
 
 def example_stack(stack: str) -> dict[str, Any]:
@@ -30,6 +32,11 @@ def example_stack(stack: str) -> dict[str, Any]:
 def example_plan() -> dict[str, Any]:
     """The example burst plan file as a dict."""
     return yaml.safe_load((ROOT / PLAN).read_text())
+
+
+def example_teams() -> dict[str, Any]:
+    """The example teams file as a dict."""
+    return yaml.safe_load((ROOT / TEAMS).read_text())
 
 
 def write_stack(project: Path, stack: str, doc: dict[str, Any]) -> Path:
@@ -47,6 +54,7 @@ def make_project(
     plan: dict[str, Any] | None = None,
     copy: Iterable[str] = (),
     link_data: bool = False,
+    teams: dict[str, Any] | None = None,
 ) -> Path:
     """A project under ``dest``: Pulumi.yaml and a stacks/ directory, then, as asked:
 
@@ -56,7 +64,9 @@ def make_project(
       (``BURST_STACKS``) copied too;
     * ``copy``: files (relative to the project root) copied as they are, e.g. a stack and the
       inventory it reads, for a test that breaks the copy;
-    * ``link_data``: links to the example data directories of stacks/ (inventory, burst plans).
+    * ``link_data``: links to the example data directories of stacks/ (inventory, burst plans);
+    * ``teams``: a teams file written to ``stacks/teams/site-a.yaml``; without it the copied stacks
+      lose their ``hybridgpu:teams`` (the burst plan alone, as before teams existed).
     """
     (dest / "stacks").mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "Pulumi.yaml", dest / "Pulumi.yaml")
@@ -66,12 +76,17 @@ def make_project(
         onprem = doc["config"].get("hybridgpu:onprem")
         if onprem and "inventory" in onprem:
             onprem["inventory"] = [str(ROOT / p) for p in onprem["inventory"]]
+        if teams is None:
+            doc["config"].pop("hybridgpu:teams", None)
         if stack_edits and stack in stack_edits:
             stack_edits[stack](doc["config"])
         write_stack(dest, stack, doc)
     if plan is not None:
         (dest / PLAN).parent.mkdir(parents=True, exist_ok=True)
         (dest / PLAN).write_text(yaml.safe_dump(plan))
+    if teams is not None:
+        (dest / TEAMS).parent.mkdir(parents=True, exist_ok=True)
+        (dest / TEAMS).write_text(yaml.safe_dump(teams, sort_keys=False))
     for relative in copy:
         (dest / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / relative, dest / relative)

@@ -193,7 +193,8 @@ def test_gpu_operator_values(nv):
     assert values["mig"] == {"strategy": "mixed"}
     assert values["migManager"] == {"enabled": True, "config": {"name": MIG_PARTED_CONFIGMAP, "create": False, "default": "all-disabled"}}
     assert values["devicePlugin"]["config"] == {"name": DEVICE_PLUGIN_CONFIGMAP, "create": False, "default": "default"}
-    assert values["dcgmExporter"] == {"enabled": True, "serviceMonitor": {"enabled": True}}
+    # the idle alert is on in REPRESENTATIVE: dcgm-exporter exports the pods' team/project labels (tests/render/test_idle_alert.py)
+    assert values["dcgmExporter"] == {"enabled": True, "serviceMonitor": {"enabled": True}, "enablePodLabels": True, "podLabelAllowlistRegex": ["^team$", "^project$"]}
 
 
 def test_gpu_operator_values_variants():
@@ -225,15 +226,16 @@ def test_dcgm_alert_rule(nv):
     (alert,) = group["rules"]
     assert alert["alert"] == "HybridGpuIdle" and alert["labels"] == {"severity": "warning"}
     expr = alert["expr"]
-    assert "avg_over_time(DCGM_FI_DEV_GPU_UTIL[60m])" in expr and ") < 5\n" in expr
-    assert '"node", "", "hostname", "Hostname"' in expr and "by (node, gpu, UUID, modelName)" in expr
+    # DCGM_FI_PROF_GR_ENGINE_ACTIVE (a 0..1 ratio MIG instances report), not DCGM_FI_DEV_GPU_UTIL (percent, none under MIG)
+    assert "avg_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE[60m])" in expr and ") < 0.05\n" in expr
+    assert '"node", "", "hostname", "Hostname"' in expr and "by (node, gpu, UUID, modelName, GPU_I_PROFILE, GPU_I_ID, namespace, pod, team, project)" in expr
     assert "{{ $labels.node }}" in alert["annotations"]["summary"]
 
 
 def test_dcgm_alert_rule_threshold_window_and_off_switches():
     rule = dcgm_alert_rule(cfg(dcgm={"idleAlert": {"enabled": True, "utilizationBelowPercent": 12.5, "forMinutes": 30}}))
     expr = rule["spec"]["groups"][0]["rules"][0]["expr"]
-    assert "[30m]" in expr and "< 12.5" in expr and "offset 30m" in expr
+    assert "[30m]" in expr and "< 0.125" in expr and "offset 30m" in expr
     assert dcgm_alert_rule(cfg(dcgm={"enabled": False, "idleAlert": {"enabled": True}})) is None
     assert dcgm_alert_rule(cfg()) is None  # off by default: it needs the Prometheus Operator CRDs
     assert dcgm_alert_rule(cfg(dcgm={"idleAlert": {"enabled": False}})) is None

@@ -149,6 +149,28 @@ def run_demand(data: bytes) -> None:
     _run_file_loader(load_demand_csv, "demand.csv", data)
 
 
+SHOWBACK_PRICES = "owned=3.00,reserved=4.00,spot=2.40,on-demand=6.88"
+
+
+def _showback(path: Path, **kwargs) -> None:
+    from hybridgpu.economics.showback import ShowbackPrices, compute_showback, load_usage
+
+    compute_showback(load_usage(path, **kwargs), ShowbackPrices.parse(SHOWBACK_PRICES), onprem_gpus=1024, window_hours=720, file=str(path))
+
+
+def run_showback_usage(data: bytes) -> None:
+    """hybridgpu.economics.showback (load_usage, compute_showback) on a malformed usage CSV."""
+    _run_file_loader(_showback, "usage.csv", data)
+
+
+def run_showback_opencost(data: bytes) -> None:
+    """hybridgpu.economics.showback on a malformed OpenCost /allocation export (with a valid node list)."""
+    from hybridgpu.economics.showback import load_nodes
+
+    nodes = load_nodes(ROOT / "tests" / "fixtures" / "showback" / "nodes.json")
+    _run_file_loader(lambda path: _showback(path, nodes=nodes), "allocation.json", data)
+
+
 def run_policy_config(data: bytes) -> None:
     """hybridgpu.shell.policy.check.load_policy_config on a malformed policy-pack config (JSON)."""
     from hybridgpu.shell.policy.check import load_policy_config
@@ -233,8 +255,23 @@ def run_cli_burst_simulate(data: bytes) -> None:
             assert "trace.csv" in result.output, result.output
 
 
+def run_cli_job_check(data: bytes) -> None:
+    """`hybridgpu job check prod FILE` on a malformed job file (issue 18): exit 0 or 2 naming the file, no traceback."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "job.yaml"
+        path.write_bytes(data)
+        result = RUNNER.invoke(app, ["job", "check", "prod", str(path), "--root", str(ROOT)], env={"COLUMNS": "200"})
+        expect_clean_exit(result, None, None, codes=(0, 2))
+        if result.exit_code == 2:
+            assert "job.yaml" in result.output, result.output
+
+
+JOB_SEEDS = read_seeds(sorted((ROOT / "docs" / "examples").glob("*.yaml")))
 TRACE_SEEDS = read_seeds(sorted((ROOT / "examples" / "traces").glob("*.csv")), max_lines=30)
 DEMAND_SEEDS = read_seeds(sorted((ROOT / "examples" / "demand").glob("*.csv")), max_lines=30)
+SHOWBACK_SEEDS = read_seeds([ROOT / "examples" / "usage" / "site-a-week.csv", *sorted((ROOT / "tests" / "fixtures" / "showback" / "pass").glob("*.csv"))], max_lines=30)
 
 #: Every entry point under fuzzing. One entry per target.
 TARGETS: list[FuzzTarget] = [
@@ -248,10 +285,13 @@ TARGETS: list[FuzzTarget] = [
     FuzzTarget("economics-data", _dir_strategy(ECONOMICS_FILES), run_economics_data),
     FuzzTarget("burst-trace", mutated_csv(TRACE_SEEDS), run_trace),
     FuzzTarget("economics-demand", mutated_csv(DEMAND_SEEDS), run_demand),
+    FuzzTarget("showback-usage", mutated_csv(SHOWBACK_SEEDS), run_showback_usage),
+    FuzzTarget("showback-opencost", mutated_json(read_seeds([ROOT / "tests" / "fixtures" / "showback" / "pass" / "opencost-allocation.json"])), run_showback_opencost),
     FuzzTarget("policy-config", mutated_json(read_seeds([ROOT / "policies" / "config.example.json"])), run_policy_config),
     FuzzTarget("cli-validate-preview", mutated_yaml(STACK_SEEDS), run_cli_validate_preview),
     FuzzTarget("cli-mig", MIG_ARGS, run_cli_mig),
     FuzzTarget("cli-burst-simulate", mutated_csv(TRACE_SEEDS), run_cli_burst_simulate),
+    FuzzTarget("cli-job-check", mutated_yaml(JOB_SEEDS), run_cli_job_check),
 ]
 
 PER_TARGET = math.ceil(FULL_TOTAL * 1.15 / len(TARGETS)) if FULL_RUN else (CUSTOM_PER_TARGET or 12)

@@ -42,9 +42,12 @@ def test_the_custom_resources_are_the_ones_we_know(all_previews):
         ("kueue.x-k8s.io", "MultiKueueCluster"),
         ("kueue.x-k8s.io", "MultiKueueConfig"),
         ("kueue.x-k8s.io", "AdmissionCheck"),
+        ("kueue.x-k8s.io", "WorkloadPriorityClass"),  # the teams file's priority classes (issue 19)
+        ("kueue.x-k8s.io", "Topology"),  # topology-aware scheduling: EKS EFA pools and on-prem racks (issue 18)
+        ("mellanox.com", "NicClusterPolicy"),  # on-prem RDMA: the NVIDIA Network Operator's policy (issue 18)
     }
     for kind in kinds:  # each has a chart hybridgpu can install it from
-        assert any(kind in chart_crds(c) for c in ("karpenter-crd", "kueue", "prometheus-operator-crds")), kind
+        assert any(kind in chart_crds(c) for c in ("karpenter-crd", "kueue", "prometheus-operator-crds", "network-operator")), kind
 
 
 def test_prod_installs_the_prometheus_crds_before_the_rule(all_previews):

@@ -3,7 +3,8 @@
 ``hybridgpu validate`` checks placements computed from the renderers
 (``hybridgpu/stack/scheduling.py``); this test recomputes them from the ``values`` input of every
 ``kubernetes:helm.sh/v3:Release`` the offline preview recorded, so a component that passed other
-values than the check assumed would fail here.
+values than the check assumed would fail here. The Network Operator's operands are recomputed from the
+``NicClusterPolicy`` the preview recorded (the operator creates them from its spec).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import pytest
 
 from hybridgpu.catalog import load_catalog
 from hybridgpu.render.charts import CHARTS, chart_placements
+from hybridgpu.render.network_operator import nic_policy_placements
 from hybridgpu.shell.crds import HELM_RELEASE
 from hybridgpu.stack.load import load_stack
 from hybridgpu.stack.scheduling import cluster_workloads
@@ -27,6 +29,10 @@ def test_recorded_release_values_match_the_checked_placements(all_previews, root
         if CHARTS.get(chart) is None or not CHARTS[chart].workloads:
             continue
         for pod in chart_placements(chart, release.inputs.get("values") or {}, release.inputs["name"]):
+            recorded[pod.name] = pod
+    # The Network Operator's operands come from the NicClusterPolicy the program creates, not from Helm values.
+    for policy in all_previews[name].of_type("kubernetes:mellanox.com/v1alpha1:NicClusterPolicy"):
+        for pod in nic_policy_placements({"spec": policy.inputs["spec"]}):
             recorded[pod.name] = pod
     stack = load_stack(name, root)
     checked = {w.placement.name: w.placement for c in cluster_workloads(stack.config, load_catalog(), inventory=stack.inventory, burst_plan=stack.burst_plan) for w in c.workloads}

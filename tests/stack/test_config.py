@@ -154,10 +154,12 @@ def test_reserved_without_capacity_reservation(project):
 
 
 def test_efa_class_on_types_without_efa(project):
+    # Issue 18: the pool (g5/g6 families: small sizes without EFA, large ones with 1) is refused at the key that
+    # chose the types (was `nodeClass`), as a mix of EFA and non-EFA types (hybridgpu.stack.efa).
     data = example_stack("dev")
     data["config"]["hybridgpu:cloud"]["nodeClasses"][0]["efa"] = {"enabled": True, "interfaces": 1}
-    issue = _issue(_error(project, data), "hybridgpu:cloud.nodePools[0].nodeClass")
-    assert "g5.xlarge" in issue.message
+    issue = _issue(_error(project, data), "hybridgpu:cloud.nodePools[0].instanceFamilies")
+    assert "g5.xlarge" in issue.message and issue.code == "efa-mixed"
 
 
 def test_public_endpoint_open_to_world_refused(project):

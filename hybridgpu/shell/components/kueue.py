@@ -9,6 +9,9 @@ Creates, through the cluster's Kubernetes provider (all specs rendered by
 * on the manager: MultiKueueClusters, MultiKueueConfigs, AdmissionChecks, and per worker a Secret
   (key ``kubeconfig``) in Kueue's namespace holding the worker's exec-free kubeconfig (a Pulumi
   secret, read from the worker stack's ``burst_worker_kubeconfig`` output);
+* with a teams file (:mod:`hybridgpu.burst.teams`): the WorkloadPriorityClasses, the teams'
+  ClusterQueues and, on the admission cluster, per team namespace a Role and RoleBinding and per
+  team a ValidatingAdmissionPolicy with its binding;
 * on a worker: the ServiceAccount, ClusterRole and ClusterRoleBinding the manager acts as, a
   ``kubernetes.io/service-account-token`` Secret, and :attr:`KueueCluster.worker_kubeconfig`: the
   kubeconfig built from that token and the cluster's CA data and endpoint (secret), which the
@@ -37,6 +40,24 @@ from hybridgpu.k8s import managed_by_labels
 
 #: ``WORKER_KUBECONFIG_OUTPUT`` is re-exported for the program (workers export it, the manager reads it).
 __all__ = ["KueueCluster", "WORKER_KUBECONFIG_OUTPUT"]
+
+
+class TopLevelCustomResource(pulumi.CustomResource):
+    """A custom resource whose fields sit beside ``metadata`` rather than under ``spec`` (Kueue's WorkloadPriorityClass).
+
+    ``k8s.apiextensions.CustomResource`` takes only ``spec``; pulumi-kubernetes' provider sends every
+    input of a ``kubernetes:<apiVersion>:<kind>`` resource as the object's fields, so the whole
+    manifest is passed as inputs, as ``CustomResource._internal_init`` does for ``spec``.
+
+    Args:
+        name: logical name.
+        doc: the manifest (``apiVersion``, ``kind``, ``metadata`` and the top-level fields).
+        opts: resource options (provider, parent, dependencies).
+    """
+
+    def __init__(self, name: str, doc: dict, opts: pulumi.ResourceOptions | None = None):
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=k8s._utilities.get_version()))
+        super().__init__(f"kubernetes:{doc['apiVersion']}:{doc['kind']}", name, dict(doc), opts)
 
 
 class KueueCluster(pulumi.ComponentResource):
@@ -105,6 +126,25 @@ class KueueCluster(pulumi.ComponentResource):
                 k8s.rbac.v1.ClusterRole(f"{name}-{role}", metadata=meta, rules=doc["rules"], opts=after_release)
             elif kind == "ClusterRoleBinding":
                 k8s.rbac.v1.ClusterRoleBinding(f"{name}-{role}", metadata=meta, role_ref=doc["roleRef"], subjects=doc["subjects"], opts=after_release)
+            elif kind in ("Role", "RoleBinding"):
+                # A team's access in one of its namespaces (hybridgpu.burst.teams.team_access_manifests).
+                in_ns = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[namespaces[ns]] if ns in namespaces else [])
+                role = f"{kind.lower()}-{ns}-{meta['name']}"
+                if kind == "Role":
+                    k8s.rbac.v1.Role(f"{name}-{role}", metadata=meta, rules=doc["rules"], opts=in_ns)
+                else:
+                    k8s.rbac.v1.RoleBinding(f"{name}-{role}", metadata=meta, role_ref=doc["roleRef"], subjects=doc["subjects"], opts=in_ns)
+            elif kind == "ValidatingAdmissionPolicy":
+                k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
+                    f"{name}-{role}", metadata=meta, spec=doc["spec"], opts=pulumi.ResourceOptions(parent=self, provider=provider)
+                )
+            elif kind == "ValidatingAdmissionPolicyBinding":
+                k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+                    f"{name}-{role}", metadata=meta, spec=doc["spec"], opts=pulumi.ResourceOptions(parent=self, provider=provider)
+                )
+            elif kind == "WorkloadPriorityClass":
+                # No `spec`: `value` and `description` are top-level fields of the CRD.
+                TopLevelCustomResource(f"{name}-{role}", doc, opts=after_release)
             elif kind == "Secret":
                 # pulumi-kubernetes waits until the token controller filled in `data` (awaiter for
                 # service-account-token Secrets, pulumi/pulumi-kubernetes#2048); the ServiceAccount

@@ -3,7 +3,8 @@
 Creates one ``kubernetes:karpenter.k8s.aws/v1:EC2NodeClass`` per node class and one
 ``kubernetes:karpenter.sh/v1:NodePool`` per pool, rendered by
 :mod:`hybridgpu.render.karpenter`, after the Karpenter Helm release (whose CRD chart defines
-these kinds).
+these kinds). EFA node classes get ``networkInterfaces`` with the interface count derived from the
+catalog and their pools the ``hybridgpu.io/efa`` template label (:mod:`hybridgpu.render.efa`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pulumi_kubernetes as k8s
 from hybridgpu.catalog import Catalog
 from hybridgpu.config.models import CloudConfig
 from hybridgpu.config.nvidia import NvidiaConfig
+from hybridgpu.render.efa import derived_efa_interfaces, efa_nodepool_labels
 from hybridgpu.render.karpenter import render_ec2_nodeclass, render_nodepool, resolve_instance_types
 from hybridgpu.render.nvidia import nodepool_extra_limits, nodepool_labels
 
@@ -55,8 +57,11 @@ class GpuNodePools(pulumi.ComponentResource):
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[karpenter_release])
         self.node_classes: dict[str, k8s.apiextensions.CustomResource] = {}
         for node_class in config.node_classes:
+            efa_count = derived_efa_interfaces(node_class, config, catalog)
             manifest = pulumi.Output.from_input(node_role_name).apply(
-                lambda role, nc=node_class: render_ec2_nodeclass(nc, cluster_name=cluster_name, node_role_name=role, cost_tags=cost_tags)
+                lambda role, nc=node_class, n=efa_count: render_ec2_nodeclass(
+                    nc, cluster_name=cluster_name, node_role_name=role, cost_tags=cost_tags, efa_interfaces=n
+                )
             )
             self.node_classes[node_class.name] = k8s.apiextensions.CustomResource(
                 f"{name}-nodeclass-{node_class.name}",
@@ -68,7 +73,7 @@ class GpuNodePools(pulumi.ComponentResource):
             )
         self.node_pools: dict[str, k8s.apiextensions.CustomResource] = {}
         for pool in config.node_pools:
-            labels = nodepool_labels(nvidia, pool.name) if nvidia else {}
+            labels = {**(nodepool_labels(nvidia, pool.name) if nvidia else {}), **efa_nodepool_labels(pool, config)}
             limits = {}
             if nvidia and config.karpenter.node_overlay:
                 gpus = [t.gpu_count for t in resolve_instance_types(pool, catalog)]

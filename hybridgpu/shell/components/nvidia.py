@@ -28,6 +28,7 @@ import pulumi_kubernetes as k8s
 
 from hybridgpu.config.nvidia import NvidiaConfig
 from hybridgpu.k8s import POD_SECURITY_AUDIT_LABEL, POD_SECURITY_ENFORCE_LABEL, POD_SECURITY_WARN_LABEL, managed_by_labels
+from hybridgpu.render.charts import helm_merge
 from hybridgpu.render.nvidia import (
     PROMETHEUS_OPERATOR_CRDS_CHART,
     PROMETHEUSRULE_CRD,
@@ -73,6 +74,8 @@ class NvidiaLayer(pulumi.ComponentResource):
             or no pool needs one).
         depends_on: resources to wait for (e.g. the Karpenter release, whose CRD chart defines
             NodeOverlay).
+        gpu_operator_extra: values merged over the GPU Operator's (Helm coalescing), e.g. GPUDirect RDMA's
+            ``driver.rdma`` on-prem (:func:`hybridgpu.render.network_operator.gpu_operator_rdma_values`).
         opts: resource options.
 
     Attributes:
@@ -87,6 +90,7 @@ class NvidiaLayer(pulumi.ComponentResource):
         node_overlays: list[dict] | None = None,
         depends_on: list[pulumi.Resource] | None = None,
         opts: pulumi.ResourceOptions | None = None,
+        gpu_operator_extra: dict | None = None,
     ):
         super().__init__("hybridgpu:nvidia:NvidiaLayer", name, None, opts)
         base = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(depends_on or []))
@@ -126,7 +130,8 @@ class NvidiaLayer(pulumi.ComponentResource):
         release_opts = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[namespace, *configmaps, *crd_deps, *(depends_on or [])])
         # (release name, child role, chart, version, repository, values)
         if config.install == "gpu-operator":
-            charts = [("gpu-operator", "gpu-operator", "gpu-operator", config.versions.gpu_operator, GPU_OPERATOR_REPO, gpu_operator_values(config))]
+            values = helm_merge(gpu_operator_values(config), gpu_operator_extra or {})
+            charts = [("gpu-operator", "gpu-operator", "gpu-operator", config.versions.gpu_operator, GPU_OPERATOR_REPO, values)]
         else:
             charts = [
                 ("nvidia-device-plugin", "device-plugin", "nvidia-device-plugin", config.versions.device_plugin, DEVICE_PLUGIN_REPO, device_plugin_values(config)),

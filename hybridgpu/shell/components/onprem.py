@@ -161,6 +161,10 @@ class OnPremCluster(pulumi.ComponentResource):
         certificate_key = pulumi.Output.secret(cert_key.hex)
 
         first = plan.first
+        # One secret Output per SSH key reference, shared by every host that names it (an
+        # inventory names one key per site or group, not one per host): resolving it per host
+        # made 1,000 secret Outputs for 1,000 hosts with the same key (issue 17 speed goal).
+        self._keys: dict[tuple[str, str], pulumi.Output[str]] = {}
         first_conn = self._connection(first)
         self._first_conn = first_conn
         self._credentials: dict[bool, pulumi.Output[str]] = {}
@@ -224,14 +228,12 @@ class OnPremCluster(pulumi.ComponentResource):
         )
         self.register_outputs({"kubeconfig": self.kubeconfig, "hosts": [s.hostname for s in plan.steps], "skipped": list(plan.skipped)})
 
-    @staticmethod
-    def _connection(step: HostStep) -> command.remote.ConnectionArgs:
-        return command.remote.ConnectionArgs(
-            host=step.address,
-            port=step.ssh_port,
-            user=step.ssh_user,
-            private_key=ssh_private_key(*step.key_ref),
-        )
+    def _connection(self, step: HostStep) -> command.remote.ConnectionArgs:
+        """The SSH connection of a host; its private key is the Output shared by its key reference."""
+        key = self._keys.get(step.key_ref)
+        if key is None:
+            key = self._keys[step.key_ref] = ssh_private_key(*step.key_ref)
+        return command.remote.ConnectionArgs(host=step.address, port=step.ssh_port, user=step.ssh_user, private_key=key)
 
     def _host(
         self,

@@ -11,7 +11,8 @@ On-prem outputs: ``onprem_kubeconfig`` (secret), ``onprem_hosts``, ``onprem_skip
 ``onprem_gpus``. Cloud outputs (flat, prefixed names): ``cluster_name``, ``cluster_endpoint``, ``kubeconfig``
 (secret), ``vpc_id``, ``private_subnet_ids``, ``karpenter_queue_url``,
 ``karpenter_node_role_arn``, ``karpenter_controller_role_arn``, ``nodepools`` (per pool: GPU
-limit, capacity types, weight, instance types, most instances, USD/hour ceiling).
+limit, capacity types, weight, instance types, most instances, USD/hour ceiling); with
+``hybridgpu:cloud.storage``: ``fsx_file_system_id``, ``fsx_dns_name``.
 """
 
 from __future__ import annotations
@@ -29,14 +30,22 @@ from hybridgpu.config.aws_names import CloudNames
 from hybridgpu.errors import StackConfigError
 from hybridgpu.onprem import plan_onprem
 from hybridgpu.burst.kueue import endpoint_from_kubeconfig
+from hybridgpu.shell.components.efa import Efa, EfaQueues
 from hybridgpu.shell.components.eks import EksCluster
 from hybridgpu.shell.components.karpenter import Karpenter
 from hybridgpu.shell.components.kueue import WORKER_KUBECONFIG_OUTPUT, KueueCluster
 from hybridgpu.shell.components.network import Network
 from hybridgpu.shell.components.nodepools import GpuNodePools
 from hybridgpu.shell.components.nvidia import NvidiaLayer
+from hybridgpu.shell.components.network_operator import NetworkOperator
+from hybridgpu.render.network_operator import gpu_operator_rdma_values, rdma_plan
+from hybridgpu.shell.components.opencost import build_opencost
 from hybridgpu.shell.components.onprem import OnPremCluster
+from hybridgpu.shell.components.storage import FsxLustre, TrainingData
+from hybridgpu.render.storage import FSX_CSI_CHART, FSX_CSI_REPO, NFS_CSI_CHART, NFS_CSI_REPO, fsx_csi_values, fsx_volume, nfs_csi_values, nfs_volume
+from hybridgpu.stack.storage import storage_namespaces
 from hybridgpu.stack.load import Stack, runtime_stack
+from hybridgpu.render.efa import efa_pools
 from hybridgpu.render.karpenter import resolve_instance_types, summarize_nodepool
 from hybridgpu.render.nvidia import node_overlays
 from hybridgpu.k8s import STACK_TAG
@@ -77,9 +86,22 @@ def build_onprem(stack: Stack):
     plan = plan_onprem(inventory, nvidia_toolkit=config.onprem.nvidia_toolkit)
     site = inventory.site.name
     cluster = OnPremCluster(f"{site}-onprem", plan, config.onprem.cilium_version)
+    rdma = rdma_plan(inventory)
+    nvidia_layer = None
     if config.nvidia is not None:
         nvidia = config.nvidia.model_copy(update={"mig_layouts": [*config.nvidia.mig_layouts, *plan.mig_layouts], "node_pools": {}})
-        NvidiaLayer(f"{site}-onprem-nvidia", nvidia, cluster.provider, depends_on=[cluster.cni])
+        gpudirect = gpu_operator_rdma_values(rdma, driver=nvidia.driver) if nvidia.install == "gpu-operator" else {}
+        nvidia_layer = NvidiaLayer(f"{site}-onprem-nvidia", nvidia, cluster.provider, depends_on=[cluster.cni], gpu_operator_extra=gpudirect)
+    if rdma is not None:
+        nfd_ours = nvidia_layer is not None and config.nvidia is not None and config.nvidia.install == "gpu-operator"
+        NetworkOperator(
+            f"{site}-onprem-network",
+            rdma,
+            cluster.provider,
+            nfd_from_gpu_operator=nfd_ours,
+            depends_on=[cluster.cni, *(nvidia_layer.releases.values() if nvidia_layer is not None else ())],
+        )
+    build_opencost(stack, "onprem", site, cluster.provider, depends_on=[cluster.cni])
     pulumi.export("onprem_kubeconfig", cluster.kubeconfig)
     pulumi.export("onprem_hosts", [step.hostname for step in plan.steps])
     pulumi.export("onprem_skipped_hosts", list(plan.skipped))
@@ -95,8 +117,8 @@ def main() -> None:
     pulumi.export("environment", config.environment.value)
     onprem_cluster = build_onprem(stack) if config.onprem is not None else None
     if config.cloud is None:
-        if config.burst is not None:
-            build_burst(stack, onprem=onprem_cluster)
+        kueue = build_burst(stack, onprem=onprem_cluster) if config.burst is not None else None
+        build_onprem_storage(stack, onprem_cluster, kueue)
         return
     cloud = config.cloud
     assert config.region is not None  # checked by the config checks
@@ -130,12 +152,15 @@ def main() -> None:
         karpenter.release,
         nvidia=config.nvidia,
     )
+    if efa_pools(cloud):
+        Efa(names.efa, cloud, catalog, eks.cluster_security_group_id, eks.provider, depends_on=[karpenter.release], opts=aws_opts)
     if config.nvidia is not None:
         overlays = []
         if cloud.karpenter.node_overlay:
             pools = {p.name: [(t.name, t.gpu_count) for t in resolve_instance_types(p, catalog)] for p in cloud.node_pools}
             overlays = node_overlays(config.nvidia, pools)
         NvidiaLayer(f"{cluster_name}-nvidia", config.nvidia, eks.provider, node_overlays=overlays, depends_on=[karpenter.release])
+    build_opencost(stack, "eks", cluster_name, eks.provider, depends_on=[karpenter.release])
 
     pulumi.export("cluster_name", eks.cluster_name)
     pulumi.export("cluster_endpoint", eks.endpoint)
@@ -146,11 +171,88 @@ def main() -> None:
     pulumi.export("karpenter_node_role_arn", karpenter.node_role_arn)
     pulumi.export("karpenter_controller_role_arn", karpenter.controller_role_arn)
     pulumi.export("nodepools", {p.name: json.loads(json.dumps(asdict(summarize_nodepool(p, catalog)))) for p in cloud.node_pools})
-    if config.burst is not None:
-        build_burst(stack, eks=eks, onprem=onprem_cluster, depends_on=[karpenter.release])
+    kueue = build_burst(stack, eks=eks, onprem=onprem_cluster, depends_on=[karpenter.release]) if config.burst is not None else None
+    if kueue is not None and stack.burst_plan is not None and stack.burst_plan.clusters[config.stack].role == "cloud-worker" and efa_pools(cloud):
+        worker = stack.burst_plan.clusters[config.stack]
+        EfaQueues(f"{names.efa}-queues", cloud, catalog, worker.namespaces, stack.burst_plan.source.kueue.prefix, eks.provider, depends_on=[kueue])
+    build_onprem_storage(stack, onprem_cluster, kueue)
+    if cloud.storage is not None:
+        build_cloud_storage(stack, network, eks, karpenter.release, kueue, aws_opts)
 
 
-def build_burst(stack: Stack, *, eks: Any = None, onprem: Any = None, depends_on: list[pulumi.Resource] | None = None) -> None:
+def build_cloud_storage(
+    stack: Stack, network: Network, eks: EksCluster, karpenter_release: pulumi.Resource, kueue: Any, aws_opts: pulumi.ResourceOptions
+) -> None:
+    """FSx for Lustre in the cluster's VPC, its CSI driver and the training claims (``hybridgpu:cloud.storage``).
+
+    The file system goes into the private subnet of ``availabilityZone`` (new VPC; default the
+    first zone) or ``subnetId`` (existing VPC; default the first private subnet). Outputs
+    ``fsx_file_system_id`` and ``fsx_dns_name``.
+    """
+    config = stack.config
+    assert config.cloud is not None and config.cloud.storage is not None and config.region is not None
+    cloud, storage = config.cloud, config.cloud.storage
+    fsx = storage.fsx_lustre
+    if cloud.network.new is not None:
+        zones = list(cloud.network.new.availability_zones)
+        index = zones.index(fsx.availability_zone) if fsx.availability_zone else 0
+        subnet: Any = network.private_subnet_ids.apply(lambda ids: ids[index])
+    else:
+        assert cloud.network.existing is not None
+        subnet = fsx.subnet_id or cloud.network.existing.private_subnet_ids[0]
+    names = CloudNames(cloud.cluster.name, fsx=True)
+    name = names.cluster
+    file_system = FsxLustre(
+        names.fsx_component,
+        fsx,
+        vpc_id=network.vpc_id,
+        subnet_id=subnet,
+        node_security_group_id=eks.cluster_security_group_id,
+        opts=aws_opts,
+    )
+    namespaces = storage_namespaces(config, "eks", stack.burst_plan)
+    TrainingData(
+        f"{name}-training-data",
+        chart=FSX_CSI_CHART,
+        repo=FSX_CSI_REPO,
+        version=storage.csi_driver_version,
+        values=fsx_csi_values(config.region),
+        source=fsx_volume(file_system.file_system_id, file_system.dns_name, file_system.mount_name),
+        namespaces=namespaces,
+        capacity_gib=fsx.storage_capacity_gib,
+        pv_prefix=name,
+        provider=eks.provider,
+        depends_on=[karpenter_release],
+        namespace_owner=kueue,
+    )
+    pulumi.export("fsx_file_system_id", file_system.file_system_id)
+    pulumi.export("fsx_dns_name", file_system.dns_name)
+
+
+def build_onprem_storage(stack: Stack, cluster: Any, kueue: Any) -> None:
+    """The inventory's NFS storage on the kubeadm cluster: csi-driver-nfs and the training claims (nothing without ``storage``)."""
+    config, inventory = stack.config, stack.inventory
+    if cluster is None or inventory is None or inventory.site.storage is None or config.onprem is None:
+        return
+    site_storage = inventory.site.storage
+    site = inventory.site.name
+    TrainingData(
+        f"{site}-onprem-training-data",
+        chart=NFS_CSI_CHART,
+        repo=NFS_CSI_REPO,
+        version=config.onprem.storage.csi_driver_version,
+        values=nfs_csi_values(),
+        source=nfs_volume(site_storage.mount_address, site_storage.export_path, site_storage.mount_options),
+        namespaces=storage_namespaces(config, "onprem", stack.burst_plan),
+        capacity_gib=site_storage.capacity_gib,
+        pv_prefix=site,
+        provider=cluster.provider,
+        depends_on=[cluster.cni],
+        namespace_owner=kueue,
+    )
+
+
+def build_burst(stack: Stack, *, eks: Any = None, onprem: Any = None, depends_on: list[pulumi.Resource] | None = None) -> KueueCluster:
     """Kueue and the burst queues on this stack's cluster, as the burst plan says (docs/bursting.md).
 
     Workers export ``burst_worker_kubeconfig`` (secret, exec-free); the manager reads each
@@ -175,3 +277,4 @@ def build_burst(stack: Stack, *, eks: Any = None, onprem: Any = None, depends_on
     pulumi.export("burst_role", cluster.role)
     if kueue.worker_kubeconfig is not None:
         pulumi.export(WORKER_KUBECONFIG_OUTPUT, kueue.worker_kubeconfig)
+    return kueue

@@ -60,7 +60,9 @@ LOCAL_LABEL = "policypack"
 #: dependencies. ``pulumi_aws`` is imported by name at run time (:mod:`hybridgpu.shell.policy.taggable`
 #: asks the SDK which AWS types take tags): without it ``required-cost-tags`` would not know that
 #: an untagged VPC needs tags, so it is listed here although no import statement names it.
-PACK_IMPORTS = ("pulumi_policy", "hybridgpu.shell.policy.pack", "hybridgpu.policy.registry", "pulumi_aws")
+#: ``kubernetes`` likewise: :mod:`hybridgpu.policy.base` loads the client's ``utils/quantity.py``
+#: from the installed package by path, without importing the package (start-up time).
+PACK_IMPORTS = ("pulumi_policy", "hybridgpu.shell.policy.pack", "hybridgpu.policy.registry", "pulumi_aws", "kubernetes.utils.quantity")
 #: Where the Pulumi CLI is told to create the pack's virtualenv (relative to the extracted pack).
 PACK_VIRTUALENV = "venv"
 #: The oldest setuptools that reads pyproject's SPDX ``project.license`` (PEP 639).

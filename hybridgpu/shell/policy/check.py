@@ -200,9 +200,7 @@ def _violations(stack: str, diagnostics: Sequence[Diagnostic], by_urn: Mapping[s
 def analyze_resources(analyzer: Analyzer, stack: str, resources: Sequence[AnalyzerResource], project: str = PROJECT) -> StackReport:
     """Put ``resources`` through a running pack: ``Analyze`` each, then ``AnalyzeStack``."""
     analyzer.configure_stack(project=project, stack=stack)
-    diagnostics: list[Diagnostic] = []
-    for r in resources:
-        diagnostics += analyzer.analyze(r)
+    diagnostics = analyzer.analyze_each(resources)
     diagnostics += analyzer.analyze_stack(resources)
     by_urn = {r.urn: r for r in resources}
     return StackReport(stack, len(resources), tuple(_violations(stack, diagnostics, by_urn)))

@@ -17,6 +17,15 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import threading
+
+#: pulumi_aws puts its submodules in ``sys.modules`` as ``importlib.util.LazyLoader`` modules
+#: (``pulumi_aws/_utilities.py`` ``lazy_import``), and on Python < 3.12.3 the first attribute
+#: access of such a module is not thread-safe (CPython gh-114763): two threads can both start
+#: executing it and one sees a half-initialised module without the class. The pack's gRPC server
+#: answers calls on 4 threads (pulumi_policy 1.21 ``policy.py``), and ``hybridgpu check`` sends
+#: ``Analyze`` calls concurrently, so the first look-up per module is serialised.
+_IMPORT_LOCK = threading.Lock()
 
 
 @functools.lru_cache(maxsize=None)
@@ -35,11 +44,12 @@ def is_taggable(resource_type: str) -> bool | None:
     if len(parts) != 3 or parts[0] != "aws" or parts[1] in ("index", "providers"):
         return None
     module_name = parts[1].split("/", 1)[0]
-    try:
-        module = importlib.import_module(f"pulumi_aws.{module_name}")
-    except ImportError:
-        return None
-    cls = getattr(module, parts[2], None)
+    with _IMPORT_LOCK:
+        try:
+            module = importlib.import_module(f"pulumi_aws.{module_name}")
+        except ImportError:
+            return None
+        cls = getattr(module, parts[2], None)
     init = getattr(cls, "_internal_init", None)
     if init is None:
         return None

@@ -40,8 +40,9 @@ def test_resource_counts_by_type(previews, stack, pools, classes):
         "aws:eks/podIdentityAssociation:PodIdentityAssociation": 1,
         # karpenter-crd, karpenter, gpu-operator (+ kueue on prod, the burst plan's EKS worker)
         # prod: karpenter-crd, karpenter, gpu-operator, kueue, and (issue 14) prometheus-operator-crds
-        # for its PrometheusRule and ServiceMonitor.
-        "kubernetes:helm.sh/v3:Release": 3 if stack == "dev" else 5,
+        # for its PrometheusRule and ServiceMonitor; (issue 18) the EFA device plugin of h100-reserved and
+        # the FSx CSI driver; (issue 19) OpenCost.
+        "kubernetes:helm.sh/v3:Release": 3 if stack == "dev" else 8,
         "hybridgpu:nvidia:NvidiaLayer": 1,
         "kubernetes:karpenter.sh/v1:NodePool": pools,
         "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": classes,
@@ -52,6 +53,9 @@ def test_resource_counts_by_type(previews, stack, pools, classes):
     }
     for typ, n in expected.items():
         assert counts.get(typ) == n, (typ, counts.get(typ))
+    # EFA (issue 18): the component, its security-group rule and its Kueue queues only where a pool has EFA.
+    assert counts.get("hybridgpu:cloud:Efa", 0) == (stack == "prod")
+    assert counts.get("hybridgpu:cloud:EfaQueues", 0) == (stack == "prod")
     nats = 1 if stack == "dev" else 3
     assert counts["aws:ec2/natGateway:NatGateway"] == nats
 
@@ -92,7 +96,8 @@ def test_cluster_is_private_encrypted_logged_and_api_auth(previews):
 
 
 def test_private_endpoint_reachable_from_listed_networks(previews):
-    rules = previews["prod"].of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+    # The EKS component's rules (FSx for Lustre adds Lustre-port rules of its own: tests/shell/components/test_storage.py).
+    rules = [r for r in previews["prod"].of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule") if "hybridgpu:cloud:EksCluster$" in r.urn]
     # The VPN/CI network and the MultiKueue manager's VPC (stack hybrid, issue 15: it must reach this API).
     assert [(r.inputs["cidrIpv4"], r.inputs["fromPort"], r.inputs["toPort"]) for r in rules] == [("10.10.0.0/16", 443, 443), ("10.90.0.0/16", 443, 443)]
     assert {r.inputs["securityGroupId"] for r in rules} == {_one(previews["prod"], "aws:ec2/tag:Tag").inputs["resourceId"]}

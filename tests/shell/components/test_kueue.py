@@ -27,9 +27,18 @@ def _kueue_counts(result) -> dict[str, int]:
 @pytest.mark.parametrize(
     "stack,expected",
     [
-        ("hybrid", {"ResourceFlavor": 4, "ClusterQueue": 3, "LocalQueue": 3, "AdmissionCheck": 2, "MultiKueueConfig": 2, "MultiKueueCluster": 2}),
-        ("onprem", {"ResourceFlavor": 2, "ClusterQueue": 1, "LocalQueue": 3}),
-        ("prod", {"ResourceFlavor": 2, "ClusterQueue": 2, "LocalQueue": 2}),
+        # The example stacks name the teams file stacks/teams/site-a.yaml (issue 19): on the manager one
+        # ClusterQueue per team (ml-research, ml-platform) instead of one per queue class; on the EKS
+        # worker one per team and capacity type (ml-research spot and on-demand); the 3 priority classes everywhere.
+        (
+            "hybrid",
+            {"ResourceFlavor": 4, "ClusterQueue": 2, "LocalQueue": 3, "AdmissionCheck": 2, "MultiKueueConfig": 2, "MultiKueueCluster": 2, "WorkloadPriorityClass": 3},
+        ),
+        # onprem also gets the Topology `onprem` its flavors name (issue 18: the inventory's blocks and racks).
+        ("onprem", {"ResourceFlavor": 2, "ClusterQueue": 1, "LocalQueue": 3, "WorkloadPriorityClass": 3, "Topology": 1}),
+        # prod also gets the EFA pool's topology-aware queue (issue 18, hybridgpu.burst.eks_tas): the Topology `eks`,
+        # flavor eks-efa-h100-reserved, ClusterQueue hybridgpu-eks-efa-h100-reserved, LocalQueue ml-research/h100-reserved.
+        ("prod", {"ResourceFlavor": 3, "ClusterQueue": 3, "LocalQueue": 3, "WorkloadPriorityClass": 3, "Topology": 1}),
     ],
 )
 def test_kueue_objects_per_cluster(runs, stack, expected):
@@ -39,6 +48,8 @@ def test_kueue_objects_per_cluster(runs, stack, expected):
     assert len(component) == 1 and component[0].name == f"{stack}-burst"
     by_urn = {r.urn: r for r in result.records}
     for rec in result.records:
+        if rec.type.startswith(KUEUE) and by_urn[rec.parent].type == "hybridgpu:cloud:EfaQueues":
+            continue  # the EFA pools' topology-aware queues (issue 18): their own component, after this one
         if rec.type.startswith(KUEUE) or rec.name.startswith(f"{stack}-burst-"):
             assert by_urn[rec.parent].type == "hybridgpu:burst:KueueCluster", rec.name
             assert rec.name.startswith(f"{stack}-burst-")
@@ -160,12 +171,14 @@ def test_split_queues_on_prem_manager(scratch_project):
     root = scratch_project(plan=data, stack_edits=allow)
     result = run_preview("onprem", root)
     counts = _kueue_counts(result)
-    assert counts == {"ResourceFlavor": 4, "ClusterQueue": 3, "LocalQueue": 5, "AdmissionCheck": 1, "MultiKueueConfig": 1, "MultiKueueCluster": 1}
+    # + the on-prem Topology of the inventory's blocks and racks (issue 18), named by the two on-prem flavors
+    assert counts == {"ResourceFlavor": 4, "ClusterQueue": 3, "LocalQueue": 5, "AdmissionCheck": 1, "MultiKueueConfig": 1, "MultiKueueCluster": 1, "Topology": 1}
     secrets = {s.inputs["metadata"]["name"]: s for s in result.of_type("kubernetes:core/v1:Secret")}
     assert set(secrets) == {"hybridgpu-eks-kubeconfig"}  # the manager is no worker: no token, no export
     assert "burst_worker_kubeconfig" not in result.outputs and result.outputs["burst_role"] == "onprem-manager"
     prod = run_preview("prod", root)
-    assert sorted(r.inputs["metadata"]["name"] for r in prod.of_type(KUEUE + "LocalQueue")) == ["batch-eval-burst", "training-burst"]
+    # + the EFA pool's own topology-aware LocalQueue in the plan's namespace (issue 18, hybridgpu.burst.eks_tas)
+    assert sorted(r.inputs["metadata"]["name"] for r in prod.of_type(KUEUE + "LocalQueue")) == ["batch-eval-burst", "h100-reserved", "training-burst"]
 
 
 def test_a_nodepool_limit_that_disagrees_stops_the_preview(scratch_project):
@@ -177,3 +190,42 @@ def test_a_nodepool_limit_that_disagrees_stops_the_preview(scratch_project):
         run_preview("prod", root)
     assert err.value.keys == ["hybridgpu:cloud.nodePools[1].gpuLimit"]
     assert "derives 64 GPUs" in str(err.value) and not (root / "out").exists()
+
+
+# --------------------------------------------------------------------------- teams (issue 19)
+RBAC = "kubernetes:rbac.authorization.k8s.io/v1:"
+VAP = "kubernetes:admissionregistration.k8s.io/v1:"
+
+
+@pytest.mark.parametrize(
+    "stack,queues,roles",
+    [
+        ("hybrid", {"hybridgpu-team-ml-research", "hybridgpu-team-ml-platform"}, {"ml-research", "ml-platform"}),
+        ("onprem", {"hybridgpu-onprem"}, set()),
+        ("prod", {"hybridgpu-team-ml-research-eks-spot", "hybridgpu-team-ml-research-eks-on-demand", "hybridgpu-eks-efa-h100-reserved"}, set()),
+    ],
+)
+def test_team_namespaces_queues_and_rbac_per_stack(runs, stack, queues, roles):
+    """Under the mocks: the team ClusterQueues, the labelled team namespaces, and the team RBAC only where jobs are submitted."""
+    result = runs[stack]
+    assert {r.inputs["metadata"]["name"] for r in result.of_type(KUEUE + "ClusterQueue")} == queues
+    namespaces = {r.inputs["metadata"]["name"]: r.inputs["metadata"]["labels"] for r in result.of_type("kubernetes:core/v1:Namespace")}
+    if "ml-research" in namespaces:
+        assert namespaces["ml-research"]["team"] == "ml-research" and namespaces["ml-research"]["cost-center"] == "cc-4100"
+    wpcs = {r.inputs["metadata"]["name"]: r.inputs["value"] for r in result.of_type(KUEUE + "WorkloadPriorityClass")}
+    assert wpcs == {"production": 1000, "research": 100, "best-effort": 10}
+    release = next(r for r in result.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == "kueue")
+    for wpc in result.of_type(KUEUE + "WorkloadPriorityClass"):
+        assert release.urn in wpc.dependencies  # the CRD comes with the chart
+    role_ns = {r.inputs["metadata"]["namespace"] for r in result.of_type(RBAC + "Role")}
+    binding_ns = {r.inputs["metadata"]["namespace"] for r in result.of_type(RBAC + "RoleBinding")}
+    assert role_ns == binding_ns == roles
+    ns_urns = {r.inputs["metadata"]["name"]: r.urn for r in result.of_type("kubernetes:core/v1:Namespace")}
+    for role in result.of_type(RBAC + "Role"):
+        assert ns_urns[role.inputs["metadata"]["namespace"]] in role.dependencies
+    policies = {r.inputs["metadata"]["name"] for r in result.of_type(VAP + "ValidatingAdmissionPolicy")}
+    assert policies == {f"hybridgpu-team-{t}-jobs" for t in roles}
+    for binding in result.of_type(RBAC + "RoleBinding"):
+        assert binding.inputs["subjects"][0]["kind"] == "Group"
+    config = yaml.safe_load(release.inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
+    assert config["waitForPodsReady"]["timeout"] == "10m" and "fairSharing" in config

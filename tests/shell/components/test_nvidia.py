@@ -53,7 +53,7 @@ def test_node_overlay_only_with_feature_gate(previews):
 
 def test_idle_alert_only_when_enabled(previews):
     rule = _one(previews["prod"], "kubernetes:monitoring.coreos.com/v1:PrometheusRule").inputs
-    assert "DCGM_FI_DEV_GPU_UTIL" in yaml.safe_dump(rule["spec"])
+    assert "DCGM_FI_PROF_GR_ENGINE_ACTIVE" in yaml.safe_dump(rule["spec"])  # MIG instances report it (tests/render/test_idle_alert.py)
     assert not previews["dev"].of_type("kubernetes:monitoring.coreos.com/v1:PrometheusRule")
 
 

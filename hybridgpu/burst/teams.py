@@ -1,0 +1,411 @@
+"""Kueue for many teams: a burst plan's clusters with one ClusterQueue per team in a cohort (pure, no Pulumi).
+
+:func:`apply_teams` takes the derived :class:`~hybridgpu.burst.plan.BurstPlan` and a validated
+:class:`~hybridgpu.teams.models.TeamsFile` (checked against the plan, the inventory and the
+stacks by :mod:`hybridgpu.stack.teams`) and returns the plan with, per cluster:
+
+* **the admission cluster** (where jobs are submitted: the spillover manager, or the on-prem
+  cluster in split-queues) -- one ClusterQueue ``<prefix>-team-<team>`` per team in the cohort of
+  the teams file, with the team's on-prem shares as ``nominalQuota`` per flavor (and, on the
+  spillover manager, its cloud shares on the mirrored EKS flavors), ``borrowingLimit`` /
+  ``lendingLimit``, ``preemption`` (``reclaimWithinCohort: Any``, ``withinClusterQueue:
+  LowerPriority``, ``borrowWithinCohort``), ``fairSharing.weight`` and a ``namespaceSelector``
+  that selects only the team's namespaces; in split-queues also ``<prefix>-team-<team>-burst``
+  (the team's cloud shares, MultiKueue to EKS). The LocalQueues of the plan point at their team's
+  queues. Per team namespace a Role and RoleBinding (the team's groups may create and read
+  jobs and read their own LocalQueues) and a ValidatingAdmissionPolicy with its binding (a Job
+  must name a LocalQueue, and only a priority class the team may use);
+* **the EKS worker** -- one ClusterQueue ``<prefix>-team-<team>-eks-<capacity type>`` per team
+  and capacity type, quota = the team's cloud share, finite ``borrowingLimit``: a team's overflow
+  runs in the cloud only within its own share, so within its budget;
+* **the on-prem worker** (spillover) -- its one ClusterQueue as before (the manager decided);
+* **every cluster** -- the WorkloadPriorityClasses (MultiKueue copies a job with its
+  ``kueue.x-k8s.io/priority-class`` label to the worker, whose Kueue resolves it there), the
+  team namespaces labelled with the team's cost labels, and the Kueue Configuration's
+  ``fairSharing`` and ``waitForPodsReady``.
+
+Upstream (kubernetes-sigs/kueue tag v0.19.2, commit 8eab6877, read 2026-11-24):
+``apis/kueue/v1beta2/clusterqueue_types.go`` (``preemption``, ``fairSharing``, the CEL rule
+"reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never"),
+``apis/kueue/v1beta2/workloadpriorityclass_types.go`` (``value`` int32, ``description`` at most
+2048 characters, cluster-scoped), ``apis/config/v1beta2/configuration_types.go`` (``fairSharing``
+has only ``preemptionStrategies``: fair sharing is on when the key is present,
+``pkg/scheduler/preemption/fairsharing/strategy.go`` ``Enabled``; ``waitForPodsReady``:
+``timeout``, ``blockAdmission``, ``recoveryTimeout``), ``site/content/en/docs/concepts/preemption.md``
+(fair sharing uses ``withinClusterQueue`` and ``reclaimWithinCohort`` but not ``borrowWithinCohort``).
+ValidatingAdmissionPolicy: ``admissionregistration.k8s.io/v1``, GA in Kubernetes 1.30.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from hybridgpu.burst.models import BurstClass
+from hybridgpu.burst.plan import BurstPlan, ClusterPlan, ClusterQueuePlan, FlavorQuota, LocalQueuePlan, OnPremCapacity, ResourceGroup
+from hybridgpu.k8s import GPU_RESOURCE, KUEUE_PRIORITY_CLASS_LABEL, KUEUE_QUEUE_NAME_LABEL, NAMESPACE_NAME_LABEL, managed_by_labels
+from hybridgpu.teams.models import CloudShare, TeamsFile, TeamSpec
+
+KUEUE_API = "kueue.x-k8s.io/v1beta2"
+#: Job labels Kueue reads (defined in :mod:`hybridgpu.k8s`).
+QUEUE_NAME_LABEL = KUEUE_QUEUE_NAME_LABEL
+PRIORITY_CLASS_LABEL = KUEUE_PRIORITY_CLASS_LABEL
+#: Name of the Role (and RoleBinding) of a team in each of its namespaces.
+TEAM_ROLE = "hybridgpu-team-submitter"
+
+
+def team_queue_name(prefix: str, team: str) -> str:
+    """The team's ClusterQueue on the admission cluster: ``<prefix>-team-<team>``."""
+    return f"{prefix}-team-{team}"
+
+
+def team_burst_queue_name(prefix: str, team: str) -> str:
+    """The team's MultiKueue ClusterQueue on the split-queues on-prem manager: ``<prefix>-team-<team>-burst``."""
+    return f"{prefix}-team-{team}-burst"
+
+
+def team_cloud_queue_name(prefix: str, team: str, capacity_type: str) -> str:
+    """The team's ClusterQueue on the EKS worker for one capacity type: ``<prefix>-team-<team>-eks-<type>``."""
+    return f"{prefix}-team-{team}-eks-{capacity_type}"
+
+
+def weight_quantity(weight: float) -> str:
+    """A fair-sharing weight as a Kubernetes quantity: ``2`` -> ``"2"``, ``0.5`` -> ``"500m"`` (milli-units, exact)."""
+    milli = round(weight * 1000)
+    return str(milli // 1000) if milli % 1000 == 0 else f"{milli}m"
+
+
+def preemption(teams: TeamsFile) -> dict[str, Any]:
+    """``spec.preemption`` of every team ClusterQueue on the admission cluster.
+
+    * ``reclaimWithinCohort: Any``: a team whose workload fits in its own nominal quota preempts
+      workloads of teams that borrow that quota, whatever their priority: the guaranteed share
+      is always reclaimable.
+    * ``withinClusterQueue: LowerPriority``: inside a team, a higher WorkloadPriorityClass preempts lower ones.
+    * ``borrowWithinCohort``: with fair sharing on, Kueue ignores it (``preemption.md``), so it is
+      ``Never``; without fair sharing, a borrowing workload may preempt workloads of other teams
+      of at most the lowest priority class's value (``LowerPriority`` with ``maxPriorityThreshold``).
+    """
+    borrow: dict[str, Any] = {"policy": "Never"}
+    if not teams.fair_sharing.enabled:
+        borrow = {"policy": "LowerPriority", "maxPriorityThreshold": min(p.value for p in teams.priority_classes)}
+    return {"borrowWithinCohort": borrow, "reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
+
+
+def configuration_keys(teams: TeamsFile) -> dict[str, Any]:
+    """Top-level keys the teams add to the Kueue ``Configuration`` of every cluster of the plan.
+
+    ``waitForPodsReady`` (all pods of an admitted workload ready within ``timeout`` or it is
+    evicted and requeued: gang admission) and, when enabled, ``fairSharing`` with its
+    ``preemptionStrategies`` (its presence turns fair sharing on in Kueue v0.19.2).
+    """
+    wait = teams.wait_for_pods_ready
+    keys: dict[str, Any] = {"waitForPodsReady": {"timeout": wait.timeout, "blockAdmission": wait.block_admission}}
+    if wait.recovery_timeout is not None:
+        keys["waitForPodsReady"]["recoveryTimeout"] = wait.recovery_timeout
+    if teams.fair_sharing.enabled:
+        keys["fairSharing"] = {"preemptionStrategies": list(teams.fair_sharing.preemption_strategies)}
+    return keys
+
+
+def priority_class_manifests(teams: TeamsFile) -> list[dict[str, Any]]:
+    """The WorkloadPriorityClasses (cluster-scoped; ``value`` and ``description`` at the top level, no ``spec``)."""
+    docs = []
+    for pc in teams.priority_classes:
+        doc: dict[str, Any] = {"apiVersion": KUEUE_API, "kind": "WorkloadPriorityClass", "metadata": {"name": pc.name, "labels": managed_by_labels()}, "value": pc.value}
+        if pc.description:
+            doc["description"] = pc.description
+        docs.append(doc)
+    return docs
+
+
+def team_access_manifests(team: TeamSpec) -> list[dict[str, Any]]:
+    """Per team namespace: the Role and RoleBinding of the team's groups, and the admission policy of its Jobs.
+
+    The Role lets the groups create, read and delete Jobs and read their pods, logs, Workloads and
+    LocalQueues -- in that namespace only, so a team reads only its own LocalQueues and submits
+    only to them (a Job's ``kueue.x-k8s.io/queue-name`` names a LocalQueue of the Job's own
+    namespace, and each team ClusterQueue's ``namespaceSelector`` selects only the team's
+    namespaces). The ValidatingAdmissionPolicy refuses, in the team's namespaces, a Job without
+    ``kueue.x-k8s.io/queue-name`` (Kueue leaves such Jobs alone by default, ``manageJobsWithoutQueueName:
+    false``, so they would run outside every quota) and a Job whose ``kueue.x-k8s.io/priority-class``
+    is not one the team may use.
+    """
+    docs: list[dict[str, Any]] = []
+    rules = [
+        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["create", "delete", "get", "list", "watch", "patch", "update"]},
+        {"apiGroups": [""], "resources": ["pods", "pods/log", "events"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads", "localqueues"], "verbs": ["get", "list", "watch"]},
+    ]
+    subjects = [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": g} for g in team.groups]
+    for ns in team.namespaces:
+        meta = {"name": TEAM_ROLE, "namespace": ns, "labels": managed_by_labels()}
+        docs.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": dict(meta), "rules": rules})
+        docs.append(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding",
+                "metadata": dict(meta),
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": TEAM_ROLE},
+                "subjects": subjects,
+            }
+        )
+    allowed = ", ".join(f"'{c}'" for c in team.priority_classes)
+    name = f"hybridgpu-team-{team.name}-jobs"
+    labels_expr = "has(object.metadata.labels)"
+    docs.append(
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": name, "labels": managed_by_labels()},
+            "spec": {
+                "failurePolicy": "Fail",
+                "matchConstraints": {
+                    "resourceRules": [{"apiGroups": ["batch"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["jobs"]}]
+                },
+                "validations": [
+                    {
+                        "expression": f"{labels_expr} && '{QUEUE_NAME_LABEL}' in object.metadata.labels",
+                        "message": f"team {team.name}: a Job must set the label {QUEUE_NAME_LABEL} to a LocalQueue of its namespace",
+                    },
+                    {
+                        "expression": f"!{labels_expr} || !('{PRIORITY_CLASS_LABEL}' in object.metadata.labels) || object.metadata.labels['{PRIORITY_CLASS_LABEL}'] in [{allowed}]",
+                        "message": f"team {team.name}: {PRIORITY_CLASS_LABEL} must be one of {', '.join(team.priority_classes)}",
+                    },
+                ],
+            },
+        }
+    )
+    docs.append(
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": name, "labels": managed_by_labels()},
+            "spec": {
+                "policyName": name,
+                "validationActions": ["Deny"],
+                "matchResources": {
+                    "namespaceSelector": {"matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": list(team.namespaces)}]}
+                },
+            },
+        }
+    )
+    return docs
+
+
+def _share_maps(team: TeamSpec, model: str, resources: tuple[str, ...]) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+    nominal = {r: 0 for r in resources}
+    borrowing: dict[str, int] = {}
+    lending: dict[str, int] = {}
+    for share in team.onprem:
+        if share.gpu_model != model or share.resource not in nominal:
+            continue
+        nominal[share.resource] = share.nominal_quota
+        if share.borrowing_limit is not None:
+            borrowing[share.resource] = share.borrowing_limit
+        if share.lending_limit is not None:
+            lending[share.resource] = share.lending_limit
+    return nominal, borrowing, lending
+
+
+def team_onprem_groups(onprem: OnPremCapacity, team: TeamSpec, flavor_name: Callable[[str], str] = lambda n: n) -> list[ResourceGroup]:
+    """The team's on-prem resource groups: one flavor per GPU model (whole GPUs) and per model with MIG.
+
+    Every on-prem resource is covered; where the team has no share its ``nominalQuota`` is 0 and it
+    can only borrow. ``flavor_name`` maps a worker flavor to the flavor used on this cluster
+    (``multikueue-<flavor>`` on the spillover manager).
+    """
+    groups: list[ResourceGroup] = []
+    if onprem.gpus:
+        flavors = []
+        for model in onprem.gpus:
+            nominal, borrowing, lending = _share_maps(team, model, (GPU_RESOURCE,))
+            flavors.append(FlavorQuota(flavor_name(onprem.flavors[model].name), nominal, borrowing, lending))
+        groups.append(ResourceGroup((GPU_RESOURCE,), tuple(flavors)))
+    if onprem.mig:
+        covered = tuple(sorted({res for per in onprem.mig.values() for res in per}))
+        flavors = []
+        for model in onprem.mig:
+            nominal, borrowing, lending = _share_maps(team, model, covered)
+            flavors.append(FlavorQuota(flavor_name(onprem.mig_flavors[model].name), nominal, borrowing, lending))
+        groups.append(ResourceGroup(covered, tuple(flavors)))
+    return groups
+
+
+def _cloud_flavor(share: CloudShare, flavor: str) -> FlavorQuota:
+    lending = {GPU_RESOURCE: share.lending_limit} if share.lending_limit is not None else {}
+    return FlavorQuota(flavor, {GPU_RESOURCE: share.nominal_quota}, {GPU_RESOURCE: share.borrowing_limit}, lending)
+
+
+def _with_cloud(groups: list[ResourceGroup], cloud: list[FlavorQuota]) -> tuple[ResourceGroup, ...]:
+    """Append cloud flavors (whole GPUs) to the ``nvidia.com/gpu`` group, or add a group for them."""
+    if not cloud:
+        return tuple(groups)
+    for i, group in enumerate(groups):
+        if GPU_RESOURCE in group.covered:
+            groups[i] = ResourceGroup(group.covered, (*group.flavors, *cloud))
+            return tuple(groups)
+    return (ResourceGroup((GPU_RESOURCE,), tuple(cloud)), *groups)
+
+
+def team_classes(plan: BurstPlan, team: TeamSpec) -> list[BurstClass]:
+    """The burst classes of the plan queues in the team's namespaces, in the order spot, on-demand, none."""
+    present = {q.burst for q in plan.source.queues if q.namespace in team.namespaces}
+    return [c for c in ("spot", "on-demand", "none") if c in present]  # type: ignore[misc]
+
+
+def apply_teams(plan: BurstPlan, teams: TeamsFile) -> BurstPlan:
+    """The burst plan with a ClusterQueue per team (see the module docstring for what lands where).
+
+    Preconditions (checked with file, key and fix by :func:`hybridgpu.stack.teams.teams_issues`):
+    every plan queue's namespace belongs to a team; a team's cloud shares are for capacity types
+    the plan configures; on the spillover manager a team's queues either all burst or none does.
+
+    Returns:
+        A new :class:`BurstPlan`; the input is unchanged.
+
+    Raises:
+        ValueError: a precondition does not hold.
+    """
+    src = plan.source
+    prefix = src.kueue.prefix
+    owner = {ns: t for t in teams.teams for ns in t.namespaces}
+    orphans = sorted({q.namespace for q in src.queues} - set(owner))
+    if orphans:
+        raise ValueError(f"queue namespace(s) {', '.join(orphans)} belong to no team")
+    labels = {ns: dict(t.cost_labels) for ns, t in owner.items()}
+    wpcs = tuple(priority_class_manifests(teams))
+    config = configuration_keys(teams)
+    pre = preemption(teams)
+    access = tuple(doc for t in teams.teams for doc in team_access_manifests(t))
+
+    def common(cluster: ClusterPlan, **changes: Any) -> ClusterPlan:
+        ns_labels = {ns: labels[ns] for ns in cluster.namespaces if ns in labels}
+        extra = tuple(changes.pop("extra_manifests", ()))
+        return dataclasses.replace(cluster, namespace_labels=ns_labels, extra_manifests=(*wpcs, *extra), configuration=config, **changes)
+
+    def team_cq(team: TeamSpec, name: str, groups: tuple[ResourceGroup, ...], check: str | None, burst_class: BurstClass | None) -> ClusterQueuePlan:
+        return ClusterQueuePlan(
+            name,
+            groups,
+            cohort=teams.cohort,
+            admission_check=check,
+            burst_class=burst_class,
+            namespaces=tuple(sorted(team.namespaces)),
+            preemption=pre,
+            fair_sharing_weight=weight_quantity(team.fair_sharing_weight),
+            team=team.name,
+        )
+
+    def share(team: TeamSpec, ctype: str) -> CloudShare:
+        found = next((s for s in team.cloud if s.capacity_type == ctype), None)
+        return found or CloudShare(capacity_type=ctype, nominal_quota=0)  # type: ignore[arg-type]
+
+    clusters: dict[str, ClusterPlan] = {}
+    suffix = "-burst" if src.topology == "split-queues" else ""
+    for stack, cluster in plan.clusters.items():
+        if cluster.role == "cloud-worker":
+            mig = sorted({res for per in plan.onprem.mig.values() for res in per})
+            cqs = []
+            lqs = []
+            for team in teams.teams:
+                for ctype in team_classes(plan, team):
+                    if ctype == "none":
+                        continue
+                    cap = plan.cloud[ctype]
+                    s = share(team, ctype)
+                    quota = {GPU_RESOURCE: s.nominal_quota, **{r: 0 for r in mig}}
+                    borrow = {GPU_RESOURCE: s.borrowing_limit, **{r: 0 for r in mig}}
+                    lend = {GPU_RESOURCE: s.lending_limit} if s.lending_limit is not None else {}
+                    group = ResourceGroup(tuple(sorted(quota)), (FlavorQuota(cap.flavor.name, dict(sorted(quota.items())), borrow, lend),))
+                    cq = team_cq(team, team_cloud_queue_name(prefix, team.name, ctype), (group,), None, ctype)
+                    # In the cloud a team reclaims its lent share as the borrowers finish: a worker does not
+                    # preempt what the manager dispatched (the manager decides; set lendingLimit: 0 to keep it free).
+                    cqs.append(dataclasses.replace(cq, preemption=None))
+                    lqs += [LocalQueuePlan(q.namespace, q.name + suffix, cq.name) for q in src.queues if q.namespace in team.namespaces and q.burst == ctype]
+            clusters[stack] = common(cluster, cluster_queues=tuple(cqs), local_queues=tuple(sorted(lqs, key=lambda lq: (lq.namespace, lq.name))))
+        elif cluster.role == "manager":
+            by_class = {cq.burst_class: cq for cq in cluster.cluster_queues}
+            cqs = []
+            for team in teams.teams:
+                classes = team_classes(plan, team)
+                if not classes:
+                    continue
+                bursting = [c for c in classes if c != "none"]
+                if bursting and "none" in classes:
+                    raise ValueError(f"team {team.name!r} has queues that burst and queues that stay on-prem")
+                groups = team_onprem_groups(plan.onprem, team, lambda n: f"multikueue-{n}")
+                cloud = [_cloud_flavor(share(team, c), f"multikueue-{plan.cloud[c].flavor.name}") for c in bursting]
+                check = by_class[classes[0]].admission_check
+                cqs.append(team_cq(team, team_queue_name(prefix, team.name), _with_cloud(groups, cloud), check, None))
+            lqs = tuple(LocalQueuePlan(q.namespace, q.name, team_queue_name(prefix, owner[q.namespace].name)) for q in src.queues)
+            clusters[stack] = common(cluster, cluster_queues=tuple(cqs), local_queues=lqs, extra_manifests=access)
+        elif cluster.role == "onprem-manager":
+            burst_cqs = [cq for cq in cluster.cluster_queues if cq.admission_check is not None]
+            check = burst_cqs[0].admission_check if burst_cqs else None
+            cqs = []
+            lqs = []
+            for team in teams.teams:
+                classes = team_classes(plan, team)
+                if not classes:
+                    continue
+                local = team_cq(team, team_queue_name(prefix, team.name), tuple(team_onprem_groups(plan.onprem, team)), None, None)
+                cqs.append(local)
+                bursting = [c for c in classes if c != "none"]
+                if bursting:
+                    cloud = tuple(_cloud_flavor(share(team, c), f"multikueue-{c}") for c in bursting)
+                    cqs.append(team_cq(team, team_burst_queue_name(prefix, team.name), (ResourceGroup((GPU_RESOURCE,), cloud),), check, None))
+                for q in src.queues:
+                    if q.namespace not in team.namespaces:
+                        continue
+                    lqs.append(LocalQueuePlan(q.namespace, q.name, local.name))
+                    if q.burst != "none":
+                        lqs.append(LocalQueuePlan(q.namespace, q.name + "-burst", team_burst_queue_name(prefix, team.name)))
+            order = {(q.namespace, q.name): i for i, q in enumerate(src.queues)}
+            lqs.sort(key=lambda lq: (order.get((lq.namespace, lq.name.removesuffix("-burst")), 0), lq.name.endswith("-burst")))
+            clusters[stack] = common(cluster, cluster_queues=tuple(cqs), local_queues=tuple(lqs), extra_manifests=access)
+        else:  # the spillover on-prem worker admits what the manager dispatched, in its one ClusterQueue
+            clusters[stack] = common(cluster)
+    return dataclasses.replace(plan, clusters=clusters)
+
+
+def team_quota_rows(plan: BurstPlan) -> list[dict[str, Any]]:
+    """One row per team ClusterQueue of every cluster: stack, queue, team, flavor, resource, nominal, borrowing and lending limits.
+
+    For ``hybridgpu burst plan`` (table and ``--json``); ``None`` limits print as "-" (none: Kueue's default).
+    """
+    rows = []
+    for stack, cluster in sorted(plan.clusters.items()):
+        for cq in cluster.cluster_queues:
+            if cq.team is None:
+                continue
+            for group in cq.groups:
+                for fq in group.flavors:
+                    for res in group.covered:
+                        rows.append(
+                            {
+                                "stack": stack,
+                                "clusterQueue": cq.name,
+                                "team": cq.team,
+                                "flavor": fq.flavor,
+                                "resource": res,
+                                "nominalQuota": fq.nominal.get(res, 0),
+                                "borrowingLimit": fq.borrowing_limit.get(res),
+                                "lendingLimit": fq.lending_limit.get(res),
+                            }
+                        )
+    return rows
+
+
+def cohort_capacity(cluster: ClusterPlan, cohort: str) -> Mapping[tuple[str, str], int]:
+    """(flavor, resource) -> the sum of ``nominalQuota`` over the cohort's ClusterQueues on ``cluster``."""
+    totals: dict[tuple[str, str], int] = {}
+    for cq in cluster.cluster_queues:
+        if cq.cohort != cohort:
+            continue
+        for group in cq.groups:
+            for fq in group.flavors:
+                for res in group.covered:
+                    totals[(fq.flavor, res)] = totals.get((fq.flavor, res), 0) + int(fq.nominal.get(res, 0))
+    return totals
