@@ -27,6 +27,7 @@ import pytest
 from hybridgpu.render.bootstrap import bootstrap_script, kubeadm_run_script, reset_script
 from hybridgpu.render.containerd import CONTAINERD_MARKER, containerd_config
 from hybridgpu.render.kubeadm import ClusterSpec, NodeSpec
+from tests.helpers import TOOLS_REQUIRED
 
 BASH = shutil.which("bash")
 pytestmark = pytest.mark.skipif(BASH is None, reason="bash not installed")
@@ -163,18 +164,23 @@ def _index(calls: list[str], prefix: str) -> int:
 
 @pytest.fixture(scope="session")
 def debian_containerd(tmp_path_factory) -> tuple[str, Path | None, str]:
-    """(config.toml, containerd binary or None, version line) of the host registry's ``containerd`` .deb."""
+    """(config.toml, containerd binary or None, version line) of the host registry's ``containerd`` .deb.
+
+    Under ``make test`` (:data:`tests.helpers.TOOLS_REQUIRED`) a package that cannot be had fails
+    the tests instead of skipping them: ``make setup`` already depends on apt for shellcheck and promtool.
+    """
+    skip = pytest.fail if TOOLS_REQUIRED else pytest.skip
     if not (shutil.which("apt-get") and shutil.which("dpkg-deb")):
-        pytest.skip("needs apt-get and dpkg-deb to fetch Debian's containerd package")
+        skip("needs apt-get and dpkg-deb to fetch Debian's containerd package")
     work = tmp_path_factory.mktemp("containerd-deb")
     got = subprocess.run(["apt-get", "download", "containerd"], cwd=work, capture_output=True, text=True, check=False, timeout=300)
     debs = list(work.glob("containerd_*.deb"))
     if got.returncode != 0 or not debs:
-        pytest.skip(f"apt-get download containerd failed here: {got.stderr.strip()[-200:]}")
+        skip(f"apt-get download containerd failed here: {got.stderr.strip()[-200:]}")
     subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(work / "x")], check=True)
     config = work / "x/etc/containerd/config.toml"
     if not config.is_file():
-        pytest.skip(f"{debs[0].name} ships no /etc/containerd/config.toml")
+        skip(f"{debs[0].name} ships no /etc/containerd/config.toml")
     binary = work / "x/usr/bin/containerd"
     version = VERSION_DEBIAN
     if binary.is_file():
