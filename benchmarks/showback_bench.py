@@ -117,7 +117,7 @@ def main() -> int:
         compute_times, result = timed(
             lambda: compute_showback(records, prices, teams=teams, onprem_gpus=1024, window_hours=720).to_dict(), args.repeat)  # type: ignore[arg-type]
         show("2. attribute, price, share idle, JSON dict", compute_times)
-        exe = [sys.executable, "-m", "hybridgpu.cli.main"] if not (ROOT / ".venv/bin/hybridgpu").exists() else [str(ROOT / ".venv/bin/hybridgpu")]
+        exe = [sys.executable, "-m", "hybridgpu"] if not (ROOT / ".venv/bin/hybridgpu").exists() else [str(ROOT / ".venv/bin/hybridgpu")]
         cmd = [*exe, "cost", "showback", str(usage), "--price", PRICES, "--teams", str(teams_file), "--onprem-gpus", "1024", "--window-hours", "720", "--json"]
         cli_times, cpu_times = [], []
         for _ in range(args.repeat):

@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import yaml
+from hybridgpu.datafile import load_yaml
 
 from hybridgpu.burst.models import INSTALLED_FRAMEWORKS, BurstPlanFile
 from hybridgpu.burst.plan import ClusterPlan, ClusterQueuePlan, Flavor, LocalQueuePlan, WorkerRef
@@ -321,7 +322,7 @@ def kubeconfig_problems(text: str) -> list[str]:
     never exceptions. The messages never quote credential values.
     """
     try:
-        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        doc = load_yaml(text)
     except yaml.YAMLError as exc:
         return [f"not YAML ({exc.__class__.__name__})"]
     if not isinstance(doc, dict):
@@ -370,7 +371,7 @@ def endpoint_from_kubeconfig(text: str) -> tuple[str, str]:
     Raises:
         ValueError: no cluster with a server and ``certificate-authority-data``.
     """
-    doc = yaml.safe_load(text) or {}
+    doc = load_yaml(text) or {}  # JSON, which EKS kubeconfigs are, is YAML too
     clusters = {c.get("name"): c.get("cluster") or {} for c in doc.get("clusters") or [] if isinstance(c, dict)}
     current = next((c.get("context", {}).get("cluster") for c in doc.get("contexts") or [] if c.get("name") == doc.get("current-context")), None)
     cluster = clusters.get(current) or next(iter(clusters.values()), {})

@@ -370,6 +370,9 @@ class Catalog(_CatalogModel):
     _gpu_by_name: dict[str, GpuModel] = PrivateAttr(default_factory=dict)
     _it_by_name: dict[str, InstanceType] = PrivateAttr(default_factory=dict)
     _by_family: dict[str, list[InstanceType]] = PrivateAttr(default_factory=dict)
+    #: Answers of :meth:`gpu_instance_types` by normalized filters: validation and the program ask
+    #: the same few questions once per NodePool and check (some 150 times for a 50-pool stack).
+    _query_cache: dict[tuple[Any, Any, Any], tuple[InstanceType, ...]] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")
     def _check_consistency(self) -> Catalog:
@@ -510,13 +513,18 @@ class Catalog(_CatalogModel):
             UnknownGpuModelError: if a GPU name matches no GPU model.
         """
         fam_list = _as_list(families)
+        names = _as_list(gpu_names)
+        count_list = _as_list(gpu_counts)
+        key = tuple(None if v is None else frozenset(v) for v in (fam_list, names, count_list))
+        cached = self._query_cache.get(key)  # type: ignore[arg-type]
+        if cached is not None:
+            return list(cached)
         if fam_list is not None:
             for fam in fam_list:
                 if fam not in self._by_family:
                     self.family(fam)  # raises with suggestions
             fam_set = set(fam_list)
         gpu_keys: set[str] | None = None
-        names = _as_list(gpu_names)
         if names is not None:
             gpu_keys = set()
             for gname in names:
@@ -524,16 +532,17 @@ class Catalog(_CatalogModel):
                 if not matched:
                     raise UnknownGpuModelError(str(gname), self._gpu_suggestions(str(gname)), self._gpu_by_name)
                 gpu_keys.update(matched)
-        count_list = _as_list(gpu_counts)
         count_set = set(count_list) if count_list is not None else None
 
-        return [
+        found = tuple(
             it
             for it in self.instance_types
             if (fam_list is None or it.family in fam_set)
             and (gpu_keys is None or it.gpu_model in gpu_keys)
             and (count_set is None or it.gpu_count in count_set)
-        ]
+        )
+        self._query_cache[key] = found  # type: ignore[index]
+        return list(found)
 
     # ------------------------------------------------------------------ prices
 

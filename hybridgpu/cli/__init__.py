@@ -12,7 +12,9 @@ from typing import Any
 
 
 def __getattr__(name: str) -> Any:
-    """``app`` and ``main`` of :mod:`hybridgpu.cli.main`, imported on first use."""
-    if name in ("app", "main"):
-        return getattr(importlib.import_module("hybridgpu.cli.main"), name)
+    """``app`` of :mod:`hybridgpu.cli.main` and ``main`` of :mod:`hybridgpu.cli.entry` (the process entry), imported on first use."""
+    if name == "app":
+        return importlib.import_module("hybridgpu.cli.main").app
+    if name == "main":
+        return importlib.import_module("hybridgpu.cli.entry").main
     raise AttributeError(f"module 'hybridgpu.cli' has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""The ``hybridgpu`` app: every command group joined with typer (console script ``hybridgpu``).
+"""The ``hybridgpu`` app: every command group joined with typer (the console script ``hybridgpu`` runs it through :mod:`hybridgpu.cli.entry`).
 
 * ``hybridgpu preview``: :mod:`hybridgpu.cli.preview`;
 * ``hybridgpu validate``: :mod:`hybridgpu.cli.validate`;
@@ -14,8 +14,6 @@ Exit codes: 0 success, 1 a check found problems (``check``), 2 bad input (nothin
 
 from __future__ import annotations
 
-import atexit
-import gc
 import sys
 
 import typer
@@ -31,13 +29,6 @@ from hybridgpu.cli.policy import policy_app
 from hybridgpu.cli.preview import preview
 from hybridgpu.cli.validate import validate
 
-# At exit, CPython's final garbage collection walks every object the command left behind (the
-# Pulumi SDK's modules and a preview's resources and outputs): about 0.45 s after one preview
-# and 0.7 s after `hybridgpu check` of the four example stacks, measured 2026-11-24
-# (benchmarks/README.md). Freezing the heap at exit skips that walk (the operating system frees
-# the memory); the other atexit handlers and the flushing of stdout/stderr still run.
-atexit.register(gc.freeze)
-
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Hybrid GPU clusters on Pulumi: offline preview, checks and catalog.")
 app.add_typer(mig_app, name="mig")
 app.add_typer(cost_app, name="cost")
@@ -51,10 +42,5 @@ app.command("validate")(validate)
 app.command("catalog")(catalog)
 
 
-def main() -> None:  # pragma: no cover - console entry point
-    """Entry point for ``python -m hybridgpu``."""
-    app()
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+if __name__ == "__main__":  # pragma: no cover - `python -m hybridgpu` is the process entry (hybridgpu.cli.entry)
+    sys.exit(app())

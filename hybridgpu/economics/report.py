@@ -269,15 +269,23 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
     catalog = data.catalog
     report.priced_with = data
 
+    # Rates depend only on the instance type (its price and family): priced once per type, not
+    # once per pool and per burst line (a 50-pool stack asked some 300 times).
+    priced_rates: dict[str, dict[str, CloudRate]] = {}
+
     def rates_for(it: InstanceType) -> dict[str, CloudRate]:
         per_gpu = it.usd_per_gpu_hour
         assert per_gpu is not None  # only priced instance types (see _priced) get here
+        if it.name in priced_rates:
+            return priced_rates[it.name]
         try:
             pricing = data.cloud_pricing(it.family)
         except UnknownPriceError as exc:
             report.notes.append(str(exc))
             return {"on-demand": CloudRate("on-demand", per_gpu, per_gpu, False)}
-        return {r.option: r for r in cloud_rates(per_gpu, pricing, cfg.checkpoint_interval_hours, cfg.lost_fraction_of_interval, cfg.restart_hours)}
+        rates = {r.option: r for r in cloud_rates(per_gpu, pricing, cfg.checkpoint_interval_hours, cfg.lost_fraction_of_interval, cfg.restart_hours)}
+        priced_rates[it.name] = rates
+        return rates
 
     # ---- cloud capacity lines and burst
     for pool in pools:

@@ -32,11 +32,9 @@ given; a directory's ``*.yaml``/``*.yml`` files sorted by name, not recursive).
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-import gc
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,7 +43,7 @@ import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from hybridgpu.catalog import Catalog
-from hybridgpu.datafile import load_unique_yaml_all
+from hybridgpu.datafile import gc_paused, load_unique_yaml_all
 from hybridgpu.errors import Issue, issues_from_validation, join_key, key_path, shown, unknown_key_fix
 from hybridgpu.inventory.checks import CheckInput, run_checks
 from hybridgpu.inventory.storage import SiteStorage
@@ -94,24 +92,6 @@ _NETWORKS = TypeAdapter(tuple[Network, ...])
 
 
 # --------------------------------------------------------------------------- YAML
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while parsing and validating.
-
-    A big inventory allocates hundreds of thousands of small dicts, lists and models and
-    (almost) no reference cycles; the collector's repeated passes over them took about as
-    long as the work itself at 10,000 hosts (``benchmarks/inventory_bench.py``). Reference
-    counting still frees everything; the collector is re-enabled on the way out if it was on.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _parse(text: str) -> list[Any]:
@@ -545,7 +525,7 @@ def inventory_from_documents(documents: Sequence[tuple[str, Sequence[Any]]], *, 
     Raises:
         InventoryError: every problem found (see :func:`load_inventory`).
     """
-    with _gc_paused():
+    with gc_paused():
         return _build(documents, catalog, _Report(), unreadable=False)
 
 
@@ -651,7 +631,7 @@ def load_inventory(
     if not files and not report.all():
         report.add(_file_issue("<inventory>", "no inventory file given", _PASS_FILES))
     parsed: list[tuple[str, list[Any]]] = []
-    with _gc_paused():
+    with gc_paused():
         for path in files:
             docs = _read(path, report)
             if docs is not None:

@@ -15,6 +15,7 @@ leaves the previous output untouched.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import glob
 import hashlib
@@ -36,6 +37,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 from google.protobuf import struct_pb2
 import yaml
+from hybridgpu.datafile import load_yaml_all
 
 from hybridgpu.config.keys import PROJECT
 from hybridgpu.k8s import SERVICE_ACCOUNT_TOKEN_SECRET_TYPE
@@ -272,7 +274,7 @@ def decode_manifests(text: str) -> list[dict[str, Any]]:
         ValueError: the text is not YAML, or a document is not a mapping (names the document).
     """
     try:
-        docs = list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))  # noqa: S506 - a SafeLoader
+        docs = load_yaml_all(text)
     except yaml.YAMLError as exc:
         raise ValueError(f"kubernetes:yaml:decode: the manifest is not valid YAML: {exc}") from None
     out = []
@@ -368,6 +370,15 @@ def _secret_paths(struct, prefix: str = "") -> list[str]:
     return found
 
 
+_SECRET_SIG_BYTES = _SECRET_SIG.encode()
+
+
+def _has_secret(struct) -> bool:
+    """Whether a serialized property struct may hold a secret (its wire bytes carry the secret
+    signature): most registrations have none, and the byte scan is far cheaper than walking the struct."""
+    return _SECRET_SIG_BYTES in struct.SerializeToString()
+
+
 class _InputsTap(pulumi.runtime.Mocks):
     """Wraps the mocks to hand each registration's already-deserialized inputs to the monitor.
 
@@ -411,6 +422,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         response = super().RegisterResource(request)
         inputs = self._tap.local.inputs
         if request.type != "pulumi:pulumi:Stack" and inputs is not None:
+            secret = _has_secret(request.object)
             self.records.append(
                 ResourceRecord(
                     urn=response.urn,
@@ -418,9 +430,11 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     name=request.name,
                     parent=request.parent,
                     custom=bool(request.custom),
-                    inputs=_plain(inputs),
+                    # The deserialized inputs are this registration's own objects: normalized where
+                    # they lie unless a secret must be unwrapped (the mock's stored state shares them).
+                    inputs=_plain(inputs) if secret else _normalize_numbers(inputs),
                     dependencies=sorted(request.dependencies),
-                    secret_paths=_secret_paths(request.object),
+                    secret_paths=_secret_paths(request.object) if secret else [],
                     provider=request.provider,
                     additional_secret_outputs=sorted(request.additionalSecretOutputs),
                     wire=request.object,
@@ -473,6 +487,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 
 def _plain(value: Any) -> Any:
     """Strip Pulumi wrappers so values can be dumped as YAML/JSON."""
+    kind = type(value)
+    if kind is str or value is None or kind is bool or kind is int:  # the common leaves first
+        return value
     if isinstance(value, dict):
         if value.get(_SIG_KEY) == _SECRET_SIG:
             # A secret on the wire: {sig: secret, value: ...}; the record keeps the value and
@@ -484,9 +501,32 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         # Pulumi's wire format (protobuf Struct) carries every number as a double.
         return int(value)
-    if isinstance(value, (str, int, float, bool)) or value is None:
+    if isinstance(value, (str, int, float, bool)):
         return value
     return str(value)
+
+
+def _normalize_numbers(value: Any) -> Any:
+    """:func:`_plain` of a value holding no secret, done in place: integral floats become ints and
+    values that are not JSON-like become strings; mappings and lists are kept, not copied (a
+    preview records some 5,000 of them, and copies would only add garbage-collector work)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            kind = type(item)
+            if kind is dict or kind is list:
+                _normalize_numbers(item)
+            elif not (kind is str or item is None or kind is bool or kind is int):
+                value[key] = _plain(item)
+        return value
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            kind = type(item)
+            if kind is dict or kind is list:
+                _normalize_numbers(item)
+            elif not (kind is str or item is None or kind is bool or kind is int):
+                value[i] = _plain(item)
+        return value
+    return _plain(value)
 
 
 #: Top-level fields of the Kubernetes objects the program creates, kept in the written manifests:
@@ -659,10 +699,15 @@ def run_preview(
             os.environ["HYBRIDGPU_OFFLINE_PREVIEW"] = previous_flag
     root_resource = pulumi_settings.get_root_resource()
     outputs_map = getattr(root_resource, "outputs", None) or {}
-    for key, out in outputs_map.items():
-        captured[key] = _sync_await(_resolve_output(out))
+    if outputs_map:
+        # One pass of the event loop for every output, not one per output.
+        captured.update(zip(outputs_map, _sync_await(_resolve_outputs(list(outputs_map.values())))))
     _reset_runtime()
     return PreviewResult(stack=stack, config=config, records=monitor.records, outputs=captured, project=project, values=dict(values.values))
+
+
+async def _resolve_outputs(values: list[Any]) -> list[Any]:
+    return list(await asyncio.gather(*(_resolve_output(v) for v in values)))
 
 
 async def _resolve_output(value: Any) -> Any:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from hybridgpu.datafile import load_yaml
 
 from hybridgpu.config.keys import PROJECT
 from hybridgpu.errors import Issue, StackConfigError, StackFileError
@@ -28,8 +29,6 @@ from hybridgpu.errors import Issue, StackConfigError, StackFileError
 #: What an encrypted ``secure:`` value reads as offline. It is never decrypted.
 SECRET_PLACEHOLDER = "[secret]"
 
-#: libyaml's loader when PyYAML was built with it (several times faster), else the pure-Python one.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 
@@ -66,7 +65,7 @@ def find_project_root(start: Path | None = None) -> Path:
 @functools.lru_cache(maxsize=32)
 def _project_file_cached(path: Path, mtime_ns: int) -> dict[str, Any]:
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)  # noqa: S506 - a SafeLoader
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise StackFileError(f"{path}: cannot read the project file: {exc}") from exc
     except RecursionError:
@@ -153,24 +152,29 @@ MAX_STACK_FILE_DEPTH = 64
 
 
 def _size_problem(value: Any) -> str | None:
-    """Why ``value`` is too large or too deep for a stack file (see the limits above), or None."""
-    pending = [(value, 0)]
-    seen = 0
+    """Why ``value`` is too large or too deep for a stack file (see the limits above), or None.
+
+    Counts every value once per use (the root, each mapping's keys and values, each list's items;
+    a safe-loaded document's keys are scalars) and visits only the containers.
+    """
+    too_many = (
+        f"expands to more than {MAX_STACK_FILE_NODES} YAML values (through aliases or sheer size); "
+        "a stack file this large is a mistake or an alias bomb: write the values out"
+    )
+    too_deep = f"nests mappings/lists more than {MAX_STACK_FILE_DEPTH} levels deep; flatten the value"
+    seen = 1
+    pending = [(value, 0)] if isinstance(value, (dict, list)) else []
     while pending:
         item, depth = pending.pop()
-        seen += 1
+        children = item.values() if isinstance(item, dict) else item
+        if not children:
+            continue
+        seen += 2 * len(item) if isinstance(item, dict) else len(item)
         if seen > MAX_STACK_FILE_NODES:
-            return (
-                f"expands to more than {MAX_STACK_FILE_NODES} YAML values (through aliases or sheer size); "
-                "a stack file this large is a mistake or an alias bomb: write the values out"
-            )
-        if depth > MAX_STACK_FILE_DEPTH:
-            return f"nests mappings/lists more than {MAX_STACK_FILE_DEPTH} levels deep; flatten the value"
-        if isinstance(item, dict):
-            pending.extend((child, depth + 1) for child in item.keys())
-            pending.extend((child, depth + 1) for child in item.values())
-        elif isinstance(item, list):
-            pending.extend((child, depth + 1) for child in item)
+            return too_many
+        if depth >= MAX_STACK_FILE_DEPTH:  # its children are deeper than the limit
+            return too_deep
+        pending.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
     return None
 
 
@@ -206,7 +210,7 @@ def _parsed_stack_file(path: Path, shown: str) -> Any:
     if key is not None and key in _STACK_FILE_CACHE:
         return _STACK_FILE_CACHE[key]
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)  # noqa: S506 - a SafeLoader
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise StackFileError(f"{shown}: no such stack file") from exc
     except UnicodeDecodeError as exc:

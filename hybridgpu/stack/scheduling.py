@@ -356,9 +356,11 @@ def workload_issues(cluster: ClusterWorkloads, file: str) -> list[Issue]:
             continue
         # Replicas spread by a required hostname anti-affinity may use every node they fit, GPU nodes included.
         need = pod.replicas_on_distinct_nodes
+        if need <= 1:
+            continue
         anywhere = [g for g, _ in groups if not placement_problems(pod, g)]
         counts = [g.nodes for g in anywhere]
-        if need > 1 and all(n is not None for n in counts) and sum(n or 0 for n in counts) < need:
+        if all(n is not None for n in counts) and sum(n or 0 for n in counts) < need:
             have = sum(n or 0 for n in counts)
             issues.append(
                 Issue(

@@ -17,8 +17,6 @@ limit, capacity types, weight, instance types, most instances, USD/hour ceiling)
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict
 from typing import Any
 
 import pulumi
@@ -170,7 +168,9 @@ def main() -> None:
     pulumi.export("karpenter_queue_url", karpenter.queue_url)
     pulumi.export("karpenter_node_role_arn", karpenter.node_role_arn)
     pulumi.export("karpenter_controller_role_arn", karpenter.controller_role_arn)
-    pulumi.export("nodepools", {p.name: json.loads(json.dumps(asdict(summarize_nodepool(p, catalog)))) for p in cloud.node_pools})
+    # Flat fields and tuples of names: the tuples become lists, as a stack output holds them.
+    summaries = (vars(summarize_nodepool(p, catalog)) for p in cloud.node_pools)
+    pulumi.export("nodepools", {s["name"]: {k: list(v) if isinstance(v, tuple) else v for k, v in s.items()} for s in summaries})
     kueue = build_burst(stack, eks=eks, onprem=onprem_cluster, depends_on=[karpenter.release]) if config.burst is not None else None
     if kueue is not None and stack.burst_plan is not None and stack.burst_plan.clusters[config.stack].role == "cloud-worker" and efa_pools(cloud):
         worker = stack.burst_plan.clusters[config.stack]
