@@ -511,22 +511,18 @@ def _normalize_numbers(value: Any) -> Any:
     values that are not JSON-like become strings; mappings and lists are kept, not copied (a
     preview records some 5,000 of them, and copies would only add garbage-collector work)."""
     if isinstance(value, dict):
-        for key, item in value.items():
-            kind = type(item)
-            if kind is dict or kind is list:
-                _normalize_numbers(item)
-            elif not (kind is str or item is None or kind is bool or kind is int):
-                value[key] = _plain(item)
-        return value
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            kind = type(item)
-            if kind is dict or kind is list:
-                _normalize_numbers(item)
-            elif not (kind is str or item is None or kind is bool or kind is int):
-                value[i] = _plain(item)
-        return value
-    return _plain(value)
+        slots: Any = value.items()
+    elif isinstance(value, list):
+        slots = enumerate(value)
+    else:
+        return _plain(value)
+    for key, item in slots:  # replacing an existing key's or index's value never resizes the container
+        kind = type(item)
+        if kind is dict or kind is list:
+            _normalize_numbers(item)
+        elif not (kind is str or item is None or kind is bool or kind is int):
+            value[key] = _plain(item)
+    return value
 
 
 #: Top-level fields of the Kubernetes objects the program creates, kept in the written manifests:

@@ -209,6 +209,20 @@ def test_gpu_instance_types_filters(catalog: Catalog) -> None:
     assert catalog.gpu_instance_types(gpu_counts=[]) == []
 
 
+def test_gpu_instance_types_answers_are_remembered_but_not_shared(catalog: Catalog) -> None:
+    # Validation and the program ask the same questions once per NodePool; a remembered answer is
+    # the same answer, and a caller changing its list changes no later answer.
+    first = catalog.gpu_instance_types(families=["p5", "g5"], gpu_counts=[8, 1])
+    again = catalog.gpu_instance_types(families=("g5", "p5"), gpu_counts=(1, 8))
+    assert first == again and first is not again
+    first.clear()
+    assert catalog.gpu_instance_types(families=["p5", "g5"], gpu_counts=[8, 1]) == again
+    # Errors are not remembered as answers.
+    for _ in range(2):
+        with pytest.raises(UnknownInstanceFamilyError):
+            catalog.gpu_instance_types(families=["p9"])
+
+
 # --------------------------------------------------------------------------- prices
 
 
