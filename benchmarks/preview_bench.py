@@ -20,8 +20,10 @@ Sections (benchmarks/README.md explains each figure):
          deep in the call stack as ours and declaring the generated classes' properties, so the
          SDK does what it does for ``pulumi_aws``/``pulumi_kubernetes`` resources;
        * SDK classes (printed beside it): the same, but every resource that has a generated
-         ``pulumi_aws``/``pulumi_kubernetes``/``pulumi_command`` class is created with that class
-         (what a minimal program written against the SDK pays);
+         ``pulumi_aws``/``pulumi_kubernetes``/``pulumi_command`` class is created with that class,
+         and every Kubernetes kind without one (Karpenter, Kueue) with
+         ``pulumi_kubernetes.apiextensions.CustomResource`` (what a minimal program written
+         against the SDK pays);
        * bare: ``pulumi.CustomResource(type, name, inputs)`` straight from the program.
      Then the same rounds again with the command line's collector thresholds
      (``hybridgpu.cli.entry.GC_THRESHOLDS``) set for ours and every baseline alike: the settings
@@ -276,6 +278,21 @@ def _sdk_kwargs(rec: ResourceRecord) -> dict[str, Any] | None:
     return {names[k]: v for k, v in rec.inputs.items()}
 
 
+#: Inputs of ``pulumi_kubernetes.apiextensions.CustomResource`` (wire name -> keyword).
+_CR_KEYWORDS = {"apiVersion": "api_version", "kind": "kind", "metadata": "metadata", "spec": "spec"}
+
+
+def _custom_resource_kwargs(rec: ResourceRecord) -> dict[str, Any] | None:
+    """Keyword arguments of ``pulumi_kubernetes.apiextensions.CustomResource`` for a Kubernetes kind without
+    a generated class (Karpenter's NodePool and EC2NodeClass, Kueue's objects...): what a program
+    written against the SDK creates them with. None for other types or other top-level fields."""
+    if not rec.type.startswith("kubernetes:") or sdk_class(rec.type) is not None or not rec.custom:
+        return None
+    if not {"apiVersion", "kind"} <= set(rec.inputs) or any(k not in _CR_KEYWORDS for k in rec.inputs):
+        return None
+    return {_CR_KEYWORDS[k]: v for k, v in rec.inputs.items()}
+
+
 def baseline_program(records: list[ResourceRecord], shaped: bool, sdk: bool = False) -> Callable[[], None]:
     """A program registering ``records`` again with plain Pulumi resource classes.
 
@@ -321,9 +338,14 @@ def baseline_program(records: list[ResourceRecord], shaped: bool, sdk: bool = Fa
             elif rec.custom:
                 custom_opts.provider = providers.get(_package(rec.type))
                 kwargs = _sdk_kwargs(rec) if sdk else None
+                cr_kwargs = _custom_resource_kwargs(rec) if sdk and kwargs is None else None
                 if kwargs is not None:
                     cls = sdk_class(rec.type)
                     res = _nested(depth.get(rec.parent, 1), lambda: cls(rec.name, opts=custom_opts, **kwargs))
+                elif cr_kwargs is not None:
+                    from pulumi_kubernetes.apiextensions import CustomResource as K8sCustomResource
+
+                    res = _nested(depth.get(rec.parent, 1), lambda: K8sCustomResource(rec.name, opts=custom_opts, **cr_kwargs))
                 elif shaped:
                     res = _nested(depth.get(rec.parent, 1), lambda: _Custom(rec.type, rec.name, _props(rec, True), custom_opts))
                 else:
@@ -849,10 +871,14 @@ def main(argv: list[str] | None = None) -> int:
         samples, cpu = interleaved_rounds(records, gen_stack, gen_root, region, args.repeat)
         ours, shaped_t, bare_t, sdk_t = Timing(samples["ours"]), Timing(samples["shaped"]), Timing(samples["bare"]), Timing(samples["sdk"])
         with_class = sum(1 for r in records if r.custom and not r.type.startswith("pulumi:providers:") and _sdk_kwargs(r) is not None)
+        with_cr = sum(1 for r in records if _sdk_kwargs(r) is None and _custom_resource_kwargs(r) is not None)
         print(f"\n== 3. per-resource cost, {gen_stack} ({n} resources: {dict(kinds)}), {args.repeat} interleaved rounds")
         print("  baselines register the same URNs, inputs, parents, providers and dependencies under the same HybridMocks + stock MockMonitor;")
         print(f"  SDK-shaped also declares the generated classes' properties ({resolved} resources have a pulumi_aws/kubernetes class);")
-        print(f"  SDK classes creates {with_class} of them with their generated class (the recorded inputs as its keyword arguments)")
+        print(
+            f"  SDK classes creates {with_class} of them with their generated class (the recorded inputs as its keyword arguments)"
+            f" and {with_cr} Kubernetes kinds without one (Karpenter, Kueue) with apiextensions.CustomResource"
+        )
         print(f"  {'':<48} {'median':>11}  {'min':>11}  {'median/res':>11}  {'min/res':>11}")
         for label, t in (
             ("ours: run_preview", ours),

@@ -35,3 +35,36 @@ def test_benchmark_runs_in_smoke_mode(script, tmp_path):
     assert proc.stdout.strip()
     assert "Traceback" not in proc.stderr
     assert "Running HiGHS" not in proc.stdout, "the HiGHS banner leaked to stdout"
+
+
+@pytest.mark.parametrize("sdk", [False, True], ids=["sdk-shaped", "sdk-classes"])
+def test_preview_floor_registers_exactly_what_the_preview_registers(sdk):
+    """The floors ``preview_bench.py`` judges the preview against replay the prod stack's records:
+    the same URNs, parents, inputs and dependencies, through the same mocks (else the ratio would
+    compare different work)."""
+    import importlib.util
+
+    import pulumi
+    from pulumi.runtime.stack import run_pulumi_func
+    from pulumi.runtime.sync_await import _sync_await
+
+    import hybridgpu.shell.preview as preview
+    from hybridgpu.config.keys import PROJECT
+
+    spec = importlib.util.spec_from_file_location("preview_bench", ROOT / "benchmarks" / "preview_bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("preview_bench", bench)  # its dataclasses look their module up
+    spec.loader.exec_module(sys.modules["preview_bench"])
+    bench = sys.modules["preview_bench"]
+    records = preview.run_preview("prod", root=ROOT).records
+    preview._reset_runtime()
+    monitor = preview.RecordingMonitor(preview.HybridMocks(region="us-east-1"))
+    pulumi.runtime.set_mocks(monitor.mocks, project=PROJECT, stack="prod", preview=False, monitor=monitor)
+    try:
+        _sync_await(run_pulumi_func(bench.baseline_program(records, True, sdk)))
+    finally:
+        preview._reset_runtime()
+    ours = {r.urn: (r.parent, r.inputs, r.dependencies) for r in records}
+    floor = {r.urn: (r.parent, r.inputs, r.dependencies) for r in monitor.records}
+    assert set(floor) == set(ours)
+    assert [u for u in ours if ours[u] != floor[u]] == []
