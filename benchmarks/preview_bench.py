@@ -418,7 +418,7 @@ class PhaseTimes:
 PH_LOAD = "stack load+validation (load_stack, before the program)"
 PH_READ = "stack read in the program (read_stack; the preloaded stack unless the config differs)"
 PH_RENDER = "rendering (hybridgpu.render.* called by components)"
-PH_RECORD = "recording (RecordingMonitor: deserialize + _plain) [thread CPU]"
+PH_RECORD = "recording (RecordingMonitor: the record, number normalization) [thread CPU]"
 PH_MOCKS = "HybridMocks.new_resource/call [thread CPU]"
 PH_STOCK = "_stock_monitor"  # internal: stock MockMonitor.RegisterResource incl. mocks
 PH_MONITOR = "_monitor_total"  # internal: RecordingMonitor.RegisterResource
