@@ -1,5 +1,13 @@
-"""Pulumi entry point (``runtime: python``): see :mod:`hybridgpu.shell.components.program`."""
+"""Pulumi entry point (``runtime: python``): see :mod:`hybridgpu.shell.components.program`.
 
-from hybridgpu.shell.components.program import main
+The Python language host runs this file once per ``pulumi preview``/``up``: the collector is set
+up for that one run (:func:`hybridgpu.collector.tune_for_batch_run`) before the SDK is imported.
+"""
+
+from hybridgpu.collector import tune_for_batch_run
+
+tune_for_batch_run()
+
+from hybridgpu.shell.components.program import main  # noqa: E402 - after the collector is set up
 
 main()

@@ -29,7 +29,7 @@ Sections (benchmarks/README.md explains each figure):
          the provider packages avoids (until 2026-11-24, fourth session, the judged floor);
        * bare: ``pulumi.CustomResource(type, name, inputs)`` straight from the program.
      Then the same rounds again with the command line's collector thresholds
-     (``hybridgpu.cli.entry.GC_THRESHOLDS``) set for ours and every baseline alike: the settings
+     (``hybridgpu.collector.BATCH_THRESHOLDS``) set for ours and every baseline alike: the settings
      a user's ``hybridgpu preview`` runs with. The first block (interpreter defaults) is the one
      judged against the goal.
 3b.  Where our time goes: config load+validation, re-validation in the program, rendering,
@@ -69,7 +69,7 @@ from pulumi.runtime.sync_await import _sync_await
 
 import hybridgpu.shell.preview as preview_mod
 from hybridgpu.catalog import load_catalog
-from hybridgpu.cli.entry import GC_THRESHOLDS
+from hybridgpu.collector import BATCH_THRESHOLDS
 from hybridgpu.config.keys import PROJECT
 from hybridgpu.stack.files import clear_stack_file_cache, find_project_root, list_stacks
 from hybridgpu.stack.load import load_stack_config
@@ -897,12 +897,12 @@ def main(argv: list[str] | None = None) -> int:
         # The same rounds under the collector settings of the command line (hybridgpu.cli.entry),
         # for ours and every baseline alike: what a user's `hybridgpu preview` runs with.
         previous = gc.get_threshold()
-        gc.set_threshold(*GC_THRESHOLDS)
+        gc.set_threshold(*BATCH_THRESHOLDS)
         try:
             cli_samples, cli_cpu = interleaved_rounds(records, gen_stack, gen_root, region, args.repeat)
         finally:
             gc.set_threshold(*previous)
-        print(f"  the same {args.repeat} rounds with the CLI's collector thresholds {GC_THRESHOLDS} (hybridgpu.cli.entry) for all four:")
+        print(f"  the same {args.repeat} rounds with the CLI's collector thresholds {BATCH_THRESHOLDS} (hybridgpu.collector) for all four:")
         print_ratios(cli_samples, cli_cpu)
         # Breakdown of our time
         print(f"\n== 3b. where our time goes (medians of {args.repeat} instrumented runs; instrumentation adds a little)")

@@ -5,7 +5,7 @@
   :class:`~hybridgpu.errors.Issue` at once.
 * :data:`SAFE_LOADER`, :func:`load_yaml`, :func:`load_yaml_all`: ``yaml.safe_load`` with libyaml's parser
   (the same safe constructors, several times faster), the one YAML reader of stack files, kubeconfigs and manifests.
-* :func:`gc_paused`: the cyclic garbage collector paused around parsing (every YAML reader here uses it).
+* every YAML reader here parses with the collector paused (:func:`hybridgpu.collector.gc_paused`).
 * :func:`load_unique_yaml`: YAML that refuses duplicate keys (PyYAML keeps the last silently).
 * :func:`top_level_entries`: the non-empty list under a file's single top-level key.
 * :func:`read_model_file`: a user's YAML file (burst plan, teams file) validated by its pydantic model.
@@ -15,15 +15,14 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from hybridgpu.collector import gc_paused
 from hybridgpu.errors import EntryKind, Issue, IssuesError, issues_from_validation, unknown_key_fix
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -63,27 +62,6 @@ class DataFileError(IssuesError):
 #: The loader of :func:`load_yaml`: PyYAML's safe constructors and resolver (so the same values as
 #: ``yaml.safe_load``), with libyaml's parser when PyYAML was built with it (several times faster).
 SAFE_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector inside the block (re-enabled on the way out if it was on).
-
-    Parsing YAML builds a node for every scalar, mapping and list, all alive until the document
-    is constructed, and (almost) no reference cycles: the collector's passes over them are wasted
-    work, and they count towards its later full passes over everything the process holds. A
-    50-NodePool stack file (17 KB) made 7 passes; a 10,000-host inventory spent about as long in
-    the collector as in parsing and validation (``benchmarks/inventory_bench.py``). Reference
-    counting still frees everything. Process-wide, as the collector is: overlapping pauses in
-    several threads leave it enabled once the first that found it enabled leaves.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def load_yaml(text: str) -> Any:

@@ -43,7 +43,8 @@ import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from hybridgpu.catalog import Catalog
-from hybridgpu.datafile import gc_paused, load_unique_yaml_all
+from hybridgpu.collector import gc_paused
+from hybridgpu.datafile import load_unique_yaml_all
 from hybridgpu.errors import Issue, issues_from_validation, join_key, key_path, shown, unknown_key_fix
 from hybridgpu.inventory.checks import CheckInput, run_checks
 from hybridgpu.inventory.storage import SiteStorage

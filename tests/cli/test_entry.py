@@ -9,7 +9,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from hybridgpu.cli.entry import GC_THRESHOLDS
+from hybridgpu.collector import BATCH_THRESHOLDS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,17 +26,17 @@ def test_importing_the_cli_changes_no_collector_setting():
     assert out == "True"
 
 
-def test_tune_gc_raises_the_thresholds_and_freezes_at_exit():
+def test_batch_settings_raise_the_thresholds():
     code = (
         "import gc\n"
-        "from hybridgpu.cli.entry import tune_gc\n"
-        "tune_gc()\n"
+        "from hybridgpu.collector import tune_for_batch_run\n"
+        "tune_for_batch_run()\n"
         "print(gc.get_threshold())\n"
         "gc.collect()\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == str(GC_THRESHOLDS)
+    assert proc.stdout.strip() == str(BATCH_THRESHOLDS)
 
 
 def test_the_exit_freeze_still_flushes_output_and_keeps_the_exit_code():
@@ -56,3 +56,16 @@ def test_console_script_and_module_run_the_entry():
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts == {"hybridgpu": "hybridgpu.cli.entry:main"}
     assert "from hybridgpu.cli.entry import main" in (ROOT / "hybridgpu" / "__main__.py").read_text()
+
+
+def test_the_pulumi_program_runs_with_the_batch_settings():
+    # The language host runs the project's __main__.py: the collector is set up before the program
+    # (and the SDK it imports) runs. A stand-in program reports the thresholds it runs under.
+    code = (
+        "import gc, runpy, sys, types\n"
+        "stub = types.ModuleType('hybridgpu.shell.components.program')\n"
+        "stub.main = lambda: print(gc.get_threshold())\n"
+        "sys.modules['hybridgpu.shell.components.program'] = stub\n"
+        f"runpy.run_path({str(ROOT / '__main__.py')!r}, run_name='__main__')\n"
+    )
+    assert _python(code) == str(BATCH_THRESHOLDS)
