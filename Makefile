@@ -60,7 +60,7 @@ check: setup
 	$(BIN)/hybridgpu check --policy-pack-config policies/config.example.json
 
 bench: setup
-	$(BIN)/python benchmarks/preview_bench.py
+	$(BIN)/python benchmarks/preview_bench.py --repeat 15
 
 clean:
 	rm -rf out .pytest_cache
