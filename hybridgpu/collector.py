@@ -28,7 +28,7 @@ from collections.abc import Iterator
 #: large fraction of cpu in gc"). Measured 2026-11-24 on 2 cores (benchmarks/README.md, fourth
 #: session): ``hybridgpu preview prod`` 2.03-2.08 s -> 1.72-1.80 s, ``hybridgpu check`` of the four
 #: example stacks 4.09-4.16 s -> 3.50-3.57 s, a 1,000-host on-prem preview 18.8 s -> 10.7 s; peak
-#: RSS +1 to +10 MB (526 -> 541 MB for the 1,000 hosts).
+#: RSS +1 to +10 MB for those three, +15 MB (526 -> 541 MB) for the 1,000 hosts.
 BATCH_THRESHOLDS = (200_000, 30, 30)
 
 

@@ -34,10 +34,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import yaml
-from hybridgpu.datafile import load_yaml
 
 from hybridgpu.burst.models import INSTALLED_FRAMEWORKS, BurstPlanFile
 from hybridgpu.burst.plan import ClusterPlan, ClusterQueuePlan, Flavor, LocalQueuePlan, WorkerRef
+from hybridgpu.datafile import load_yaml
 from hybridgpu.k8s import (
     NAMESPACE_NAME_LABEL,
     SERVICE_ACCOUNT_NAME_ANNOTATION,

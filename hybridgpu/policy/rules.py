@@ -29,11 +29,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Annotated, Any
 
 import yaml
-from hybridgpu.datafile import load_yaml
 from pydantic import AfterValidator, Field
 
 from hybridgpu.burst.kueue import kubeconfig_problems
 from hybridgpu.catalog import load_catalog
+from hybridgpu.datafile import load_yaml
 from hybridgpu.mig.profiles import load_mig_models
 from hybridgpu.policy import capacity as cap_mod
 from hybridgpu.policy.capacity import instance_type as _instance

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from hybridgpu.datafile import load_yaml
 
 from hybridgpu.config.keys import PROJECT
+from hybridgpu.datafile import load_yaml
 from hybridgpu.errors import Issue, StackConfigError, StackFileError
 
 #: What an encrypted ``secure:`` value reads as offline. It is never decrypted.
