@@ -65,7 +65,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import hybridgpu.shell.components.program as program  # noqa: E402 - where the program calls plan_onprem
+import hybridgpu.components.program as program  # noqa: E402 - where the program calls plan_onprem
 import hybridgpu.stack.inventory as stack_inventory  # noqa: E402 - where the stack layer calls load_inventory
 import hybridgpu.onprem as onprem  # noqa: E402
 from hybridgpu.inventory import InventoryError, inventory_from_documents, load_inventory  # noqa: E402

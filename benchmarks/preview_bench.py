@@ -428,10 +428,10 @@ PH_MONITOR = "_monitor_total"  # internal: RecordingMonitor.RegisterResource
 def instrumented(times: PhaseTimes) -> Iterator[None]:
     """Patch timing wrappers into the preview, the program and the components; undo on exit.
 
-    Rendering wrappers go into every loaded ``hybridgpu.shell.components.*`` module (the program imports them in
+    Rendering wrappers go into every loaded ``hybridgpu.components.*`` module (the program imports them in
     ``main()``, so run a warm-up preview first).
     """
-    import hybridgpu.shell.components.program
+    import hybridgpu.components.program
 
     patches: list[tuple[Any, str, Any]] = []
 
@@ -440,8 +440,8 @@ def instrumented(times: PhaseTimes) -> Iterator[None]:
         setattr(obj, name, value)
 
     patch(preview_mod, "load_stack", times.wrap(PH_LOAD, preview_mod.load_stack))
-    patch(hybridgpu.shell.components.program, "read_stack", times.wrap(PH_READ, hybridgpu.shell.components.program.read_stack))
-    component_modules = [m for n, m in sorted(sys.modules.items()) if n.startswith("hybridgpu.shell.components.") and m is not None]
+    patch(hybridgpu.components.program, "read_stack", times.wrap(PH_READ, hybridgpu.components.program.read_stack))
+    component_modules = [m for n, m in sorted(sys.modules.items()) if n.startswith("hybridgpu.components.") and m is not None]
     for mod in component_modules:
         for name, value in list(vars(mod).items()):
             if callable(value) and getattr(value, "__module__", "").startswith("hybridgpu.render"):
@@ -608,7 +608,7 @@ def print_header() -> None:
 def _area(filename: str) -> str:
     f = filename.replace("\\", "/")
     for needle, area in (
-        ("/hybridgpu/shell/components/", "hybridgpu.shell.components (our program)"),
+        ("/hybridgpu/components/", "hybridgpu.components (our program)"),
         ("/hybridgpu/shell/preview", "hybridgpu.shell.preview (mocks, recording)"),
         ("/hybridgpu/render/", "hybridgpu.render"),
         ("/hybridgpu/config/", "hybridgpu.config"),

@@ -290,7 +290,7 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templa
     return OnPremPlan(cluster=cluster, steps=tuple(steps), skipped=skipped, mig_layouts=tuple(layouts.values()), gpus=gpus)
 
 
-#: The one CNI the program deploys (:class:`hybridgpu.shell.components.onprem.OnPremCluster`
+#: The one CNI the program deploys (:class:`hybridgpu.components.onprem.OnPremCluster`
 #: installs the Cilium chart); the inventory format also names ``calico``.
 DEPLOYED_CNI = "cilium"
 

@@ -2,7 +2,7 @@
 
 * ``lint-imports`` (import-linter; the contracts are ``[tool.importlinter]`` in pyproject.toml)
   passes, so a plain pytest run fails on a broken contract as ``make test`` does;
-* the contract that keeps Pulumi out of the core names every package below ``hybridgpu.shell``
+* the contract that keeps Pulumi out of the core names every package below ``hybridgpu.components``
   in the layers contract (a new core package cannot slip past it);
 * every module under ``hybridgpu/`` imports on its own in a fresh interpreter (one ``python -c``
   per module, several at a time), and importing a core module loads no Pulumi module;
@@ -42,10 +42,10 @@ def _contract(contract_id: str) -> dict:
 
 
 def _below_shell() -> set[str]:
-    """The packages in the layers below ``shell`` in the layers contract (``hybridgpu.<name>``)."""
+    """The packages in the layers below ``components`` (the lowest layer that imports Pulumi) in the layers contract (``hybridgpu.<name>``)."""
     layers = [[name.strip().strip("()") for name in re.split(r"[|:]", layer)] for layer in _contract("layers")["layers"]]
-    shell = next(i for i, layer in enumerate(layers) if "shell" in layer)
-    return {f"hybridgpu.{name}" for layer in layers[shell + 1 :] for name in layer}
+    lowest_pulumi = next(i for i, layer in enumerate(layers) if "components" in layer)
+    return {f"hybridgpu.{name}" for layer in layers[lowest_pulumi + 1 :] for name in layer}
 
 
 def all_modules() -> list[str]:
@@ -83,7 +83,7 @@ def test_pulumi_free_contract_names_every_core_package():
     """Every package below the shell in the layers contract is a source of ``core-without-pulumi``."""
     sources = set(_contract("core-without-pulumi")["source_modules"])
     assert sources == _below_shell(), (
-        "pyproject.toml: the core-without-pulumi contract must list exactly the packages below hybridgpu.shell "
+        "pyproject.toml: the core-without-pulumi contract must list exactly the packages below hybridgpu.components "
         f"in the layers contract; missing {sorted(_below_shell() - sources)}, extra {sorted(sources - _below_shell())}"
     )
 
@@ -118,14 +118,14 @@ def test_module_imports_alone(fresh_imports, module):
     assert code == 0, f"`python -c 'import {module}'` failed:\n{err[-3000:]}"
     loaded = json.loads(out.strip().splitlines()[-1])
     if is_core(module):
-        assert loaded == [], f"{module} is below hybridgpu.shell but importing it loads Pulumi: {loaded[:5]}"
+        assert loaded == [], f"{module} is below hybridgpu.components but importing it loads Pulumi: {loaded[:5]}"
 
 
 def test_core_and_shell_are_both_checked():
     """The split is real: some modules are core, and a shell module does load Pulumi (the check can fail)."""
     assert "hybridgpu.config.models" in MODULES and is_core("hybridgpu.config.models")
     assert not is_core("hybridgpu.shell.preview") and not is_core("hybridgpu.cli.main")
-    code, out, _ = _import_alone("hybridgpu.shell.components.program")
+    code, out, _ = _import_alone("hybridgpu.components.program")
     assert code == 0 and "pulumi" in json.loads(out.strip().splitlines()[-1])
 
 

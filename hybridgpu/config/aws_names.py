@@ -1,7 +1,7 @@
 """AWS resource names: the one table of their length limits, and the one place the names are built.
 
 Every AWS resource the program creates gets its name here, so the components
-(:mod:`hybridgpu.shell.components.eks`, ``karpenter``, ``network``) and the stack check
+(:mod:`hybridgpu.components.eks`, ``karpenter``, ``network``) and the stack check
 (:func:`hybridgpu.config.cloud_checks.aws_name_issues`) cannot disagree: both call :class:`CloudNames`.
 
 A resource is named one of three ways (:data:`Naming`):
@@ -106,7 +106,7 @@ class NameLimit:
         return min(found) if found else None
 
 
-#: Every AWS resource type the program creates (hybridgpu/shell/components/*.py), in the order
+#: Every AWS resource type the program creates (hybridgpu/components/*.py), in the order
 #: of the components, with its pulumi-aws auto-name limit and the AWS API limit.
 AWS_NAME_LIMITS: dict[str, NameLimit] = {
     lim.resource_type: lim
@@ -303,7 +303,7 @@ class CloudNames:
         """Logical name of the controller role's inline policy for ``concern`` (auto-named)."""
         return f"{self.karpenter}-controller-{concern}"
 
-    # -- FsxLustre children (hybridgpu.shell.components.storage) ------------------------------
+    # -- FsxLustre children (hybridgpu.components.storage) ------------------------------
     @property
     def fsx_component(self) -> str:
         """The FsxLustre component."""

@@ -73,7 +73,7 @@ KUBERNETES_BUNDLES = (
     "kubernetes:yaml/v2:ConfigFile",
     "kubernetes:kustomize/v2:Directory",
 )
-#: The component the on-prem cluster registers for each bare-metal host (hybridgpu/shell/components/onprem.py).
+#: The component the on-prem cluster registers for each bare-metal host (hybridgpu/components/onprem.py).
 ONPREM_HOST = "hybridgpu:onprem:Host"
 
 

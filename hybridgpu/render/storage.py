@@ -46,7 +46,7 @@ inbound 988 and 1018-1023 from the file system's own security group and from the
 re-read here, the page was not in the stored corpus; every public Terraform configuration read
 for this, e.g. the EKS FSx modules found with ``find_string "from_port   = 1018"``, opens the same
 ports). The clients are the cluster's nodes: every node hybridgpu creates is in the EKS cluster
-security group (Karpenter selects it, :mod:`hybridgpu.shell.components.eks`).
+security group (Karpenter selects it, :mod:`hybridgpu.components.eks`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ hands its config to Pulumi's runtime exactly as the CLI would (namespaced keys, 
 values as JSON strings, ``secure:`` values as opaque secrets), installs
 :class:`HybridMocks` (realistic computed outputs per resource type and answers to the invokes
 the program makes) and a :class:`RecordingMonitor` (which remembers each registration's type,
-name, parent and inputs), and runs ``hybridgpu.shell.components.program.main``.
+name, parent and inputs), and runs ``hybridgpu.components.program.main``.
 
 :func:`write_manifests` writes every Kubernetes object the program registered to
 ``out/<stack>/manifests/`` (one YAML file per object) plus ``helm-releases.yaml`` and
@@ -41,7 +41,7 @@ import yaml
 from hybridgpu.config.keys import PROJECT
 from hybridgpu.datafile import load_yaml_all
 from hybridgpu.k8s import SERVICE_ACCOUNT_TOKEN_SECRET_TYPE
-from hybridgpu.shell.components.program import main as program_main
+from hybridgpu.components.program import main as program_main
 from hybridgpu.stack.files import StackValues, find_project_root, pulumi_config_strings
 from hybridgpu.stack.load import Stack, load_stack, preloaded
 from hybridgpu.config.models import StackConfig
@@ -637,7 +637,7 @@ def run_preview(
     Args:
         stack: stack name (``stacks/Pulumi.<stack>.yaml``).
         root: project root (default: found from the working directory).
-        program: the program to run (default: ``hybridgpu.shell.components.program.main``; the policy check
+        program: the program to run (default: ``hybridgpu.components.program.main``; the policy check
             passes the project's own ``__main__.py``).
         first_preview: simulate the first ``pulumi preview`` of the stack (:class:`FirstPreviewMocks`,
             dry run): computed values reach the recorded inputs as Pulumi's unknown markers.

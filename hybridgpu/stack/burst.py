@@ -174,7 +174,7 @@ def reachability_issues(plan: BurstPlan, config: StackConfig, file: str, root: P
     The MultiKueue manager connects to each worker's API server with the kubeconfig of its
     MultiKueueCluster (``pkg/controller/admissionchecks/multikueue/multikueuecluster.go``, Kueue v0.19.2);
     an unreachable worker stays ``Active=False`` and nothing is dispatched to it. The EKS endpoint built
-    by :mod:`hybridgpu.shell.components.eks` admits HTTPS on the private endpoint only from its VPC and
+    by :mod:`hybridgpu.components.eks` admits HTTPS on the private endpoint only from its VPC and
     from ``endpoint.privateAccessCidrs`` (cluster security group ingress rules); the public endpoint's
     source address behind NAT is not known offline, so only the private path counts. Checked when
     validating the manager stack and the cloud worker stack.

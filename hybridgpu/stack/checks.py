@@ -204,7 +204,7 @@ def ssh_key_issues(config_values: Mapping[str, Any] | None, inventory: Inventory
     """Every ``ssh.keySecret.pulumiConfig`` key of a host the program connects to is set in the stack.
 
     The program reads the key with ``pulumi.Config(namespace).require_secret(key)``
-    (:func:`hybridgpu.shell.components.onprem.ssh_private_key`), which raises for a missing key:
+    (:func:`hybridgpu.components.onprem.ssh_private_key`), which raises for a missing key:
     a traceback in ``hybridgpu preview`` and a failed ``pulumi up``. ``ns:key`` is looked up as
     written; a key without a namespace is the project's (``hybridgpu:``), as Pulumi reads it, and is
     refused: the stack validation allows only hybridgpu's own keys there.

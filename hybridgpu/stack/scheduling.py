@@ -209,7 +209,7 @@ def _opencost_workloads(config: StackConfig, side: Literal["onprem", "eks"], clu
 def cluster_workloads(config: StackConfig, catalog: Catalog, *, inventory: Inventory | None = None, burst_plan: BurstPlan | None = None) -> list[ClusterWorkloads]:
     """The clusters of a checked stack, each with its node groups and the workloads the program installs there.
 
-    Mirrors :func:`hybridgpu.shell.components.program.main`: Karpenter and the NVIDIA layer on
+    Mirrors :func:`hybridgpu.components.program.main`: Karpenter and the NVIDIA layer on
     EKS; Cilium and the NVIDIA layer (with the inventory's MIG layouts) on-prem; Kueue on the
     cluster the burst plan's role targets (on-prem roles on the kubeadm cluster, else EKS).
     """

@@ -63,9 +63,9 @@ def test_the_pulumi_program_runs_with_the_batch_settings():
     # (and the SDK it imports) runs. A stand-in program reports the thresholds it runs under.
     code = (
         "import gc, runpy, sys, types\n"
-        "stub = types.ModuleType('hybridgpu.shell.components.program')\n"
+        "stub = types.ModuleType('hybridgpu.components.program')\n"
         "stub.main = lambda: print(gc.get_threshold())\n"
-        "sys.modules['hybridgpu.shell.components.program'] = stub\n"
+        "sys.modules['hybridgpu.components.program'] = stub\n"
         f"runpy.run_path({str(ROOT / '__main__.py')!r}, run_name='__main__')\n"
     )
     assert _python(code) == str(BATCH_THRESHOLDS)

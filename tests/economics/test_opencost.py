@@ -1,4 +1,4 @@
-"""OpenCost's chart values (hybridgpu.economics.opencost): the price functions, Prometheus, where it runs (component tests: tests/shell/components/test_opencost.py).
+"""OpenCost's chart values (hybridgpu.economics.opencost): the price functions, Prometheus, where it runs (component tests: tests/components/test_opencost.py).
 
 Upstream read (2026-11-24): opencost/opencost-helm-chart ``charts/opencost`` 2.5.17 (725bb939:
 ``values.yaml``, ``templates/configmap-custom-pricing.yaml``, ``templates/deployment.yaml``) and

@@ -28,18 +28,18 @@ from hybridgpu.config.aws_names import CloudNames
 from hybridgpu.errors import StackConfigError
 from hybridgpu.onprem import plan_onprem
 from hybridgpu.burst.kueue import endpoint_from_kubeconfig
-from hybridgpu.shell.components.efa import Efa, EfaQueues
-from hybridgpu.shell.components.eks import EksCluster
-from hybridgpu.shell.components.karpenter import Karpenter
-from hybridgpu.shell.components.kueue import WORKER_KUBECONFIG_OUTPUT, KueueCluster
-from hybridgpu.shell.components.network import Network
-from hybridgpu.shell.components.nodepools import GpuNodePools
-from hybridgpu.shell.components.nvidia import NvidiaLayer
-from hybridgpu.shell.components.network_operator import NetworkOperator
+from hybridgpu.components.efa import Efa, EfaQueues
+from hybridgpu.components.eks import EksCluster
+from hybridgpu.components.karpenter import Karpenter
+from hybridgpu.components.kueue import WORKER_KUBECONFIG_OUTPUT, KueueCluster
+from hybridgpu.components.network import Network
+from hybridgpu.components.nodepools import GpuNodePools
+from hybridgpu.components.nvidia import NvidiaLayer
+from hybridgpu.components.network_operator import NetworkOperator
 from hybridgpu.render.network_operator import gpu_operator_rdma_values, rdma_plan
-from hybridgpu.shell.components.opencost import build_opencost
-from hybridgpu.shell.components.onprem import OnPremCluster
-from hybridgpu.shell.components.storage import FsxLustre, TrainingData
+from hybridgpu.components.opencost import build_opencost
+from hybridgpu.components.onprem import OnPremCluster
+from hybridgpu.components.storage import FsxLustre, TrainingData
 from hybridgpu.render.storage import FSX_CSI_CHART, FSX_CSI_REPO, NFS_CSI_CHART, NFS_CSI_REPO, fsx_csi_values, fsx_volume, nfs_csi_values, nfs_volume
 from hybridgpu.stack.storage import storage_namespaces
 from hybridgpu.stack.load import Stack, runtime_stack

@@ -140,7 +140,7 @@ def test_worker_kubeconfig_is_built_from_the_token_and_the_ca(runs):
     from pulumi.runtime.sync_await import _sync_await
 
     import pulumi_kubernetes as k8s
-    from hybridgpu.shell.components.kueue import KueueCluster
+    from hybridgpu.components.kueue import KueueCluster
     from hybridgpu.stack.burst import load_burst_plan
     from hybridgpu.shell.preview import HybridMocks, _mock_jwt, _reset_runtime, _short_hash
 

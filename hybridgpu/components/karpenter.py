@@ -24,7 +24,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from hybridgpu.shell.components.eks import EksCluster
+from hybridgpu.components.eks import EksCluster
 from hybridgpu.config.aws_names import CONTROLLER_POLICY_CONCERNS, INTERRUPTION_TARGET_ID, CloudNames
 from hybridgpu.config.models import KarpenterConfig
 from hybridgpu.render.iam import (
@@ -48,7 +48,7 @@ class Karpenter(pulumi.ComponentResource):
     Args:
         name: logical name prefix of the children.
         config: validated Karpenter config.
-        cluster: the :class:`~hybridgpu.shell.components.eks.EksCluster` (its name output orders the AWS resources
+        cluster: the :class:`~hybridgpu.components.eks.EksCluster` (its name output orders the AWS resources
             after the cluster; its provider and ``access_ready`` resources gate the Helm releases).
         cluster_name: EKS cluster name as a plain string (for names and policy documents).
         region: AWS region.

@@ -18,7 +18,7 @@ Creates, through the cluster's Kubernetes provider:
   Karpenter ``nodeOverlay`` feature gate is on.
 
 Nodes pick their layout through labels the NodePools carry (``nvidia.com/mig.config``,
-``nvidia.com/device-plugin.config``; see :class:`hybridgpu.shell.components.nodepools.GpuNodePools`).
+``nvidia.com/device-plugin.config``; see :class:`hybridgpu.components.nodepools.GpuNodePools`).
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ def test_cluster_is_private_encrypted_logged_and_api_auth(previews):
 
 
 def test_private_endpoint_reachable_from_listed_networks(previews):
-    # The EKS component's rules (FSx for Lustre adds Lustre-port rules of its own: tests/shell/components/test_storage.py).
+    # The EKS component's rules (FSx for Lustre adds Lustre-port rules of its own: tests/components/test_storage.py).
     rules = [r for r in previews["prod"].of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule") if "hybridgpu:cloud:EksCluster$" in r.urn]
     # The VPN/CI network and the MultiKueue manager's VPC (stack hybrid, issue 15: it must reach this API).
     assert [(r.inputs["cidrIpv4"], r.inputs["fromPort"], r.inputs["toPort"]) for r in rules] == [("10.10.0.0/16", 443, 443), ("10.90.0.0/16", 443, 443)]
@@ -247,7 +247,7 @@ def test_bad_config_stops_program_before_any_registration():
     from pulumi.runtime.stack import run_pulumi_func
     from pulumi.runtime.sync_await import _sync_await
 
-    from hybridgpu.shell.components.program import main
+    from hybridgpu.components.program import main
     from hybridgpu.shell.preview import _reset_runtime
 
     _reset_runtime()
