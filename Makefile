@@ -46,9 +46,13 @@ preview: setup
 
 # The import contracts first (pyproject.toml [tool.importlinter], docs/architecture.md): a layer
 # violation fails in a second, before the suite runs (tests/test_layers.py checks them too).
+# Then the type checker over hybridgpu/ (pyproject.toml [tool.mypy]).
+# The suite on every core (pytest-xdist); --dist loadfile keeps a test file on one worker, so its
+# module fixtures (the policy pack built and installed once, the fresh imports) run once.
 test: setup
 	$(BIN)/lint-imports --no-cache --no-logo
-	HYBRIDGPU_REQUIRE_TOOLS=1 $(BIN)/python -m pytest -q
+	$(BIN)/mypy
+	HYBRIDGPU_REQUIRE_TOOLS=1 $(BIN)/python -m pytest -q -n auto --dist loadfile
 
 # The large fuzz run (>= 10,000 malformed inputs over every loader and CLI entry point);
 # `make test` runs a small sample of the same tests.

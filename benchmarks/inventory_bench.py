@@ -65,9 +65,8 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import hybridgpu.components.program as program  # noqa: E402 - where the program calls plan_onprem
 import hybridgpu.stack.inventory as stack_inventory  # noqa: E402 - where the stack layer calls load_inventory
-import hybridgpu.onprem as onprem  # noqa: E402
+import hybridgpu.onprem as onprem  # noqa: E402 - where validation calls plan_onprem (deployment_issues); the program deploys that plan
 from hybridgpu.inventory import InventoryError, inventory_from_documents, load_inventory  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -211,6 +210,8 @@ def _patched(module: Any, name: str, value: Any) -> Iterator[None]:
 _AREAS = (
     ("yaml (PyYAML)", "/yaml/"),
     ("hybridgpu.render.kubeadm", "hybridgpu/render/kubeadm.py"),
+    ("hybridgpu.render.kubeadm_specs", "hybridgpu/render/kubeadm_specs.py"),
+    ("hybridgpu.render.kubeadm_secrets", "hybridgpu/render/kubeadm_secrets.py"),
     ("hybridgpu.render.bootstrap", "hybridgpu/render/bootstrap.py"),
     ("hybridgpu.onprem", "hybridgpu/onprem.py"),
     ("hybridgpu.config (MIG layout models)", "hybridgpu/config/"),
@@ -326,7 +327,7 @@ def time_preview(n: int, repeat: int) -> None:
             totals: Counter[str] = Counter()
             with (
                 _patched(stack_inventory, "load_inventory", _accumulate(stack_inventory.load_inventory, totals, "load")),
-                _patched(program, "plan_onprem", _accumulate(program.plan_onprem, totals, "plan")),
+                _patched(onprem, "plan_onprem", _accumulate(onprem.plan_onprem, totals, "plan")),
             ):
                 result = None
                 gc.collect()

@@ -44,8 +44,13 @@ from hybridgpu.shell.policy.analyzer import Analyzer, AnalyzerResource  # noqa: 
 from hybridgpu.shell.policy.check import _analyzer_resources, analyze_resources, load_policy_config  # noqa: E402
 
 
+#: One warm-up run before the timed ones; off in --smoke (the figures are not used there).
+WARM_UP = True
+
+
 def timed(fn, repeat: int) -> tuple[float, object]:
-    fn()  # warm-up
+    if WARM_UP:
+        fn()  # warm-up
     times, result = [], None
     for _ in range(repeat):
         gc.collect()
@@ -91,7 +96,8 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="one repeat, small sizes: checks the script still runs (tests/test_benchmarks.py); figures come from full runs")
     args = parser.parse_args()
     if args.smoke:
-        args.repeat, args.resources = 1, 50
+        global WARM_UP
+        args.repeat, args.resources, WARM_UP = 1, 50, False
     print(f"# policy pack benchmark  python {platform.python_version()}  {platform.machine()}  repeat={args.repeat}")
     config = load_policy_config(ROOT / "policies" / "config.example.json")
 
@@ -150,7 +156,8 @@ def time_command(repeat: int) -> None:
             raise SystemExit(f"hybridgpu check exited {proc.returncode}: {proc.stderr[-2000:]}")
         return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
-    once()  # warm-up (bytecode caches)
+    if WARM_UP:
+        once()  # warm-up (bytecode caches)
     runs = [once() for _ in range(repeat)]
     walls, cpus = [w for w, _ in runs], [c for _, c in runs]
     print(f"\n## 3. the whole command: {' '.join(command[1:])} in {ROOT}, {repeat} runs after 1 warm-up, load average {os.getloadavg()[0]:.1f}")

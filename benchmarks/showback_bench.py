@@ -13,7 +13,7 @@ file is generated too, so attribution goes through namespaces and cost labels.
 
 Sections (wall time, ``time.perf_counter``, best and median of R):
 
-1. parse the usage CSV (:func:`hybridgpu.economics.showback.load_usage`);
+1. parse the usage CSV (:func:`hybridgpu.economics.usage.load_usage`);
 2. attribute, price and share idle cost (:func:`~hybridgpu.economics.showback.compute_showback`) and
    build the JSON dict;
 3. the whole command in a fresh interpreter: ``hybridgpu cost showback FILE --price ... --teams ...
@@ -43,7 +43,8 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from hybridgpu.economics.showback import CSV_COLUMNS, ShowbackPrices, compute_showback, load_usage  # noqa: E402
+from hybridgpu.economics.showback import ShowbackPrices, compute_showback  # noqa: E402
+from hybridgpu.economics.usage import CSV_COLUMNS, load_usage  # noqa: E402
 from hybridgpu.teams.models import read_teams_file  # noqa: E402
 
 PRICES = "owned=2.2472,reserved=2.94,spot=3.44,on-demand=6.88"

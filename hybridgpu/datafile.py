@@ -6,7 +6,10 @@
 * :data:`SAFE_LOADER`, :func:`load_yaml`, :func:`load_yaml_all`: ``yaml.safe_load`` with libyaml's parser
   (the same safe constructors, several times faster), the one YAML reader of stack files, kubeconfigs and manifests.
 * every YAML reader here parses with the collector paused (:func:`hybridgpu.collector.gc_paused`).
-* :func:`load_unique_yaml`: YAML that refuses duplicate keys (PyYAML keeps the last silently).
+* :func:`load_unique_yaml`: YAML that refuses duplicate keys (PyYAML keeps the last silently) and
+  accepts merge keys (``<<: *defaults``) as ``yaml.safe_load`` does.
+* :func:`dump_yaml`, :func:`dump_yaml_all`: the one YAML writer, in one of the :class:`YamlStyle` s
+  the consumers need (:data:`SORTED`, :data:`ORDERED`, :data:`TEMPLATE`).
 * :func:`top_level_entries`: the non-empty list under a file's single top-level key.
 * :func:`read_model_file`: a user's YAML file (burst plan, teams file) validated by its pydantic model.
 * :func:`stray_key_issue`, :func:`not_a_mapping_issue`, :func:`unreadable_issue`: the issues
@@ -16,6 +19,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -84,16 +88,28 @@ def load_yaml_all(text: str) -> list[Any]:
         return list(yaml.load_all(text, Loader=SAFE_LOADER))  # noqa: S506 - a SafeLoader
 
 
-class UniqueKeyLoader(SAFE_LOADER):  # type: ignore[misc,valid-type]
+class UniqueKeyLoader(SAFE_LOADER):
     """libyaml's safe loader (the pure-Python one without libyaml) refusing duplicate mapping keys.
 
     An unhashable key (a list or mapping used as a key) is a YAML error, not a ``TypeError``.
     """
 
 
+#: Tag of the merge key ``<<`` (YAML 1.1 merge key type, https://yaml.org/type/merge.html).
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
 def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    """The mapping of ``node``, refusing a key written twice in it.
+
+    Merge keys (``<<: *a``, ``<<: [*a, *b]``) are not duplicates: the constructor's own
+    ``flatten_mapping`` merges them as ``yaml.safe_load`` does (the mapping's own keys win, then
+    the merged mappings in order), so only the keys written in the mapping itself are compared.
+    """
     seen: set[Any] = set()
     for key_node, _ in node.value:
+        if key_node.tag == _MERGE_TAG:
+            continue
         key = loader.construct_object(key_node, deep=deep)
         try:
             duplicate = key in seen
@@ -115,6 +131,8 @@ UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, 
 def load_unique_yaml(text: str) -> Any:
     """Parse one YAML document like ``yaml.safe_load`` but raise ``yaml.YAMLError`` on a duplicate or unhashable key.
 
+    Merge keys (``<<: *defaults``) are accepted, with ``yaml.safe_load``'s result.
+
     The collector is paused while parsing (:func:`gc_paused`).
 
     Raises:
@@ -132,6 +150,67 @@ def load_unique_yaml_all(text: str) -> list[Any]:
     """
     with gc_paused():
         return [doc for doc in yaml.load_all(text, Loader=UniqueKeyLoader) if doc is not None]  # noqa: S506
+
+
+# --------------------------------------------------------------------------- writing YAML
+
+
+class _TemplateDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """Safe dumper (libyaml's emitter when PyYAML has it) that writes no anchors or aliases (a dict used twice is written twice: kubeadm
+    reads every document on its own) and double-quotes every string holding a ``${NAME}`` placeholder,
+    so a substituted value stays a string (an all-digit token or key would otherwise read as a number)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = '"' if "${" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_TemplateDumper.add_representer(str, _represent_str)
+
+
+@dataclass(frozen=True)
+class YamlStyle:
+    """How :func:`dump_yaml` writes: always block style (``default_flow_style=False``) with PyYAML's safe representers.
+
+    Attributes:
+        sort_keys: keys sorted (True) or in insertion order (False).
+        width: the preferred line width (PyYAML folds long plain scalars at it).
+        dumper: the dumper class (a :class:`yaml.SafeDumper` subclass).
+    """
+
+    sort_keys: bool
+    width: int
+    dumper: type = yaml.SafeDumper
+
+
+#: Rendered manifests, chart values and golden files: sorted keys (the wire format keeps no order; sorting keeps output stable), width 120.
+SORTED = YamlStyle(sort_keys=True, width=120)
+#: Documents a person reads in the order written (Kueue Configuration, audit policy, PulumiPolicy.yaml): insertion order, PyYAML's width 80.
+ORDERED = YamlStyle(sort_keys=False, width=80)
+#: Templates with ``${NAME}`` placeholders substituted later (kubeadm configs): insertion order, no line folding, no aliases.
+TEMPLATE = YamlStyle(sort_keys=False, width=4096, dumper=_TemplateDumper)
+
+
+def dump_yaml(doc: Any, style: YamlStyle = SORTED) -> str:
+    """``doc`` as one YAML document in ``style`` (default :data:`SORTED`).
+
+    Raises:
+        yaml.representer.RepresenterError: ``doc`` holds a value YAML's safe representers cannot write.
+    """
+    return yaml.dump(doc, Dumper=style.dumper, sort_keys=style.sort_keys, default_flow_style=False, width=style.width)
+
+
+def dump_yaml_all(docs: Iterable[Any], style: YamlStyle = SORTED, *, explicit_start: bool = True) -> str:
+    """``docs`` as a multi-document YAML text in ``style``; ``explicit_start``: ``---`` before the first document too.
+
+    Raises:
+        yaml.representer.RepresenterError: a document holds a value YAML's safe representers cannot write.
+    """
+    return yaml.dump_all(list(docs), Dumper=style.dumper, sort_keys=style.sort_keys, default_flow_style=False, width=style.width, explicit_start=explicit_start)
 
 
 def top_level_entries(text: str, file: str, top_key: str, error: type[DataFileError]) -> list[Any]:

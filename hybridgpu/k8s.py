@@ -1,4 +1,9 @@
-"""Kubernetes label, taint, resource, annotation and tag names: the one place hybridgpu spells them.
+"""Kubernetes names and grammar: the one place hybridgpu spells them.
+
+Label, taint, resource, annotation and tag names; the Kueue API version; the DNS-1123 name
+patterns and their validators; the quantity grammar and parser (:func:`quantity`,
+:func:`parse_quantity`, :func:`device_count`); the taint and toleration objects as the API
+writes them (:func:`taint_object`, :func:`toleration_for`).
 
 Every renderer, check, policy and component imports the names from here, so a name cannot
 drift between, say, the label the kubeadm renderer puts on a node and the one a policy
@@ -8,14 +13,23 @@ defaults (Pulumi.yaml, the config models, the policy pack) name the same cost ke
 
 Upstream names carry their source and the date it was read; the ``hybridgpu.io/*`` names
 are this project's own. The module is pure and imports nothing from hybridgpu (import
-contract layer ``datafile | modelbase | (k8s)`` in pyproject.toml), so every layer may use it.
-API groups and versions (``karpenter.sh/v1``, ``kueue.x-k8s.io/v1beta2``, ...) are not
-names of this kind and stay with their renderers.
+contract layer ``modelbase | k8s | collector`` in pyproject.toml), so every layer may use it.
+Other API groups and versions (``karpenter.sh/v1``, ...) stay with their one renderer; the Kueue
+API, which the burst, teams and topology renderers and checks all write, is here.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import functools
+import importlib.util
+import re
+import sys
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+from typing import Annotated, Any, NamedTuple
+
+from pydantic import StringConstraints
 
 __all__ = [
     "ARCH_LABEL",
@@ -23,6 +37,13 @@ __all__ = [
     "CLUSTER_TAG_PREFIX",
     "CONTROL_PLANE_TAINT",
     "CRITICAL_ADDONS_TAINT",
+    "DNS1123_LABEL_FMT",
+    "DNS1123_LABEL_MAX",
+    "DNS1123_LABEL_PATTERN",
+    "DNS1123_SUBDOMAIN_MAX",
+    "DNS1123_SUBDOMAIN_PATTERN",
+    "Dns1123Name",
+    "Dns1123Subdomain",
     "DEFAULT_COST_KEYS",
     "DEVICE_PLUGIN_CONFIG_LABEL",
     "DISCOVERY_TAG",
@@ -42,6 +63,17 @@ __all__ = [
     "INSTANCE_GPU_NAME_LABEL",
     "INSTANCE_TYPE_LABEL",
     "INTERNAL_ELB_TAG",
+    "KUEUE_API",
+    "HOSTNAME_FMT",
+    "HOSTNAME_PATTERN",
+    "HostName",
+    "LABEL_KEY_MAX",
+    "LABEL_KEY_PATTERN",
+    "LABEL_NAME_FMT",
+    "LABEL_VALUE_PATTERN",
+    "LabelKey",
+    "LabelValue",
+    "KUEUE_GROUP",
     "KUEUE_PRIORITY_CLASS_LABEL",
     "KUEUE_QUEUE_NAME_LABEL",
     "KARPENTER_NODEPOOL_LABEL",
@@ -62,6 +94,8 @@ __all__ = [
     "POD_SECURITY_AUDIT_LABEL",
     "POD_SECURITY_ENFORCE_LABEL",
     "POD_SECURITY_WARN_LABEL",
+    "QUANTITY_PATTERN",
+    "QuantityError",
     "REGION_LABEL",
     "RESERVED_TAG_PREFIXES",
     "ROLE_LABEL",
@@ -79,10 +113,18 @@ __all__ = [
     "MOFED_WAIT_LABEL",
     "FABRIC_LABEL",
     "cluster_tag",
+    "device_count",
+    "is_dns1123_label",
+    "is_dns1123_subdomain",
+    "is_hostname",
     "is_kubelet_settable_label",
     "managed_by_labels",
     "mig_resource_name",
     "network_node_layer_label",
+    "parse_quantity",
+    "quantity",
+    "taint_object",
+    "toleration_for",
 ]
 
 
@@ -346,3 +388,226 @@ MOFED_WAIT_LABEL = "network.nvidia.com/operator.mofed.wait"
 #: The host's RDMA fabric (``infiniband`` or ``roce``; unset without one), set through kubelet ``--node-labels``: the
 #: NicClusterPolicy's operands select it (hybridgpu.render.network_operator), and jobs may too.
 FABRIC_LABEL = "hybridgpu.io/fabric"
+
+
+# --------------------------------------------------------------------------- API groups and versions
+# The Kueue API every renderer writes and every check reads: kubernetes-sigs/kueue v0.19.2
+# ``apis/kueue/v1beta2/groupversion_info.go`` (read 2026-11-24).
+
+#: API group of Kueue's objects (ResourceFlavor, ClusterQueue, ..., Topology) and of RBAC rules over them.
+KUEUE_GROUP = "kueue.x-k8s.io"
+#: ``apiVersion`` of every Kueue object hybridgpu renders.
+KUEUE_API = f"{KUEUE_GROUP}/v1beta2"
+
+
+# --------------------------------------------------------------------------- object names (DNS-1123)
+# kubernetes/apimachinery ``pkg/util/validation/validation.go`` (``dns1123LabelFmt``,
+# ``DNS1123LabelMaxLength``, ``dns1123SubdomainFmt``, ``DNS1123SubdomainMaxLength``; master at 2026-07, read
+# 2026-11-26). The patterns are anchored with ``^...$`` (pydantic's ``pattern=`` and ``re.match`` alike).
+
+#: One DNS-1123 label, unanchored: lowercase alphanumerics and ``-``, starting and ending alphanumeric.
+DNS1123_LABEL_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+#: A DNS-1123 label (namespaces, most object names, ``hybridgpu.io/*`` values that name objects); at most 63 characters.
+DNS1123_LABEL_PATTERN = f"^{DNS1123_LABEL_FMT}$"
+DNS1123_LABEL_MAX = 63
+#: A DNS-1123 subdomain (cluster-scoped object names, API groups, host names): labels joined by ``.``; at most 253 characters.
+DNS1123_SUBDOMAIN_PATTERN = rf"^{DNS1123_LABEL_FMT}(\.{DNS1123_LABEL_FMT})*$"
+DNS1123_SUBDOMAIN_MAX = 253
+
+#: A host name (RFC 1123), unanchored: a DNS-1123 subdomain whose labels are at most 63 characters each, as DNS
+#: allows (apimachinery checks only the total length of a subdomain). Node names, NFS servers, endpoints.
+HOSTNAME_FMT = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*"
+#: A host name, anchored (at most 253 characters, checked apart).
+HOSTNAME_PATTERN = f"^{HOSTNAME_FMT}$"
+#: The name part of a label key, and a label value when not empty (``qualifiedNameFmt`` and ``labelValueFmt``, same
+#: file): alphanumerics, ``-``, ``_`` and ``.``, starting and ending alphanumeric, at most 63 characters (in the pattern).
+LABEL_NAME_FMT = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+#: A label (or taint) key, anchored: ``[<DNS-1123 subdomain>/]<name>``; the whole at most 317 characters (253 + 1 + 63).
+LABEL_KEY_PATTERN = rf"^({DNS1123_LABEL_FMT}(\.{DNS1123_LABEL_FMT})*/)?{LABEL_NAME_FMT}$"
+LABEL_KEY_MAX = 317
+#: A label value, anchored: empty, or like a label key's name.
+LABEL_VALUE_PATTERN = f"^({LABEL_NAME_FMT})?$"
+
+_DNS1123_LABEL_RE = re.compile(DNS1123_LABEL_PATTERN)
+_DNS1123_SUBDOMAIN_RE = re.compile(DNS1123_SUBDOMAIN_PATTERN)
+
+#: A pydantic field type of a DNS-1123 label (at most 63 characters).
+Dns1123Name = Annotated[str, StringConstraints(pattern=DNS1123_LABEL_PATTERN, max_length=DNS1123_LABEL_MAX)]
+#: A pydantic field type of a DNS-1123 subdomain (at most 253 characters).
+Dns1123Subdomain = Annotated[str, StringConstraints(pattern=DNS1123_SUBDOMAIN_PATTERN, max_length=DNS1123_SUBDOMAIN_MAX)]
+#: A pydantic field type of a host name (:data:`HOSTNAME_PATTERN`, at most 253 characters).
+HostName = Annotated[str, StringConstraints(pattern=HOSTNAME_PATTERN, max_length=DNS1123_SUBDOMAIN_MAX)]
+#: A pydantic field type of a label or taint key (:data:`LABEL_KEY_PATTERN`).
+LabelKey = Annotated[str, StringConstraints(pattern=LABEL_KEY_PATTERN, max_length=LABEL_KEY_MAX)]
+#: A pydantic field type of a label value (:data:`LABEL_VALUE_PATTERN`: at most 63 characters).
+LabelValue = Annotated[str, StringConstraints(pattern=LABEL_VALUE_PATTERN)]
+_HOSTNAME_RE = re.compile(HOSTNAME_PATTERN)
+
+
+def is_dns1123_label(value: object) -> bool:
+    """True if ``value`` is a string that is a DNS-1123 label (``[a-z0-9]([-a-z0-9]*[a-z0-9])?``, 1 to 63 characters)."""
+    return isinstance(value, str) and len(value) <= DNS1123_LABEL_MAX and _DNS1123_LABEL_RE.fullmatch(value) is not None
+
+
+def is_hostname(value: object) -> bool:
+    """True if ``value`` is a string that is a host name (:data:`HOSTNAME_PATTERN`, 1 to 253 characters)."""
+    return isinstance(value, str) and len(value) <= DNS1123_SUBDOMAIN_MAX and _HOSTNAME_RE.fullmatch(value) is not None
+
+
+def is_dns1123_subdomain(value: object) -> bool:
+    """True if ``value`` is a string that is a DNS-1123 subdomain (labels joined by ``.``, 1 to 253 characters)."""
+    return isinstance(value, str) and len(value) <= DNS1123_SUBDOMAIN_MAX and _DNS1123_SUBDOMAIN_RE.fullmatch(value) is not None
+
+
+# --------------------------------------------------------------------------- quantities
+# ``resource.Quantity``: kubernetes/apimachinery ``pkg/api/resource/quantity.go`` (the grammar in the
+# type's comment: a signed decimal number, then a binary-SI suffix ``Ki``..``Ei``, a decimal-SI suffix
+# ``n u m k M G T P E`` or a decimal exponent ``e<n>``/``E<n>``). The anchored pattern is the one
+# controller-gen writes into every CRD field of type Quantity (kubernetes-sigs/controller-tools
+# ``pkg/crd/known_types.go``, as in Kueue v0.19.2's ``kueue.x-k8s.io_clusterqueues.yaml``, read 2026-11-24).
+# The value is computed by the Kubernetes Python client's ``kubernetes.utils.quantity.parse_quantity``
+# (kubernetes 36.0.3), which alone is more lenient than the grammar (``"Infinity"``, ``"1_000"``).
+
+#: The serialized form of a Kubernetes quantity, anchored.
+QUANTITY_PATTERN = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+_QUANTITY_RE = re.compile(QUANTITY_PATTERN)
+
+
+class QuantityError(ValueError):
+    """A value that is not a Kubernetes quantity, or not one the field allows (a fraction of a device, negative).
+
+    Args:
+        problem: what is wrong with the value as written.
+        fix: how to write it.
+
+    Attributes:
+        problem, fix: as given; ``str(exc)`` is ``"<problem>; <fix>"``.
+    """
+
+    def __init__(self, problem: str, fix: str):
+        super().__init__(f"{problem}; {fix}")
+        self.problem = problem
+        self.fix = fix
+
+
+_QUANTITY_FIX = 'write a number with an optional suffix, such as 8, "500m", "64Gi" or "2e3"'
+
+
+@functools.cache
+def _client_parse_quantity() -> Callable[[Any], Decimal]:
+    """``parse_quantity`` of the Kubernetes Python client (``kubernetes/utils/quantity.py``).
+
+    ``import kubernetes.utils.quantity`` runs the package's ``__init__``, which imports the whole
+    generated API client: 0.27 s of the start-up of ``hybridgpu check`` and of the policy pack's
+    process (``python -X importtime``, 2026-11-24), for a module that needs only ``decimal``. So
+    the same file of the installed package is loaded on its own (it imports nothing from the
+    package), on first use; when ``kubernetes`` is already imported, its module is used.
+
+    Raises:
+        ImportError: the kubernetes package (a hybridgpu dependency) is not installed.
+    """
+    loaded = sys.modules.get("kubernetes.utils.quantity")
+    if loaded is not None:
+        return loaded.parse_quantity
+    package = importlib.util.find_spec("kubernetes")  # finds the package without importing it
+    if package is None or package.origin is None:
+        raise ImportError("the kubernetes package (a hybridgpu dependency) is not installed")
+    spec = importlib.util.spec_from_file_location("hybridgpu._kubernetes_quantity", Path(package.origin).parent / "utils" / "quantity.py")
+    if spec is None or spec.loader is None:
+        raise ImportError("the kubernetes package has no utils/quantity.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.parse_quantity
+
+
+def quantity(value: Any) -> Decimal:
+    """The exact value of a Kubernetes quantity: ``8``, ``8.0``, ``"8"``, ``"8e0"``, ``"1k"`` (1000), ``"500m"`` (0.5), ``"1Ki"`` (1024).
+
+    Integers and finite floats are quantities too (YAML ``8.0`` reads as a float). Negative
+    quantities are returned as they are: the caller decides whether the field allows them.
+
+    Raises:
+        QuantityError: ``value`` is not a quantity (a bool, None, a list, NaN or infinity, text
+            outside the grammar such as ``"8 GPUs"``, ``" 8"`` or ``"1e"``).
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
+        raise QuantityError(f"{value!r} is not a Kubernetes quantity", _QUANTITY_FIX)
+    if isinstance(value, str):
+        if not _QUANTITY_RE.match(value) or value != value.strip():
+            raise QuantityError(f"{value!r} is not a Kubernetes quantity", _QUANTITY_FIX)
+        return _client_parse_quantity()(value)
+    number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+    if not number.is_finite():
+        raise QuantityError(f"{value!r} is not a Kubernetes quantity (not a finite number)", _QUANTITY_FIX)
+    return number
+
+
+def parse_quantity(value: Any) -> float | None:
+    """:func:`quantity` as a float, or None when ``value`` is not a quantity (callers decide what a None means).
+
+    >>> [parse_quantity(v) for v in (8, 8.0, "8", "8e0", "1k", "500m", "8 GPUs")]
+    [8.0, 8.0, 8.0, 8.0, 1000.0, 0.5, None]
+    """
+    try:
+        return float(quantity(value))
+    except QuantityError:
+        return None
+
+
+def device_count(value: Any, resource: str = GPU_RESOURCE) -> int:
+    """A count of devices of an extended resource (``nvidia.com/gpu``, MIG devices, EFA, RDMA) as an int.
+
+    ``8``, ``8.0``, ``"8"``, ``"8e0"`` are all 8 and ``"1k"`` is 1000. Kubernetes counts extended
+    resources in whole units and refuses a fraction (kubernetes/kubernetes
+    ``pkg/apis/core/validation/validation.go`` ``ValidateResourceQuantityValue``: an integer resource,
+    ``helper.IsIntegerResourceName``, must be an integer; read 2026-11-26).
+
+    Args:
+        value: the quantity as written (a request or limit).
+        resource: the resource name, for the message.
+
+    Raises:
+        QuantityError: not a quantity, negative, or not a whole number (``"0.5"``, ``"500m"``), with
+            the one message every path reports.
+    """
+    try:
+        number = quantity(value)
+    except QuantityError:
+        number = Decimal(-1)
+    if number < 0 or number != number.to_integral_value():
+        raise QuantityError(
+            f"{resource} {value!r} is not a whole number of devices (Kubernetes counts extended resources in whole units)",
+            'write a count such as 8 (8, 8.0, "8" and "8e0" are all 8)',
+        )
+    return int(number)
+
+
+# --------------------------------------------------------------------------- taints and tolerations
+# kube-scheduler's matching: kubernetes/api ``core/v1/toleration.go`` ``Toleration.ToleratesTaint`` (master
+# at 10b39a39, 2026-07-24, read 2026-11-26): an empty effect matches every effect, ``Exists`` matches every
+# value, an empty operator means ``Equal``, which matches when the values are equal (an absent value is
+# ``""``, so ``Equal`` with value ``""`` tolerates a taint without a value). The API refuses a value with
+# ``Exists`` (``pkg/apis/core/validation`` ``validateTolerations``: "value must be empty when `operator` is 'Exists'").
+
+
+def taint_object(key: str, value: str | None, effect: str) -> dict[str, str]:
+    """A taint as the API writes it (``key``, ``value`` when not empty, ``effect``): the kubeadm
+    ``nodeRegistration.taints``, the Karpenter NodePool and the scheduling checks use this form."""
+    taint = {"key": key}
+    if value:
+        taint["value"] = value
+    taint["effect"] = effect
+    return taint
+
+
+def toleration_for(key: str, value: str | None, effect: str) -> dict[str, str]:
+    """The toleration of exactly the taint ``key[=value]:effect``, as kube-scheduler matches it.
+
+    A taint written with a value (``""`` included) gets ``operator: Equal`` with that value: an
+    ``Equal`` toleration with value ``""`` tolerates a taint with an empty or absent value and no
+    other. A taint with no value (None) gets ``operator: Exists`` (without ``value``, which the
+    API refuses with ``Exists``), tolerating the key whatever value a node gives it.
+    """
+    if value is None:
+        return {"key": key, "operator": "Exists", "effect": effect}
+    return {"key": key, "operator": "Equal", "value": value, "effect": effect}

@@ -11,8 +11,6 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, StringConstraints
 from pydantic.alias_generators import to_camel
 
-DNS1123 = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-Dns1123Name = Annotated[str, StringConstraints(pattern=DNS1123, max_length=63)]
 #: A Go duration as Karpenter accepts it (e.g. ``30m``, ``1h``, ``720h``, ``1h30m``).
 Duration = Annotated[str, StringConstraints(pattern=r"^([0-9]+(s|m|h))+$")]
 

@@ -13,33 +13,25 @@ renderers and decides, per host, what ``pulumi up`` does over SSH:
   ``nvidia.com/mig.config=<name>`` so the GPU Operator's mig-manager applies it.
 
 The kubeadm configs carry placeholders for the bootstrap token, certificate key and CA hash;
-the Pulumi component fills them with secret Outputs (:func:`hybridgpu.render.kubeadm.substitute`).
+the Pulumi component fills them with secret Outputs (:func:`hybridgpu.render.kubeadm_secrets.substitute`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from hybridgpu.config.nvidia import MigDeviceGroup, MigLayoutConfig
 from hybridgpu.errors import Issue
-from hybridgpu.inventory.models import Host, Inventory
+from hybridgpu.inventory.models import Host, Inventory, InventoryError
 from hybridgpu.render.bootstrap import bootstrap_script, drain_and_cordon_script, kubeadm_run_script
 from hybridgpu.render.topology import host_node_labels
-from hybridgpu.render.kubeadm import (
-    BOOTSTRAP_TOKEN_PLACEHOLDER,
-    CA_CERT_HASH_PLACEHOLDER,
-    CERTIFICATE_KEY_PLACEHOLDER,
-    ClusterSpec,
-    NodeSpec,
-    init_config,
-    join_config_control_plane,
-    join_config_worker,
-    to_yaml,
-)
+from hybridgpu.render.kubeadm import init_config, join_config_control_plane, join_config_worker, to_yaml
+from hybridgpu.render.kubeadm_secrets import BOOTSTRAP_TOKEN_PLACEHOLDER, CA_CERT_HASH_PLACEHOLDER, CERTIFICATE_KEY_PLACEHOLDER
+from hybridgpu.render.kubeadm_specs import ClusterSpec, NodeSpec, SpecError
 
 Stage = Literal["init", "join-control-plane", "join-worker"]
 
@@ -106,7 +98,7 @@ class OnPremPlan:
         return self.steps[0]
 
 
-def mig_config_name(model: str, groups: list[tuple[tuple[int, ...], dict[str, int]]]) -> str:
+def mig_config_name(model: str, groups: Sequence[tuple[Sequence[int], dict[str, int]]]) -> str:
     """A stable mig-parted config name for a host's MIG layout: ``<model>-<8 hex of its content>``."""
     digest = hashlib.sha256(json.dumps([model, groups], sort_keys=True).encode()).hexdigest()[:8]
     return f"{model.lower()}-{digest}"
@@ -130,8 +122,56 @@ def _host_mig(host: Host) -> tuple[str, MigLayoutConfig] | None:
     return name, layout
 
 
+#: Where the inventory writes each :class:`ClusterSpec` field (key paths in the site file).
+CLUSTER_SPEC_KEYS = {
+    "name": "metadata.name",
+    "kubernetes_version": "cluster.kubernetesVersion",
+    "control_plane_endpoint": "cluster.controlPlaneEndpoint",
+    "pod_subnet": "cluster.podSubnet",
+    "service_subnet": "cluster.serviceSubnet",
+    "cni": "cluster.cni",
+    "kubelet_server_tls_bootstrap": "cluster.kubeletServerTlsBootstrap",
+}
+#: Where the inventory writes each :class:`NodeSpec` field (key paths relative to the host).
+NODE_SPEC_KEYS = {
+    "hostname": "hostname",
+    "advertise_address": "addresses.management",
+    "role": "role",
+    "labels": "labels",
+    "taints": "taints",
+    "gpu_model": "gpu.model",
+    "gpu_count": "gpu.count",
+    "mig_config": "gpu.migLayouts",
+}
+#: What a render issue adds to the renderer's fix: the inventory rules should have refused it first.
+_REPORT = "; please also report it, since validation should have caught it"
+
+
+def _render_issue(inventory: Inventory, host: Host | None, exc: ValueError) -> Issue:
+    """A renderer's refusal as an issue (code ``render``) where the inventory wrote the value.
+
+    A :class:`SpecError` names its spec and field: cluster fields are put on the site file,
+    node fields on the host's file and host, in the inventory's key paths
+    (:data:`CLUSTER_SPEC_KEYS`, :data:`NODE_SPEC_KEYS`). Any other ``ValueError`` of a renderer
+    is put on the host being rendered (or the site), without a field.
+    """
+    prefix = "rendering the kubeadm configuration and scripts failed: "
+    if isinstance(exc, SpecError):
+        if exc.spec == "cluster" or host is None:
+            issue = exc.located(inventory.site_file, None, CLUSTER_SPEC_KEYS if exc.spec == "cluster" else {})
+        else:
+            issue = exc.located(inventory.file_of(host.hostname), host.hostname, NODE_SPEC_KEYS)
+        return Issue.on_host(issue.file, issue.host, issue.field, prefix + issue.message, issue.fix + _REPORT, "render")
+    file = inventory.file_of(host.hostname) if host is not None else inventory.site_file
+    return Issue.on_host(file, host.hostname if host else None, None, prefix + str(exc), "correct the value named in the message" + _REPORT, "render")
+
+
 def cluster_spec(inventory: Inventory) -> ClusterSpec:
-    """The kubeadm :class:`ClusterSpec` of an inventory's site."""
+    """The kubeadm :class:`ClusterSpec` of an inventory's site.
+
+    Raises:
+        SpecError: a value kubeadm would refuse (on the spec field: :data:`CLUSTER_SPEC_KEYS` maps it to the site file).
+    """
     c = inventory.site.cluster
     return ClusterSpec(
         name=inventory.site.name,
@@ -145,13 +185,17 @@ def cluster_spec(inventory: Inventory) -> ClusterSpec:
 
 
 def node_spec(host: Host, mig_config: str | None, hostname: str | None = None, address: str | None = None) -> NodeSpec:
-    """The kubeadm :class:`NodeSpec` of an inventory host (``hostname``/``address`` override its own)."""
+    """The kubeadm :class:`NodeSpec` of an inventory host (``hostname``/``address`` override its own).
+
+    Raises:
+        SpecError: a value kubeadm or the kubelet would refuse (on the spec field: :data:`NODE_SPEC_KEYS` maps it to the host).
+    """
     return NodeSpec(
         hostname=hostname or host.hostname,
         advertise_address=address or str(host.addresses.management),
         role=host.role,
         labels=host_node_labels(host),
-        taints=[(t.key, t.value, t.effect.value if hasattr(t.effect, "value") else str(t.effect)) for t in host.taints],
+        taints=[(t.key, t.value, str(getattr(t.effect, "value", t.effect))) for t in host.taints],
         gpu_model=host.gpu.model if host.gpu else None,
         gpu_count=host.gpu.count if host.gpu else 0,
         mig_config=mig_config,
@@ -205,16 +249,22 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templa
         The :class:`OnPremPlan` (hosts in order, MIG configs, skipped hosts).
 
     Raises:
-        ValueError: the inventory has no active or cordoned control-plane host (the inventory
-            checks normally catch this first).
+        InventoryError: a value the renderers refuse (issue code ``render`` on the file, host and
+            field the inventory wrote it in), or no active or cordoned control-plane host; the
+            inventory checks normally catch all of these first.
     """
-    cluster = cluster_spec(inventory)
+    try:
+        cluster = cluster_spec(inventory)
+    except SpecError as exc:
+        raise InventoryError([_render_issue(inventory, None, exc)]) from None
     toolkit_version = inventory.site.cluster.nvidia_container_toolkit_version
     hosts = [h for h in inventory.hosts if h.state != "absent"]
     skipped = tuple(h.hostname for h in inventory.hosts if h.state == "absent")
     control = [h for h in hosts if h.role == "control-plane"]
     if not control:
-        raise ValueError(f"{inventory.site_file}: no control-plane host that is active or cordoned")
+        raise InventoryError(
+            [Issue.on_host(inventory.site_file, None, None, "no control-plane host that is active or cordoned", "make a control-plane host active", "render")]
+        )
     # kubeadm init runs on the first ACTIVE control plane (a cordoned one joins later, then drains).
     active = [h for h in control if h.state == "active"]
     if active:
@@ -249,25 +299,29 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templa
             and str(host.addresses.management) != _SENTINEL_IP
             and _SENTINEL_IP not in f"{join_endpoint} {cluster.control_plane_endpoint}"
         )
-        if templated:
-            # Workers of one shape (role, labels, taints, GPUs, MIG config) differ only in name and
-            # address: render the shape once with sentinels, then fill them per host.
-            shape = (
-                host.role,
-                tuple(sorted(host_node_labels(host).items())),
-                tuple((t.key, t.value, str(getattr(t.effect, "value", t.effect))) for t in host.taints),
-                host.gpu.model if host.gpu else None,
-                host.gpu.count if host.gpu else 0,
-                mig_name,
-                toolkit,
-            )
-            if shape not in templates:
-                templates[shape] = _render_host(
-                    cluster, node_spec(host, mig_name, _SENTINEL_HOST, _SENTINEL_IP), stage, toolkit, join_endpoint, toolkit_version
+        try:
+            if templated:
+                # Workers of one shape (role, labels, taints, GPUs, MIG config) differ only in name and
+                # address: render the shape once with sentinels, then fill them per host.
+                shape = (
+                    host.role,
+                    tuple(sorted(host_node_labels(host).items())),
+                    tuple((t.key, t.value, str(getattr(t.effect, "value", t.effect))) for t in host.taints),
+                    host.gpu.model if host.gpu else None,
+                    host.gpu.count if host.gpu else 0,
+                    mig_name,
+                    toolkit,
                 )
-            config, bootstrap, run = (t.replace(_SENTINEL_HOST, host.hostname).replace(_SENTINEL_IP, str(host.addresses.management)) for t in templates[shape])
-        else:
-            config, bootstrap, run = _render_host(cluster, node_spec(host, mig_name), stage, toolkit, join_endpoint, toolkit_version)
+                if shape not in templates:
+                    templates[shape] = _render_host(
+                        cluster, node_spec(host, mig_name, _SENTINEL_HOST, _SENTINEL_IP), stage, toolkit, join_endpoint, toolkit_version
+                    )
+                config, bootstrap, run = (t.replace(_SENTINEL_HOST, host.hostname).replace(_SENTINEL_IP, str(host.addresses.management)) for t in templates[shape])
+            else:
+                config, bootstrap, run = _render_host(cluster, node_spec(host, mig_name), stage, toolkit, join_endpoint, toolkit_version)
+        except ValueError as exc:
+            # The renderers name the spec field they refuse (SpecError); it is put where the inventory wrote it.
+            raise InventoryError([_render_issue(inventory, host, exc)]) from None
         steps.append(
             HostStep(
                 hostname=host.hostname,
@@ -294,8 +348,6 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templa
 #: installs the Cilium chart); the inventory format also names ``calico``.
 DEPLOYED_CNI = "cilium"
 
-_NODE_IN_MESSAGE = re.compile(r"^node '([^']+)'")
-
 
 def deployment_issues(inventory: Inventory, *, nvidia_toolkit: bool = True) -> tuple[OnPremPlan | None, list[Issue]]:
     """What the program needs of a validated inventory beyond its own rules, and the plan.
@@ -304,9 +356,10 @@ def deployment_issues(inventory: Inventory, *, nvidia_toolkit: bool = True) -> t
     (:mod:`hybridgpu.inventory.checks`) cannot make on their own: the CNI is the one deployed
     (:data:`DEPLOYED_CNI`), and the whole plan renders (:func:`plan_onprem`: every kubeadm
     config, bootstrap and run script). The inventory rules are meant to catch everything the
-    renderers refuse; a :class:`ValueError` from them that still gets through becomes an issue
-    (code ``render``) naming the file and host instead of a traceback in ``preview`` or
-    ``pulumi up``. ``hybridgpu validate``, ``hybridgpu inventory validate`` and ``render`` call it.
+    renderers refuse; a refusal that still gets through is an issue (code ``render``) on the
+    file, host and field the inventory wrote the value in (:func:`plan_onprem`), instead of a
+    traceback in ``preview`` or ``pulumi up``. ``hybridgpu validate`` (the stack checks, which
+    keep the plan for the program), ``hybridgpu inventory validate`` and ``render`` call it.
 
     Args:
         inventory: a validated inventory.
@@ -331,21 +384,7 @@ def deployment_issues(inventory: Inventory, *, nvidia_toolkit: bool = True) -> t
         )
     try:
         plan = plan_onprem(inventory, nvidia_toolkit=nvidia_toolkit)
-    except ValueError as exc:
-        message = str(exc)
-        match = _NODE_IN_MESSAGE.match(message)
-        host = match.group(1) if match and match.group(1) in {h.hostname for h in inventory.hosts} else None
-        file = inventory.file_of(host) if host else inventory.site_file
-        issues.append(
-            Issue.on_host(
-                file,
-                host,
-                None,
-                f"rendering the kubeadm configuration and scripts failed: {message}",
-                "correct the value named in the message; please also report it, since validation should have caught it",
-                "render",
-            )
-        )
-        return None, issues
+    except InventoryError as exc:
+        return None, [*issues, *exc.issues]
     return plan, issues
 

@@ -78,6 +78,7 @@ from typing import Any
 import yaml
 
 from hybridgpu.checkout import CheckoutFileMissing, find_checkout
+from hybridgpu.k8s import KUEUE_GROUP
 
 #: Kubernetes version whose built-in schemas :func:`validate_core` uses by default.
 #:
@@ -205,6 +206,11 @@ class SchemaToolError(RuntimeError):
 class SchemaFinding:
     """The verdict on one manifest.
 
+    A verdict (ok, skipped or failed), not a problem type: it is given for every manifest,
+    valid ones included. It checks the toolkit's own rendered output; where the manifest is a
+    user's input (a job file, ``hybridgpu job check``), the caller turns a failed verdict into
+    a :class:`hybridgpu.errors.Issue` naming the file (:func:`hybridgpu.stack.jobs.object_issues`).
+
     Attributes:
         kind: the manifest's ``kind`` ("" when missing).
         name: ``metadata.name`` ("" when missing).
@@ -313,8 +319,8 @@ def _load_kubernetes_validate() -> Any:
         import kubernetes_validate
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise SchemaToolMissing(
-            "kubernetes-validate is not installed: run `pip install 'kubernetes-validate==1.37.0'` "
-            "(or `pip install -e '.[test]'`)"
+            "kubernetes-validate (a dependency of hybridgpu) is not installed: reinstall hybridgpu "
+            "(`pip install hybridgpu`, or `pip install -e .` in a checkout)"
         ) from exc
     return kubernetes_validate
 
@@ -387,12 +393,12 @@ def validate_crd_files(manifests: Sequence[Mapping[str, Any]], *, tools_dir: Pat
 
     Raises:
         SchemaToolMissing: no checkout with ``tools/schemas``, or ``jsonschema`` is not installed
-            (it comes with kubernetes-validate: ``pip install -e '.[test]'``).
+            (a dependency of hybridgpu: reinstall it).
     """
     try:
         import jsonschema
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise SchemaToolMissing("jsonschema is not installed: run `pip install 'kubernetes-validate==1.37.0'` (it brings jsonschema)") from exc
+        raise SchemaToolMissing("jsonschema (a dependency of hybridgpu) is not installed: reinstall hybridgpu (`pip install hybridgpu`, or `pip install -e .` in a checkout)") from exc
     crds_dir = (Path(tools_dir) if tools_dir is not None else schema_tools_dir()) / "crds"
     validators: dict[str, Any] = {}
     findings = []
@@ -651,7 +657,7 @@ def validate_all(
             core.append(index)
         elif group in CRD_FILE_GROUPS:
             slots[index] = replace(validate_crd_files([manifest], tools_dir=tools_dir)[0], index=index)
-        elif group == "kueue.x-k8s.io":
+        elif group == KUEUE_GROUP:
             # No installable Kueue schema package exists; the v1beta2 CRD constraints are encoded
             # as models in hybridgpu.burst.schema (citing the CRD files of Kueue v0.19.2).
             from hybridgpu.burst.schema import kueue_errors

@@ -1,10 +1,12 @@
-"""Shared fixtures: the project root, example stacks and their offline previews (run once per session),
-scratch projects and golden-file comparison."""
+"""Shared fixtures: the project root, example stacks and their offline previews (run once per session,
+shared by the pytest-xdist workers), scratch projects and golden-file comparison."""
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import os
+import pickle
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,20 +26,38 @@ def root() -> Path:
     return ROOT
 
 
-@pytest.fixture(scope="session")
-def previews(root):
-    """Offline preview results of every example stack, keyed by stack name."""
+def _preview_once(stack: str, root: Path, tmp_path_factory: pytest.TempPathFactory):
+    """``run_preview(stack, root)``, run once per test session even with pytest-xdist workers.
+
+    Under xdist (``PYTEST_XDIST_WORKER`` set) the first worker to ask previews the stack and
+    pickles the result into the session's shared temporary directory (the parent of every
+    worker's base temporary directory), under a lock; the others load it. A plain run previews.
+    """
     from hybridgpu.shell.preview import run_preview
 
-    return {stack: run_preview(stack, root) for stack in EXAMPLE_STACKS}
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return run_preview(stack, root)
+    shared = tmp_path_factory.getbasetemp().parent
+    cache = shared / f"preview-{stack}.pickle"
+    with open(shared / f"preview-{stack}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if cache.exists():
+            return pickle.loads(cache.read_bytes())
+        result = run_preview(stack, root)
+        cache.write_bytes(pickle.dumps(result))
+        return result
 
 
 @pytest.fixture(scope="session")
-def all_previews(previews, root):
+def previews(root, tmp_path_factory):
+    """Offline preview results of every example stack, keyed by stack name (once per session)."""
+    return {stack: _preview_once(stack, root, tmp_path_factory) for stack in EXAMPLE_STACKS}
+
+
+@pytest.fixture(scope="session")
+def all_previews(previews, root, tmp_path_factory):
     """:func:`previews` plus the ``hybrid`` stack (the burst manager): every stack under ``stacks/``."""
-    from hybridgpu.shell.preview import run_preview
-
-    return {**previews, "hybrid": run_preview("hybrid", root)}
+    return {**previews, "hybrid": _preview_once("hybrid", root, tmp_path_factory)}
 
 
 @pytest.fixture

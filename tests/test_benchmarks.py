@@ -38,7 +38,7 @@ def test_benchmark_runs_in_smoke_mode(script, tmp_path):
 
 
 @pytest.mark.parametrize("sdk", [False, True], ids=["sdk-shaped", "sdk-classes"])
-def test_preview_floor_registers_exactly_what_the_preview_registers(sdk):
+def test_preview_floor_registers_exactly_what_the_preview_registers(sdk, previews):
     """The floors ``preview_bench.py`` judges the preview against replay the prod stack's records:
     the same URNs, parents, inputs and dependencies, through the same mocks (else the ratio would
     compare different work)."""
@@ -56,7 +56,7 @@ def test_preview_floor_registers_exactly_what_the_preview_registers(sdk):
     sys.modules.setdefault("preview_bench", bench)  # its dataclasses look their module up
     spec.loader.exec_module(sys.modules["preview_bench"])
     bench = sys.modules["preview_bench"]
-    records = preview.run_preview("prod", root=ROOT).records
+    records = previews["prod"].records  # the session's preview of prod (tests/conftest.py)
     preview._reset_runtime()
     monitor = preview.RecordingMonitor(preview.HybridMocks(region="us-east-1"))
     pulumi.runtime.set_mocks(monitor.mocks, project=PROJECT, stack="prod", preview=False, monitor=monitor)

@@ -3,7 +3,9 @@
 * the cost keys named by Pulumi.yaml, the config models, the policy pack and the example
   stacks are :data:`hybridgpu.k8s.DEFAULT_COST_KEYS`;
 * no module under ``hybridgpu/`` other than ``hybridgpu/k8s.py`` spells one of the names
-  defined there as a string literal (docstrings and comments may mention them);
+  defined there as a string literal (docstrings and comments may mention them): labels, taints, the
+  Kueue API version, and the DNS-1123, label and quantity patterns;
+* no module spells the DNS-1123 label regex in any anchoring (``^...$``, ``\\A...\\Z``, ``re.fullmatch``);
 * the labels the kubeadm renderer puts on nodes through kubelet ``--node-labels`` pass the
   kubelet's self-labelling rule, and the rule refuses what the kubelet refuses.
 """
@@ -24,8 +26,9 @@ import yaml
 from hybridgpu import k8s
 from hybridgpu.config.models import StackConfig
 from hybridgpu.k8s import DEFAULT_COST_KEYS, is_kubelet_settable_label
-from hybridgpu.policy.rules import CostTagSettings, WorkloadLabelSettings
-from hybridgpu.render.kubeadm import ClusterSpec, NodeSpec, init_config, join_config_worker, node_labels
+from hybridgpu.policy.untagged import CostTagSettings, WorkloadLabelSettings
+from hybridgpu.render.kubeadm import init_config, join_config_worker, node_labels
+from hybridgpu.render.kubeadm_specs import ClusterSpec, NodeSpec
 from tests.helpers import ROOT
 
 PACKAGE = ROOT / "hybridgpu"
@@ -69,6 +72,7 @@ _WHOLE_ONLY = {
     *k8s.KUBELET_ALLOWED_LABEL_NAMESPACES,
     *k8s.KUBELET_RESTRICTED_LABEL_NAMESPACES,
     k8s.NODE_RESTRICTION_NAMESPACE,
+    k8s.KUEUE_GROUP,  # the group of Kueue's own names (kueue.x-k8s.io/queue-name, ...), which modules may spell
 }
 #: Constants of hybridgpu.k8s whose values are ordinary words ("team", "system", "hybridgpu"),
 #: not names a scan can find; test (a) and the defaults' own constants cover them.
@@ -157,6 +161,22 @@ def test_no_module_but_k8s_spells_a_kubernetes_name():
                 if (rel, name) not in ALLOWED:
                     found.append(f"{rel}:{line}: {value!r} spells {name!r}")
     assert found == [], "import these names from hybridgpu.k8s:\n" + "\n".join(found)
+
+
+#: The DNS-1123 label and host-name label regexes as written in source text (any anchoring or quoting).
+_NAME_REGEXES = (k8s.DNS1123_LABEL_FMT, "[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", k8s.LABEL_NAME_FMT, "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+
+
+def test_no_module_but_k8s_spells_a_name_regex():
+    # The literal scan above sees a regex only where it is delimited like a name; this one reads the text.
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel == "hybridgpu/k8s.py":
+            continue
+        for line, value in _literals(path):
+            found += [f"{rel}:{line}: {value!r}" for regex in _NAME_REGEXES if regex in value]
+    assert found == [], "use the patterns and validators of hybridgpu.k8s (DNS1123_*, HOSTNAME_*, LABEL_*):\n" + "\n".join(found)
 
 
 def test_cost_keys_are_not_listed_elsewhere():

@@ -4,25 +4,25 @@
   passes, so a plain pytest run fails on a broken contract as ``make test`` does;
 * the contract that keeps Pulumi out of the core names every package below ``hybridgpu.components``
   in the layers contract (a new core package cannot slip past it);
-* every module under ``hybridgpu/`` imports on its own in a fresh interpreter (one ``python -c``
-  per module, several at a time), and importing a core module loads no Pulumi module;
+* every module under ``hybridgpu/`` imports on its own in a fresh process (one forked child per
+  module, from a server that preloaded the third-party libraries the package imports:
+  ``tests/helpers/fresh_imports.py``), and importing a core module loads no Pulumi module;
 * the policy validators run without Pulumi (taggability comes from the pack, in the shell).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
 import tomllib
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import ROOT
+from tests.helpers.fresh_imports import import_each_alone
 
 PACKAGE = ROOT / "hybridgpu"
 #: Run in each fresh interpreter: import one module, print the Pulumi modules then loaded
@@ -103,22 +103,40 @@ def _import_alone(module: str) -> tuple[int, str, str]:
     return proc.returncode, proc.stdout, proc.stderr
 
 
+def _source(module: str) -> Path:
+    path = ROOT.joinpath(*module.split("."))
+    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+
+
 @pytest.fixture(scope="module")
-def fresh_imports() -> dict[str, tuple[int, str, str]]:
-    """``module -> (exit code, stdout, stderr)`` of importing it alone in a fresh interpreter."""
-    with ThreadPoolExecutor(max_workers=(os.cpu_count() or 2) + 1) as pool:
-        return dict(zip(MODULES, pool.map(_import_alone, MODULES)))
+def fresh_imports() -> dict[str, tuple[bool, list[str], str]]:
+    """``module -> (imported, Pulumi modules loaded, error)`` of importing it first in a fresh process."""
+    return import_each_alone(PACKAGE, {m: _source(m) for m in MODULES}, is_core)
 
 
 @pytest.mark.parametrize("module", MODULES)
 def test_module_imports_alone(fresh_imports, module):
-    """The module imports first thing in a fresh interpreter (no import-order dependence, no cycle);
+    """The module imports first thing in a fresh process (no import-order dependence, no cycle);
     a core module loads no Pulumi module."""
-    code, out, err = fresh_imports[module]
-    assert code == 0, f"`python -c 'import {module}'` failed:\n{err[-3000:]}"
-    loaded = json.loads(out.strip().splitlines()[-1])
+    ok, loaded, err = fresh_imports[module]
+    assert ok, f"importing {module} first in a fresh process failed:\n{err[-3000:]}"
     if is_core(module):
         assert loaded == [], f"{module} is below hybridgpu.components but importing it loads Pulumi: {loaded[:5]}"
+
+
+def test_a_failing_import_is_reported(tmp_path):
+    """The forked import reports what a fresh interpreter would: an error, and Pulumi loaded by a core module."""
+    pkg = tmp_path / "fresh_probe"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "needs_order.py").write_text("import fresh_probe\nfresh_probe.helper.VALUE\n")
+    (pkg / "helper.py").write_text("VALUE = 1\n")
+    (pkg / "loads_pulumi.py").write_text("import pulumi\n")
+    files = {f"fresh_probe.{p.stem}": p for p in pkg.glob("*.py") if p.stem != "__init__"}
+    results = import_each_alone(pkg, files, lambda m: m != "fresh_probe.helper", path=tmp_path)
+    assert results["fresh_probe.helper"][0] and not results["fresh_probe.needs_order"][0]
+    assert "has no attribute 'helper'" in results["fresh_probe.needs_order"][2]
+    assert results["fresh_probe.loads_pulumi"][0] and "pulumi" in results["fresh_probe.loads_pulumi"][1]
 
 
 def test_core_and_shell_are_both_checked():

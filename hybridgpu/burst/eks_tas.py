@@ -36,7 +36,7 @@ from hybridgpu.burst.kueue import cluster_queue, local_queue, resource_flavor
 from hybridgpu.burst.plan import ClusterQueuePlan, Flavor, FlavorQuota, LocalQueuePlan, ResourceGroup
 from hybridgpu.catalog import Catalog
 from hybridgpu.config.models import CloudConfig
-from hybridgpu.k8s import EFA_LABEL, EFA_RESOURCE, GPU_RESOURCE, KARPENTER_NODEPOOL_LABEL
+from hybridgpu.k8s import EFA_LABEL, EFA_RESOURCE, GPU_RESOURCE, KARPENTER_NODEPOOL_LABEL, toleration_for
 from hybridgpu.render.efa import derived_efa_interfaces, efa_node_classes, efa_pools
 from hybridgpu.render.eks_topology import EKS_TOPOLOGY, eks_topology_levels, eks_topology_manifest
 from hybridgpu.render.karpenter import resolve_instance_types
@@ -55,10 +55,6 @@ class EfaQueue:
     levels: tuple[str, ...]
     efa_per_node: int
     gpus_per_node: int
-
-
-def _toleration(key: str, value: str | None, effect: str) -> dict[str, str]:
-    return {"key": key, "operator": "Equal", "value": value, "effect": effect} if value else {"key": key, "operator": "Exists", "effect": effect}
 
 
 def efa_queues(cloud: CloudConfig, catalog: Catalog, namespaces: Sequence[str], prefix: str) -> list[EfaQueue]:
@@ -85,7 +81,7 @@ def efa_queues(cloud: CloudConfig, catalog: Catalog, namespaces: Sequence[str], 
         flavor = Flavor(
             f"eks-efa-{pool.name}",
             {KARPENTER_NODEPOOL_LABEL: pool.name, EFA_LABEL: "true"},
-            tuple(_toleration(t.key, t.value, t.effect.value) for t in pool.taints),
+            tuple(toleration_for(t.key, t.value, t.effect.value) for t in pool.taints),
             EKS_TOPOLOGY,
         )
         group = ResourceGroup((GPU_RESOURCE, EFA_RESOURCE), (FlavorQuota(flavor.name, {GPU_RESOURCE: pool.gpu_limit or 0, EFA_RESOURCE: nodes * count}),))

@@ -37,8 +37,10 @@ import yaml
 
 from hybridgpu.burst.models import INSTALLED_FRAMEWORKS, BurstPlanFile
 from hybridgpu.burst.plan import ClusterPlan, ClusterQueuePlan, Flavor, LocalQueuePlan, WorkerRef
-from hybridgpu.datafile import load_yaml
+from hybridgpu.datafile import ORDERED, dump_yaml, load_yaml
 from hybridgpu.k8s import (
+    KUEUE_API,
+    KUEUE_GROUP,
     NAMESPACE_NAME_LABEL,
     SERVICE_ACCOUNT_NAME_ANNOTATION,
     SERVICE_ACCOUNT_TOKEN_SECRET_TYPE,
@@ -48,8 +50,7 @@ from hybridgpu.render.charts import controller_tolerations
 from hybridgpu.render.kubeconfig import kubeconfig
 from hybridgpu.render.topology import topology_manifest
 
-KUEUE_API = "kueue.x-k8s.io/v1beta2"
-MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
+MULTIKUEUE_CONTROLLER = f"{KUEUE_GROUP}/multikueue"
 #: Chart location (kubernetes-sigs/kueue ``charts/kueue/README.md`` at v0.19.2).
 KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 #: Key of the kubeconfig in a MultiKueueCluster's Secret.
@@ -147,7 +148,7 @@ def admission_check(name: str, config: str) -> dict[str, Any]:
         "apiVersion": KUEUE_API,
         "kind": "AdmissionCheck",
         "metadata": _meta(name),
-        "spec": {"controllerName": MULTIKUEUE_CONTROLLER, "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": config}},
+        "spec": {"controllerName": MULTIKUEUE_CONTROLLER, "parameters": {"apiGroup": KUEUE_GROUP, "kind": "MultiKueueConfig", "name": config}},
     }
 
 
@@ -176,9 +177,9 @@ def worker_rbac_rules(frameworks: list[str]) -> list[dict[str, Any]]:
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["create", "delete", "get", "list", "watch"]},
         {"apiGroups": ["batch"], "resources": ["jobs/status"], "verbs": ["get"]},
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["create", "delete", "get", "list", "watch"]},
-        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["create", "delete", "get", "list", "watch", "update", "patch"]},
-        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads/status"], "verbs": ["get", "patch", "update"]},
-        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues", "localqueues"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [KUEUE_GROUP], "resources": ["workloads"], "verbs": ["create", "delete", "get", "list", "watch", "update", "patch"]},
+        {"apiGroups": [KUEUE_GROUP], "resources": ["workloads/status"], "verbs": ["get", "patch", "update"]},
+        {"apiGroups": [KUEUE_GROUP], "resources": ["clusterqueues", "localqueues"], "verbs": ["get", "list", "watch"]},
     ]
     unknown = [f for f in frameworks if f not in INSTALLED_FRAMEWORKS]
     if unknown:  # the plan model refuses these; a direct caller gets the same answer
@@ -277,7 +278,7 @@ def kueue_configuration(cluster: ClusterPlan, source: BurstPlanFile) -> dict[str
 def kueue_helm_values(cluster: ClusterPlan, source: BurstPlanFile) -> dict[str, Any]:
     """Values of the ``kueue`` chart: the manager Configuration as ``managerConfig.controllerManagerConfigYaml``, and
     ``controllerManager.tolerations`` (:func:`~hybridgpu.render.charts.controller_tolerations`)."""
-    text = yaml.safe_dump(kueue_configuration(cluster, source), sort_keys=False, default_flow_style=False)
+    text = dump_yaml(kueue_configuration(cluster, source), ORDERED)
     # Scheduling: the chart's `controllerManager.tolerations` is [] (charts/kueue/values.yaml v0.19.2),
     # so on EKS, where the system nodes are tainted CriticalAddonsOnly, the controller stayed Pending;
     # the control-plane toleration lets it run on an on-prem cluster without CPU workers
@@ -301,7 +302,7 @@ def worker_kubeconfig(*, name: str, server: str, ca_data: str, token: str) -> st
         ValueError: the result would be refused by Kueue (see :func:`kubeconfig_problems`).
     """
     doc = kubeconfig(name=name, server=server, ca_data=ca_data, user={"token": token})
-    text = yaml.safe_dump(doc, sort_keys=False)
+    text = dump_yaml(doc, ORDERED)
     problems = kubeconfig_problems(text)
     if problems:
         raise ValueError(f"worker kubeconfig for {name!r} would be refused by Kueue: {'; '.join(problems)}")
@@ -330,7 +331,7 @@ def kubeconfig_problems(text: str) -> list[str]:
     problems: list[str] = []
 
     def entries(key: str, inner: str) -> list[tuple[str, dict[str, Any]]]:
-        found = []
+        found: list[tuple[str, dict[str, Any]]] = []
         raw = doc.get(key) or []
         if not isinstance(raw, list):
             problems.append(f"{key} is not a list")

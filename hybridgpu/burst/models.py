@@ -23,7 +23,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
-from hybridgpu.modelbase import Dns1123Name, Duration, Model
+from hybridgpu.k8s import Dns1123Name
+from hybridgpu.modelbase import Duration, Model
 
 #: Kueue Helm chart / controller version deployed by default (kubernetes-sigs/kueue
 #: ``charts/kueue/Chart.yaml`` at tag v0.19.2, 2026-08-20: version 0.19.2, appVersion v0.19.2).

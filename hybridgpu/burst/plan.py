@@ -43,6 +43,7 @@ from hybridgpu.k8s import (
     KARPENTER_NODEPOOL_LABEL,
     MIG_STRATEGY_LABEL,
     mig_resource_name,
+    toleration_for,
 )
 from hybridgpu.render.karpenter import resolve_instance_types
 from hybridgpu.render.topology import ONPREM_TOPOLOGY, onprem_topology_levels
@@ -321,13 +322,6 @@ def _slug(text: str) -> str:
     return out
 
 
-def _toleration(key: str, value: str | None, effect: str) -> dict[str, str]:
-    """The Kubernetes toleration of a taint: ``Equal`` with a value, ``Exists`` without."""
-    if value is not None:
-        return {"key": key, "operator": "Equal", "value": value, "effect": effect}
-    return {"key": key, "operator": "Exists", "effect": effect}
-
-
 def onprem_capacity(inventory: Inventory, catalog: Catalog) -> OnPremCapacity:
     """Schedulable GPU capacity of the on-prem cluster, from its inventory.
 
@@ -368,7 +362,7 @@ def onprem_capacity(inventory: Inventory, catalog: Catalog) -> OnPremCapacity:
         common = reduce(lambda a, b: a & b, taints.get(model, [set()]))
         out = []
         for key, value, effect in sorted(common, key=lambda t: (t[0], t[1] or "", t[2])):
-            out.append(_toleration(key, value, effect))
+            out.append(toleration_for(key, value, effect))
         return tuple(out)
 
     # Every on-prem flavor refers to the Topology when the inventory has one: a ClusterQueue whose
@@ -409,9 +403,9 @@ def cloud_capacity(
     key = "spot" if capacity_type == "spot" else "onDemand"
     pool = next((p for p in cloud.node_pools if p.name == spec.node_pool), None)
     if pool is None:
-        names = ", ".join(p.name for p in cloud.node_pools) or "none"
-        message = f"no NodePool {spec.node_pool!r} in the cloud stack (pools: {names})"
-        raise BurstPlanError([Issue.in_entry(file, f"cloud.{key}", "nodePool", message, f"set `nodePool` to one of the cloud stack's NodePools: {names}", "unknown-nodepool")])
+        pools = ", ".join(p.name for p in cloud.node_pools) or "none"
+        message = f"no NodePool {spec.node_pool!r} in the cloud stack (pools: {pools})"
+        raise BurstPlanError([Issue.in_entry(file, f"cloud.{key}", "nodePool", message, f"set `nodePool` to one of the cloud stack's NodePools: {pools}", "unknown-nodepool")])
     if capacity_type not in {c.value for c in pool.capacity_types}:
         raise BurstPlanError(
             [
@@ -460,7 +454,7 @@ def cloud_capacity(
     labels = {CAPACITY_TYPE_LABEL: capacity_type, KARPENTER_NODEPOOL_LABEL: pool.name}
     if len(names) == 1:
         labels[INSTANCE_GPU_NAME_LABEL] = names[0]
-    tolerations = tuple(_toleration(t.key, t.value, t.effect.value) for t in pool.taints)
+    tolerations = tuple(toleration_for(t.key, t.value, t.effect.value) for t in pool.taints)
     flavor = Flavor(f"eks-{capacity_type}", labels, tolerations)
     return CloudCapacity(capacity_type, pool.name, gpus, float(price), source, ceiling_from, counts, flavor)
 
@@ -589,8 +583,8 @@ def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[s
             for c, cap in caps.items()
         )
         by_class = {cq.burst_class: cq.name for cq in burst_cqs}
-        lqs = [LocalQueuePlan(q.namespace, q.name, onprem_cq_name) for q in source.queues]
-        lqs += [LocalQueuePlan(q.namespace, q.name + "-burst", by_class[q.burst]) for q in source.queues if q.burst != "none"]
+        manager_lqs = [LocalQueuePlan(q.namespace, q.name, onprem_cq_name) for q in source.queues]
+        manager_lqs += [LocalQueuePlan(q.namespace, q.name + "-burst", by_class[q.burst]) for q in source.queues if q.burst != "none"]
         mk = MultiKueuePlan(
             workers=(eks_ref,),
             configs={f"{prefix}-{source.cloud.cluster_name}": (eks_ref.name,)},
@@ -598,7 +592,7 @@ def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[s
             dispatcher="kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
         )
         clusters[source.onprem.stack] = ClusterPlan(
-            source.onprem.stack, "onprem-manager", (*onprem_flavors, *manager_flavors), (onprem_cq, *burst_cqs), tuple(lqs), namespaces, mk,
+            source.onprem.stack, "onprem-manager", (*onprem_flavors, *manager_flavors), (onprem_cq, *burst_cqs), tuple(manager_lqs), namespaces, mk,
             topologies=onprem_topologies,
         )
         return BurstPlan(source, file, onprem, caps, clusters)
@@ -640,6 +634,7 @@ def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[s
             groups.append(ResourceGroup(group.covered, tuple(flavors)))
         if not any(GPU_RESOURCE in g.covered for g in groups) and cls in caps:
             groups.insert(0, _single_group(mirrored(caps[cls].flavor.name), {GPU_RESOURCE: caps[cls].gpus}))
+        workers: tuple[str, ...]
         if cls == "none":
             config_name, workers = f"{prefix}-onprem-only", (onprem_ref.name,)
         else:

@@ -41,41 +41,31 @@ a real cluster.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal
 
-from decimal import Decimal
-
-from kubernetes.utils.quantity import parse_quantity
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
 
 from hybridgpu.errors import key_path
+from hybridgpu.k8s import DNS1123_LABEL_PATTERN, DNS1123_SUBDOMAIN_PATTERN, KUEUE_API, Dns1123Subdomain, quantity
 from hybridgpu.render.topology import TopologySpec
 
-KUEUE_GROUP = "kueue.x-k8s.io"
-
-_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-_QUANTITY = re.compile(r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$")
-
-Subdomain = Annotated[str, StringConstraints(pattern=_SUBDOMAIN, max_length=253)]
+Subdomain = Dns1123Subdomain
 
 
 def _quantity(value: Any) -> Any:
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise ValueError(f"a quantity is an integer or a string like `8` or `500m`, got {value!r}")
-    if isinstance(value, str) and not _QUANTITY.match(value):
-        raise ValueError(f"{value!r} is not a Kubernetes quantity")
-    if (isinstance(value, int) and value < 0) or (isinstance(value, str) and value.startswith("-")):
+    """``value`` unchanged when it is a quantity that is not negative (:func:`hybridgpu.k8s.quantity`: ``8``, ``8.0``, ``"8e0"``, ``"1k"``).
+
+    Raises:
+        ValueError: not a quantity, or negative (the message says which, and how to write it).
+    """
+    if quantity(value) < 0:
         raise ValueError(f"must not be negative (got {value!r})")
     return value
 
 
-def _plain_number(value: Any) -> float | None:
-    """The value of an integer or plain decimal quantity, None for suffixed ones (not compared)."""
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
+def _value(value: Any) -> Any:
+    """The exact value of a quantity already checked by :func:`_quantity`, None when unset."""
+    return None if value is None else quantity(value)
 
 
 class _Strict(BaseModel):
@@ -85,8 +75,8 @@ class _Strict(BaseModel):
 class ObjectMeta(_Strict):
     """The ``metadata`` fields hybridgpu sets."""
 
-    name: Annotated[str, StringConstraints(pattern=_SUBDOMAIN, max_length=253)]
-    namespace: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)] | None = None
+    name: Annotated[str, StringConstraints(pattern=DNS1123_SUBDOMAIN_PATTERN, max_length=253)]
+    namespace: Annotated[str, StringConstraints(pattern=DNS1123_LABEL_PATTERN, max_length=63)] | None = None
     labels: dict[str, str] = Field(default_factory=dict)
     annotations: dict[str, str] = Field(default_factory=dict)
 
@@ -159,7 +149,7 @@ class ResourceQuota(_Strict):
     def _nominal_required(self) -> ResourceQuota:
         if self.nominal_quota is None:
             raise ValueError("nominalQuota is required")
-        lend, nominal = _plain_number(self.lending_limit), _plain_number(self.nominal_quota)
+        lend, nominal = _value(self.lending_limit), _value(self.nominal_quota)
         if lend is not None and nominal is not None and lend > nominal:
             raise ValueError("lendingLimit must be less than or equal to the nominalQuota")
         return self
@@ -242,8 +232,8 @@ class FairSharing(_Strict):
         # (compared with the quantity 1n).
         if value is None:
             return value
-        _quantity(value)
-        if parse_quantity(str(value)) <= Decimal("1e-9") and parse_quantity(str(value)) != 0:
+        weight = quantity(_quantity(value))
+        if weight <= quantity("1n") and weight != 0:
             raise ValueError("weight must be 0 or greater than 10^-9")
         return value
 
@@ -325,9 +315,9 @@ class LocalQueueSpec(_Strict):
 
 
 class AdmissionCheckParameters(_Strict):
-    api_group: Annotated[str, StringConstraints(pattern=_SUBDOMAIN, min_length=1, max_length=253)] = Field(alias="apiGroup")
+    api_group: Annotated[str, StringConstraints(pattern=DNS1123_SUBDOMAIN_PATTERN, min_length=1, max_length=253)] = Field(alias="apiGroup")
     kind: Annotated[str, StringConstraints(pattern=r"^(?i)[a-z]([-a-z0-9]*[a-z0-9])?$", min_length=1, max_length=63)]
-    name: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", min_length=1, max_length=63)]
+    name: Annotated[str, StringConstraints(pattern=DNS1123_LABEL_PATTERN, min_length=1, max_length=63)]
 
 
 class AdmissionCheckSpec(_Strict):
@@ -413,8 +403,8 @@ def kueue_errors(manifest: dict[str, Any]) -> list[str]:
     A kind not modelled here (Workload, ...) or another version is an error; WorkloadPriorityClass (no ``spec``) is checked by its top-level fields.
     """
     errors: list[str] = []
-    if manifest.get("apiVersion") != f"{KUEUE_GROUP}/v1beta2":
-        return [f"apiVersion: expected {KUEUE_GROUP}/v1beta2, got {manifest.get('apiVersion')!r}"]
+    if manifest.get("apiVersion") != KUEUE_API:
+        return [f"apiVersion: expected {KUEUE_API}, got {manifest.get('apiVersion')!r}"]
     kind = manifest.get("kind")
     if kind in TOP_LEVEL_KINDS:
         body_model = TOP_LEVEL_KINDS[kind]

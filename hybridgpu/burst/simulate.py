@@ -245,7 +245,12 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
     onprem_ok = [not (split and j.queue == "burst" and pool[i] is not None) for i, j in enumerate(jobs)]
     # The manager ClusterQueue a job reserves in: per queue class (spillover), or the on-prem
     # local queue / the burst queue of its capacity type (split-queues).
-    manager_key = [(("burst-" + p) if not onprem_ok[i] else "local") if split else j.burst for i, (j, p) in enumerate(zip(jobs, pool))]
+    manager_key: list[str] = []
+    for j, p, ok in zip(jobs, pool, onprem_ok):
+        if not split:
+            manager_key.append(j.burst)
+        else:  # a job barred from on-prem has a pool (onprem_ok above)
+            manager_key.append("local" if ok or p is None else "burst-" + p)
     first_start: list[float | None] = [None] * n
     burst_flag = [False] * n
     started = [False] * n  # admitted by a worker
@@ -363,6 +368,12 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
             if not nd.jobs:
                 terminate(nd, now)
 
+    def unreserve(i: int) -> None:
+        """Give back finished job ``i``'s manager quota (a job runs only once reserved, step 1)."""
+        flavor = manager_flavor[i]
+        assert flavor is not None, f"job {i} finished without a manager reservation"
+        manager_used[manager_key[i]][flavor] -= gpus[i]
+
     def run_cloud(i: int, ready: float) -> None:
         generation[i] += 1
         work_start[i] = ready
@@ -406,15 +417,15 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
                 order += 1
         # 2. On-prem worker admission (BestEffortFIFO over nominated jobs).
         while dirty["onprem"] and free_onprem:
-            best = None
+            pick: tuple[int, int] | None = None  # (arrival order, size) of the oldest head that fits
             for g, dq in onprem_q.by_size.items():
                 while dq and started[dq[0][1]]:
                     dq.popleft()
-                if dq and g <= free_onprem and (best is None or dq[0][0] < best[0]):
-                    best = (dq[0][0], g)
-            if best is None:
+                if dq and g <= free_onprem and (pick is None or dq[0][0] < pick[0]):
+                    pick = (dq[0][0], g)
+            if pick is None:
                 break
-            _, i, _ = onprem_q.by_size[best[1]].popleft()
+            _, i, _ = onprem_q.by_size[pick[1]].popleft()
             started[i] = True
             free_onprem -= gpus[i]
             if first_start[i] is None:
@@ -424,17 +435,17 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
         # 3. EKS worker admission per pool: Kueue quota and room for Karpenter nodes.
         for p, q in cloud_q.items() if dirty["cloud"] else ():
             while ceilings[p]:
-                best = None
+                pick = None
                 for g, dq in q.by_size.items():
                     while dq and started[dq[0][1]]:
                         dq.popleft()
-                    if not dq or dq[0][2] > now or (best is not None and dq[0][0] >= best[0]):
+                    if not dq or dq[0][2] > now or (pick is not None and dq[0][0] >= pick[0]):
                         continue
                     if cloud_quota_used[p] + g <= ceilings[p] and can_place(p, g):
-                        best = (dq[0][0], g)
-                if best is None:
+                        pick = (dq[0][0], g)
+                if pick is None:
                     break
-                _, i, _ = q.by_size[best[1]].popleft()
+                _, i, _ = q.by_size[pick[1]].popleft()
                 started[i] = True
                 burst_flag[i] = True
                 cloud_quota_used[p] += gpus[i]
@@ -455,7 +466,7 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
             elif kind == _FINISH_ONPREM:
                 free_onprem += gpus[i]
                 remaining[i] = 0.0
-                manager_used[manager_key[i]][manager_flavor[i]] -= gpus[i]  # type: ignore[index]
+                unreserve(i)
                 last_end = max(last_end, now)
                 dirty["manager"] = dirty["onprem"] = True
             elif kind == _FINISH_CLOUD:
@@ -466,7 +477,7 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
                 release(i, now)
                 cloud_quota_used[p] -= gpus[i]
                 remaining[i] = 0.0
-                manager_used[manager_key[i]][manager_flavor[i]] -= gpus[i]  # type: ignore[index]
+                unreserve(i)
                 last_end = max(last_end, now)
                 dirty["manager"] = dirty["cloud"] = True
             elif kind == _RECLAIM:
@@ -477,17 +488,17 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
                 terminate(node, now)
                 if hit:
                     interruptions += 1
-                for j, g in hit:
-                    generation[j] += 1  # cancels its finish event
-                    worked = max(0.0, now - work_start[j])
-                    ckpt = jobs[j].checkpoint_s or math.inf
+                for k, g in hit:
+                    generation[k] += 1  # cancels its finish event
+                    worked = max(0.0, now - work_start[k])
+                    ckpt = jobs[k].checkpoint_s or math.inf
                     saved = math.floor(worked / ckpt) * ckpt if math.isfinite(ckpt) else 0.0
-                    lost += gpus[j] * (worked - saved)
-                    remaining[j] -= saved
-                    del placement[j][node]
+                    lost += gpus[k] * (worked - saved)
+                    remaining[k] -= saved
+                    del placement[k][node]
                     # The workload stays admitted (quota kept); Karpenter replaces the node.
-                    ready = max([place(j, node.pool, g, now), *(nd.ready for nd in placement[j])])
-                    run_cloud(j, max(ready, now))
+                    ready = max([place(k, node.pool, g, now), *(nd.ready for nd in placement[k])])
+                    run_cloud(k, max(ready, now))
                 dirty["cloud"] = True
             else:  # _ELIGIBLE: EKS is nominated for a waiting workload
                 dirty["cloud"] = True

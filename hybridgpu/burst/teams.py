@@ -44,10 +44,9 @@ from typing import Any
 
 from hybridgpu.burst.models import BurstClass
 from hybridgpu.burst.plan import BurstPlan, ClusterPlan, ClusterQueuePlan, FlavorQuota, LocalQueuePlan, OnPremCapacity, ResourceGroup
-from hybridgpu.k8s import GPU_RESOURCE, KUEUE_PRIORITY_CLASS_LABEL, KUEUE_QUEUE_NAME_LABEL, NAMESPACE_NAME_LABEL, managed_by_labels
+from hybridgpu.k8s import GPU_RESOURCE, KUEUE_API, KUEUE_GROUP, KUEUE_PRIORITY_CLASS_LABEL, KUEUE_QUEUE_NAME_LABEL, NAMESPACE_NAME_LABEL, managed_by_labels
 from hybridgpu.teams.models import CloudShare, TeamsFile, TeamSpec
 
-KUEUE_API = "kueue.x-k8s.io/v1beta2"
 #: Job labels Kueue reads (defined in :mod:`hybridgpu.k8s`).
 QUEUE_NAME_LABEL = KUEUE_QUEUE_NAME_LABEL
 PRIORITY_CLASS_LABEL = KUEUE_PRIORITY_CLASS_LABEL
@@ -136,7 +135,7 @@ def team_access_manifests(team: TeamSpec) -> list[dict[str, Any]]:
     rules = [
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["create", "delete", "get", "list", "watch", "patch", "update"]},
         {"apiGroups": [""], "resources": ["pods", "pods/log", "events"], "verbs": ["get", "list", "watch"]},
-        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads", "localqueues"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [KUEUE_GROUP], "resources": ["workloads", "localqueues"], "verbs": ["get", "list", "watch"]},
     ]
     subjects = [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": g} for g in team.groups]
     for ns in team.namespaces:
@@ -252,7 +251,7 @@ def _with_cloud(groups: list[ResourceGroup], cloud: list[FlavorQuota]) -> tuple[
 def team_classes(plan: BurstPlan, team: TeamSpec) -> list[BurstClass]:
     """The burst classes of the plan queues in the team's namespaces, in the order spot, on-demand, none."""
     present = {q.burst for q in plan.source.queues if q.namespace in team.namespaces}
-    return [c for c in ("spot", "on-demand", "none") if c in present]  # type: ignore[misc]
+    return [c for c in ("spot", "on-demand", "none") if c in present]
 
 
 def apply_teams(plan: BurstPlan, teams: TeamsFile) -> BurstPlan:
@@ -300,7 +299,7 @@ def apply_teams(plan: BurstPlan, teams: TeamsFile) -> BurstPlan:
 
     def share(team: TeamSpec, ctype: str) -> CloudShare:
         found = next((s for s in team.cloud if s.capacity_type == ctype), None)
-        return found or CloudShare(capacity_type=ctype, nominal_quota=0)  # type: ignore[arg-type]
+        return found or CloudShare(capacity_type=ctype, nominal_quota=0)
 
     clusters: dict[str, ClusterPlan] = {}
     suffix = "-burst" if src.topology == "split-queues" else ""
@@ -339,8 +338,8 @@ def apply_teams(plan: BurstPlan, teams: TeamsFile) -> BurstPlan:
                 cloud = [_cloud_flavor(share(team, c), f"multikueue-{plan.cloud[c].flavor.name}") for c in bursting]
                 check = by_class[classes[0]].admission_check
                 cqs.append(team_cq(team, team_queue_name(prefix, team.name), _with_cloud(groups, cloud), check, None))
-            lqs = tuple(LocalQueuePlan(q.namespace, q.name, team_queue_name(prefix, owner[q.namespace].name)) for q in src.queues)
-            clusters[stack] = common(cluster, cluster_queues=tuple(cqs), local_queues=lqs, extra_manifests=access)
+            manager_lqs = tuple(LocalQueuePlan(q.namespace, q.name, team_queue_name(prefix, owner[q.namespace].name)) for q in src.queues)
+            clusters[stack] = common(cluster, cluster_queues=tuple(cqs), local_queues=manager_lqs, extra_manifests=access)
         elif cluster.role == "onprem-manager":
             burst_cqs = [cq for cq in cluster.cluster_queues if cq.admission_check is not None]
             check = burst_cqs[0].admission_check if burst_cqs else None
@@ -354,8 +353,8 @@ def apply_teams(plan: BurstPlan, teams: TeamsFile) -> BurstPlan:
                 cqs.append(local)
                 bursting = [c for c in classes if c != "none"]
                 if bursting:
-                    cloud = tuple(_cloud_flavor(share(team, c), f"multikueue-{c}") for c in bursting)
-                    cqs.append(team_cq(team, team_burst_queue_name(prefix, team.name), (ResourceGroup((GPU_RESOURCE,), cloud),), check, None))
+                    burst_flavors = tuple(_cloud_flavor(share(team, c), f"multikueue-{c}") for c in bursting)
+                    cqs.append(team_cq(team, team_burst_queue_name(prefix, team.name), (ResourceGroup((GPU_RESOURCE,), burst_flavors),), check, None))
                 for q in src.queues:
                     if q.namespace not in team.namespaces:
                         continue

@@ -380,10 +380,10 @@ class Catalog(_CatalogModel):
         gfile, ifile = self.gpu_models_file, self.instance_types_file
 
         gpu_by_name: dict[str, GpuModel] = {}
-        for model in self.gpu_models:
-            if model.name in gpu_by_name:
-                issues.append(Issue.in_entry(gfile, model.name, "name", "duplicate name", "delete one of the entries, or rename it", "duplicate"))
-            gpu_by_name.setdefault(model.name, model)
+        for gpu in self.gpu_models:
+            if gpu.name in gpu_by_name:
+                issues.append(Issue.in_entry(gfile, gpu.name, "name", "duplicate name", "delete one of the entries, or rename it", "duplicate"))
+            gpu_by_name.setdefault(gpu.name, gpu)
 
         it_by_name: dict[str, InstanceType] = {}
         by_family: dict[str, list[InstanceType]] = {}

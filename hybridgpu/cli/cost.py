@@ -103,13 +103,34 @@ def owned_gpu_hour_price(rep: Any) -> float | None:
         return None
 
 
+#: What ``--plot`` says when matplotlib (the ``plots`` extra, pyproject.toml) is not installed.
+PLOTS_MISSING = "--plot needs matplotlib, which is not installed: run `pip install 'hybridgpu[plots]'`"
+
+
+def _plotting() -> tuple[Any, Any]:
+    """The plotting modules, :mod:`hybridgpu.economics.plots` and :mod:`hybridgpu.economics.showback_plot`.
+
+    Raises:
+        ValueError: matplotlib is not installed (:data:`PLOTS_MISSING` names the extra to install).
+    """
+    try:
+        from hybridgpu.economics import plots, showback_plot
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] != "matplotlib":
+            raise
+        raise ValueError(PLOTS_MISSING) from None
+    return plots, showback_plot
+
+
 def write_plots(rep: Any, directory: Path) -> list[Path]:
     """Write the report's two PNGs to ``directory``; returns their paths (none without on-prem data).
 
     Raises:
-        ValueError: the report has no on-prem cost model or cloud rates to plot (the message says why).
+        ValueError: the report has no on-prem cost model or cloud rates to plot, or matplotlib is
+            not installed (the message says why, or which extra to install).
     """
-    from hybridgpu.economics.plots import plot_cost_vs_utilization, plot_cumulative, save_figure
+    plots, _ = _plotting()
+    plot_cost_vs_utilization, plot_cumulative, save_figure = plots.plot_cost_vs_utilization, plots.plot_cumulative, plots.save_figure
 
     if rep.onprem_model is None or not rep.cloud_rates:
         raise ValueError(f"stack {rep.stack}: nothing to plot ({'; '.join(rep.notes) or 'no on-prem cost model'})")
@@ -213,6 +234,7 @@ def plan(
             loaded = load_stack(stack, root)
             rep = loaded.report()  # the report validation built: read and priced once
             cfg = loaded.config.economics
+            assert rep.priced_with is not None  # cost_report sets it on every report it returns
             data = rep.priced_with  # the stack's prices, overrides applied
             instance_type = instance_type or rep.break_even_instance_type
             onprem_gpu = onprem_gpu or rep.onprem_gpu_model
@@ -345,7 +367,8 @@ def showback(
     """Per team and project: GPU-hours by side and capacity type, their cost, the share of idle cost, and the top idle allocations."""
     from datetime import datetime
 
-    from hybridgpu.economics.showback import ShowbackPrices, compute_showback, load_nodes, load_usage, parse_flavors
+    from hybridgpu.economics.showback import ShowbackPrices, compute_showback
+    from hybridgpu.economics.usage import load_nodes, load_usage, parse_flavors
     from hybridgpu.stack.showback import showback_inputs
     from hybridgpu.teams.models import read_teams_file
 
@@ -374,9 +397,8 @@ def showback(
         result = compute_showback(records, prices, teams=teams_file, onprem_gpus=onprem_gpus, window_hours=window_hours, top=top, file=str(export))
         written = []
         if plot is not None:
-            from hybridgpu.economics.plots import save_figure
-            from hybridgpu.economics.showback_plot import plot_showback
-
+            plots, showback_plot = _plotting()
+            save_figure, plot_showback = plots.save_figure, showback_plot.plot_showback
             days = f" {result.days[0]} to {result.days[-1]}" if result.days else ""
             written.append(save_figure(plot_showback(result, f"GPU showback{days} (USD)"), plot / "showback.png"))
     except (HybridGpuError, ValueError, KeyError, OSError) as exc:

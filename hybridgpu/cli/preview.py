@@ -85,8 +85,8 @@ def summary_of(result: PreviewResult, target: Path) -> dict:
     drained = {r.name.rsplit("-onprem-", 1)[-1][: -len("-drain")] for r in result.of_type("command:remote:Command") if r.name.endswith("-drain")}
     order = {h: i for i, h in enumerate(result.outputs.get("onprem_hosts") or [])}
     onprem.sort(key=lambda h: (order.get(h["host"], len(order)), h["host"], h["step"]))
-    for host in onprem:
-        host["drainAfterJoin"] = host["host"] in drained
+    for step in onprem:
+        step["drainAfterJoin"] = step["host"] in drained
     # Registrations reach the mock monitor in a thread-dependent order (issue 14): every listing
     # is sorted by a stable key (the tree by parent, then type and name), so the same stack gives
     # the same bytes.
@@ -98,7 +98,7 @@ def summary_of(result: PreviewResult, target: Path) -> dict:
     tree = {key: sorted(kids) for key, kids in sorted(branches.items())}
     return {
         "stack": result.stack,
-        "environment": result.config.environment.value,
+        "environment": result.config.environment.value if result.config is not None else None,  # None: raw values, not validated
         "resources": len(result.records),
         "byType": result.by_type(),
         "tree": tree,

@@ -20,14 +20,16 @@ Topology ``eks`` and each EFA pool's TAS ResourceFlavor, ClusterQueue and LocalQ
 (:func:`hybridgpu.burst.eks_tas.efa_tas_manifests`), after the Kueue release and the plan's namespaces.
 """
 
-from __future__ import annotations
+from typing import TypedDict
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from hybridgpu.burst.eks_tas import efa_tas_manifests
-from hybridgpu.catalog import Catalog
+from hybridgpu.catalog import load_catalog
+from hybridgpu.components.base import component_options, section, type_token
+from hybridgpu.components.inputs import CloudConfigArgs
 from hybridgpu.config.models import CloudConfig
 from hybridgpu.render.efa import (
     EFA_DEVICE_PLUGIN_CHART,
@@ -38,17 +40,25 @@ from hybridgpu.render.efa import (
 )
 
 
+class EfaArgs(TypedDict):
+    """Inputs of :class:`Efa`."""
+
+    cloud: CloudConfigArgs
+    """The ``hybridgpu:cloud`` section, with at least one NodePool on a node class with ``efa.enabled``."""
+    node_security_group_id: pulumi.Input[str]
+    """The security group Karpenter's nodes join (the EksCluster's ``clusterSecurityGroupId``)."""
+    provider: k8s.Provider
+    """Kubernetes provider of the cluster."""
+
+
 class Efa(pulumi.ComponentResource):
-    """The EFA security-group rule and device plugin of an EKS cluster with EFA NodePools.
+    """The EFA security-group rule and device plugin of an EKS cluster with EFA NodePools (``hybridgpu:index:Efa``).
 
     Args:
         name: logical name prefix of the children.
-        config: the validated cloud section (at least one NodePool on a node class with EFA).
-        catalog: the instance catalog (the EFA pools' instance types).
-        node_security_group_id: the security group Karpenter's nodes join (the EKS cluster security group).
-        provider: Kubernetes provider of the cluster.
-        depends_on: resources the release waits for (the Karpenter release: nodes exist only after it).
-        opts: resource options (pass the AWS provider through ``providers``).
+        args: :class:`EfaArgs`.
+        opts: resource options (pass the AWS provider through ``providers``). ``depends_on``: what
+            the device plugin's release waits for (Karpenter: nodes exist only after it).
 
     Attributes:
         release: the device plugin's Helm release.
@@ -57,20 +67,14 @@ class Efa(pulumi.ComponentResource):
         ValueError: no NodePool has EFA (the program creates the component only when one has).
     """
 
-    def __init__(
-        self,
-        name: str,
-        config: CloudConfig,
-        catalog: Catalog,
-        node_security_group_id: pulumi.Input[str],
-        provider: k8s.Provider,
-        depends_on: list[pulumi.Resource] | None = None,
-        opts: pulumi.ResourceOptions | None = None,
-    ):
-        super().__init__("hybridgpu:cloud:Efa", name, None, opts)
-        values = efa_device_plugin_values(config, catalog)
+    def __init__(self, name: str, args: EfaArgs, opts: pulumi.ResourceOptions | None = None):
+        config = section(CloudConfig, args["cloud"], component="Efa", name=name, field="cloud")
+        node_security_group_id, provider = args["node_security_group_id"], args["provider"]
+        values = efa_device_plugin_values(config, load_catalog())
         if values is None:
-            raise ValueError("the Efa component needs a NodePool whose node class has `efa.enabled: true`")
+            raise ValueError(f"Efa {name!r}: input `cloud` has no NodePool whose node class has `efa.enabled: true`; add one or leave the Efa component out")
+        own, depends_on = component_options("hybridgpu:cloud:Efa", opts)
+        super().__init__(type_token("Efa"), name, None, own)
         aws.vpc.SecurityGroupEgressRule(
             f"{name}-sg-egress-self",
             security_group_id=node_security_group_id,
@@ -93,37 +97,39 @@ class Efa(pulumi.ComponentResource):
         self.register_outputs({"release": self.release.name})
 
 
+class EfaQueuesArgs(TypedDict):
+    """Inputs of :class:`EfaQueues`."""
+
+    cloud: CloudConfigArgs
+    """The ``hybridgpu:cloud`` section (its EFA NodePools)."""
+    namespaces: list[str]
+    """Namespaces of the LocalQueues (the burst plan's for this cluster; created by the KueueCluster)."""
+    prefix: str
+    """The burst plan's Kueue name prefix."""
+    provider: k8s.Provider
+    """Kubernetes provider of the cluster."""
+
+
 class EfaQueues(pulumi.ComponentResource):
-    """Kueue topology-aware queues of the EFA NodePools (see the module docstring).
+    """Kueue topology-aware queues of the EFA NodePools (``hybridgpu:index:EfaQueues``; see the module docstring).
 
     Args:
         name: logical name prefix of the children.
-        config: the validated cloud section.
-        catalog: the instance catalog.
-        namespaces: namespaces of the LocalQueues (the burst cluster plan's; created by the Kueue component).
-        prefix: the burst plan's Kueue name prefix.
-        provider: Kubernetes provider of the cluster.
-        depends_on: the Kueue component (its release installs the CRDs; its namespaces hold the LocalQueues).
-        opts: resource options.
+        args: :class:`EfaQueuesArgs`.
+        opts: resource options. ``depends_on``: what every object waits for (the KueueCluster: its
+            release installs the CRDs; its namespaces hold the LocalQueues).
 
     Attributes:
         objects: the created Kueue objects by ``<kind>/<namespace/>name``.
     """
 
-    def __init__(
-        self,
-        name: str,
-        config: CloudConfig,
-        catalog: Catalog,
-        namespaces: tuple[str, ...],
-        prefix: str,
-        provider: k8s.Provider,
-        depends_on: list[pulumi.Resource] | None = None,
-        opts: pulumi.ResourceOptions | None = None,
-    ):
-        super().__init__("hybridgpu:cloud:EfaQueues", name, None, opts)
+    def __init__(self, name: str, args: EfaQueuesArgs, opts: pulumi.ResourceOptions | None = None):
+        config = section(CloudConfig, args["cloud"], component="EfaQueues", name=name, field="cloud")
+        namespaces, prefix, provider = tuple(args["namespaces"]), args["prefix"], args["provider"]
+        own, depends_on = component_options("hybridgpu:cloud:EfaQueues", opts)
+        super().__init__(type_token("EfaQueues"), name, None, own)
         self.objects: dict[str, k8s.apiextensions.CustomResource] = {}
-        for doc in efa_tas_manifests(config, catalog, namespaces, prefix):
+        for doc in efa_tas_manifests(config, load_catalog(), namespaces, prefix):
             meta = doc["metadata"]
             key = f"{doc['kind']}/{meta['namespace'] + '/' if 'namespace' in meta else ''}{meta['name']}"
             # Topology before the flavors that name it, flavors before the queues (pulumi-kubernetes applies in any order otherwise).

@@ -19,14 +19,16 @@ Creates:
 * a Kubernetes provider for the cluster (kubeconfig as a Pulumi secret).
 """
 
-from __future__ import annotations
-
+import functools
 import json
+from typing import NotRequired, TypedDict, cast
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from hybridgpu.components.base import component_options, section, type_token
+from hybridgpu.components.inputs import ClusterConfigArgs, SystemNodeGroupConfigArgs
 from hybridgpu.config.aws_names import CloudNames, admin_access_principals, principal_key
 from hybridgpu.config.models import ClusterConfig, SystemNodeGroupConfig
 from hybridgpu.render.iam import (
@@ -45,16 +47,27 @@ SYSTEM_NODE_MANAGED_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Poli
 CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
 
 
+class EksClusterArgs(TypedDict):
+    """Inputs of :class:`EksCluster`."""
+
+    cluster: ClusterConfigArgs
+    """The ``hybridgpu:cloud.cluster`` section: name, Kubernetes version, endpoint access, admins, logs, add-on versions."""
+    system_node_group: NotRequired[SystemNodeGroupConfigArgs]
+    """The ``hybridgpu:cloud.systemNodeGroup`` section. Default: 2 x m7i.large, on-demand."""
+    subnet_ids: pulumi.Input[list[str]]
+    """Private subnet ids for the control-plane ENIs and the system nodes (e.g. the Network's ``privateSubnetIds``)."""
+    region: str
+    """AWS region (written into the kubeconfig)."""
+    cost_tags: NotRequired[dict[str, str]]
+    """Tags that must reach the system nodes' instances and volumes (provider default tags do not). Default: none."""
+
+
 class EksCluster(pulumi.ComponentResource):
-    """An EKS control plane with core add-ons and a small system node group.
+    """An EKS control plane with core add-ons and a small system node group (``hybridgpu:index:EksCluster``).
 
     Args:
         name: logical name prefix of the children.
-        config: validated cluster config.
-        system_node_group: validated system node group config.
-        subnet_ids: private subnet ids for the control-plane ENIs and the system nodes.
-        region: AWS region (used in the kubeconfig).
-        cost_tags: tags that must reach the system nodes' instances and volumes.
+        args: :class:`EksClusterArgs`.
         opts: resource options (pass the AWS provider through ``providers``).
 
     Attributes:
@@ -66,22 +79,26 @@ class EksCluster(pulumi.ComponentResource):
     """
 
     cluster_name: pulumi.Output[str]
+    """EKS cluster name."""
     cluster_arn: pulumi.Output[str]
+    """EKS cluster ARN."""
     endpoint: pulumi.Output[str]
+    """API server URL."""
     cluster_security_group_id: pulumi.Output[str]
+    """The EKS-created cluster security group (every node joins it)."""
     kubeconfig: pulumi.Output[str]
+    """Kubeconfig (JSON, secret) using ``aws eks get-token``."""
+    provider: k8s.Provider
+    """Kubernetes provider of the cluster (pass it to the Kubernetes-side components)."""
 
-    def __init__(
-        self,
-        name: str,
-        config: ClusterConfig,
-        system_node_group: SystemNodeGroupConfig,
-        subnet_ids: pulumi.Input[list[str]],
-        region: str,
-        cost_tags: dict[str, str],
-        opts: pulumi.ResourceOptions | None = None,
-    ):
-        super().__init__("hybridgpu:cloud:EksCluster", name, None, opts)
+    def __init__(self, name: str, args: EksClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        config = section(ClusterConfig, args["cluster"], component="EksCluster", name=name, field="cluster")
+        system_node_group = section(
+            SystemNodeGroupConfig, args.get("system_node_group", {}), component="EksCluster", name=name, field="systemNodeGroup"
+        )
+        subnet_ids, region, cost_tags = args["subnet_ids"], args["region"], dict(args.get("cost_tags") or {})
+        own, _ = component_options("hybridgpu:cloud:EksCluster", opts)
+        super().__init__(type_token("EksCluster"), name, None, own)
         child = pulumi.ResourceOptions(parent=self)
         partition = aws.get_partition_output(opts=pulumi.InvokeOptions(parent=self)).partition
         cluster_name = config.name
@@ -108,7 +125,7 @@ class EksCluster(pulumi.ComponentResource):
             aws.iam.RolePolicyAttachment(
                 f"{names.cluster_role}-{policy}",
                 role=role.name,
-                policy_arn=partition.apply(lambda p, policy=policy: managed_policy_arn(p, policy)),
+                policy_arn=partition.apply(functools.partial(managed_policy_arn, name=policy)),
                 opts=child,
             )
             for policy in CLUSTER_ROLE_MANAGED_POLICIES
@@ -143,7 +160,8 @@ class EksCluster(pulumi.ComponentResource):
             bootstrap_self_managed_addons=False,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[log_group, *attachments]),
         )
-        cluster_sg = cluster.vpc_config.apply(lambda v: v.cluster_security_group_id)
+        # Always set once the cluster exists (EKS creates the group with the cluster).
+        cluster_sg = cast(pulumi.Output[str], cluster.vpc_config.apply(lambda v: v.cluster_security_group_id))
         aws.ec2.Tag(f"{name}-cluster-sg-discovery", resource_id=cluster_sg, key=DISCOVERY_TAG, value=cluster_name, opts=child)
         # The cluster security group admits only its members; listed networks (VPN, CI runners)
         # get HTTPS to the private endpoint so `pulumi up` and kubectl can reach it.
@@ -258,7 +276,7 @@ class EksCluster(pulumi.ComponentResource):
             aws.iam.RolePolicyAttachment(
                 f"{names.system_role}-{policy}",
                 role=role.name,
-                policy_arn=partition.apply(lambda p, policy=policy: managed_policy_arn(p, policy)),
+                policy_arn=partition.apply(functools.partial(managed_policy_arn, name=policy)),
                 opts=child,
             )
             for policy in SYSTEM_NODE_MANAGED_POLICIES

@@ -16,15 +16,16 @@ Creates:
   the pinned version with cluster name and queue wired.
 """
 
-from __future__ import annotations
-
+import functools
 import json
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from hybridgpu.components.eks import EksCluster
+from hybridgpu.components.base import component_options, section, type_token
+from hybridgpu.components.inputs import KarpenterConfigArgs
 from hybridgpu.config.aws_names import CONTROLLER_POLICY_CONCERNS, INTERRUPTION_TARGET_ID, CloudNames
 from hybridgpu.config.models import KarpenterConfig
 from hybridgpu.render.iam import (
@@ -42,17 +43,33 @@ CHART_REPO = "oci://public.ecr.aws/karpenter"
 SERVICE_ACCOUNT = "karpenter"
 
 
+def _policy_document(docs: dict[str, Any], concern: str) -> str:
+    """The JSON of one concern's inline policy out of :func:`karpenter_controller_policies`."""
+    return json.dumps(docs[concern])
+
+
+class KarpenterArgs(TypedDict):
+    """Inputs of :class:`Karpenter`."""
+
+    karpenter: NotRequired[KarpenterConfigArgs]
+    """The ``hybridgpu:cloud.karpenter`` section. Default: the pinned version, 2 replicas, namespace ``kube-system``."""
+    cluster_name: str
+    """EKS cluster name, as a plain string (AWS names, the controller's policy documents, the access entry)."""
+    region: str
+    """AWS region."""
+    provider: k8s.Provider
+    """Kubernetes provider of the cluster (the EksCluster's ``provider``)."""
+
+
 class Karpenter(pulumi.ComponentResource):
-    """Karpenter for one EKS cluster.
+    """Karpenter for one EKS cluster (``hybridgpu:index:Karpenter``).
 
     Args:
         name: logical name prefix of the children.
-        config: validated Karpenter config.
-        cluster: the :class:`~hybridgpu.components.eks.EksCluster` (its name output orders the AWS resources
-            after the cluster; its provider and ``access_ready`` resources gate the Helm releases).
-        cluster_name: EKS cluster name as a plain string (for names and policy documents).
-        region: AWS region.
-        opts: resource options (pass the AWS provider through ``providers``).
+        args: :class:`KarpenterArgs`.
+        opts: resource options (pass the AWS provider through ``providers``). ``depends_on``: what
+            the node access entry, the Pod Identity association and the Kubernetes objects wait for:
+            the cluster, with its admin access entries and system nodes (the EksCluster's ``access_ready``).
 
     Attributes:
         node_role_name, node_role_arn, controller_role_arn, queue_name, queue_arn, queue_url: ``Output[str]``.
@@ -60,22 +77,23 @@ class Karpenter(pulumi.ComponentResource):
     """
 
     node_role_name: pulumi.Output[str]
+    """Name of the node role (the GpuNodePools' ``nodeRoleName``)."""
     node_role_arn: pulumi.Output[str]
+    """ARN of the node role."""
     controller_role_arn: pulumi.Output[str]
+    """ARN of the controller role (EKS Pod Identity)."""
     queue_name: pulumi.Output[str]
+    """Name of the SQS interruption queue."""
     queue_arn: pulumi.Output[str]
+    """ARN of the SQS interruption queue."""
     queue_url: pulumi.Output[str]
+    """URL of the SQS interruption queue."""
 
-    def __init__(
-        self,
-        name: str,
-        config: KarpenterConfig,
-        cluster: EksCluster,
-        cluster_name: str,
-        region: str,
-        opts: pulumi.ResourceOptions | None = None,
-    ):
-        super().__init__("hybridgpu:cloud:Karpenter", name, None, opts)
+    def __init__(self, name: str, args: KarpenterArgs, opts: pulumi.ResourceOptions | None = None):
+        config = section(KarpenterConfig, args.get("karpenter", {}), component="Karpenter", name=name, field="karpenter")
+        cluster_name, region, provider = args["cluster_name"], args["region"], args["provider"]
+        own, ready = component_options("hybridgpu:cloud:Karpenter", opts)
+        super().__init__(type_token("Karpenter"), name, None, own)
         child = pulumi.ResourceOptions(parent=self)
         invoke = pulumi.InvokeOptions(parent=self)
         partition = aws.get_partition_output(opts=invoke).partition
@@ -94,15 +112,15 @@ class Karpenter(pulumi.ComponentResource):
             aws.iam.RolePolicyAttachment(
                 f"{name}-node-role-{policy}",
                 role=node_role.name,
-                policy_arn=partition.apply(lambda p, policy=policy: managed_policy_arn(p, policy)),
+                policy_arn=partition.apply(functools.partial(managed_policy_arn, name=policy)),
                 opts=child,
             )
         aws.eks.AccessEntry(
             f"{name}-node-access",
-            cluster_name=cluster.cluster_name,
+            cluster_name=cluster_name,
             principal_arn=node_role.arn,
             type="EC2_LINUX",
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=ready),
         )
 
         queue = aws.sqs.Queue(
@@ -157,7 +175,7 @@ class Karpenter(pulumi.ComponentResource):
                 aws.iam.RolePolicy(
                     names.controller_policy(concern),
                     role=controller_role.id,
-                    policy=policies.apply(lambda docs, concern=concern: json.dumps(docs[concern])),
+                    policy=policies.apply(functools.partial(_policy_document, concern=concern)),
                     opts=child,
                 )
             )
@@ -170,19 +188,19 @@ class Karpenter(pulumi.ComponentResource):
                 k8s.core.v1.Namespace(
                     f"{name}-namespace",
                     metadata=namespace_doc["metadata"],
-                    opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=list(cluster.access_ready)),
+                    opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(ready)),
                 )
             )
         association = aws.eks.PodIdentityAssociation(
             f"{name}-pod-identity",
-            cluster_name=cluster.cluster_name,
+            cluster_name=cluster_name,
             namespace=config.namespace,
             service_account=SERVICE_ACCOUNT,
             role_arn=controller_role.arn,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=namespace),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*ready, *namespace]),
         )
 
-        k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*cluster.access_ready, *namespace])
+        k8s_opts = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[*ready, *namespace])
         crds = k8s.helm.v3.Release(
             f"{name}-crd",
             name="karpenter-crd",
@@ -203,8 +221,8 @@ class Karpenter(pulumi.ComponentResource):
             values=queue.name.apply(lambda q: karpenter_helm_values(config, cluster_name=cluster_name, interruption_queue=q)),
             opts=pulumi.ResourceOptions(
                 parent=self,
-                provider=cluster.provider,
-                depends_on=[crds, association, *inline, *cluster.access_ready, *namespace],
+                provider=provider,
+                depends_on=[crds, association, *inline, *ready, *namespace],
             ),
         )
 

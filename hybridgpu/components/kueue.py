@@ -18,9 +18,8 @@ Creates, through the cluster's Kubernetes provider (all specs rendered by
   program exports for the manager.
 """
 
-from __future__ import annotations
-
 import base64
+from typing import NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -30,16 +29,19 @@ from hybridgpu.burst.kueue import (
     KUEUE_CHART,
     WORKER_KUBECONFIG_OUTPUT,
     cluster_manifests,
+    endpoint_from_kubeconfig,
     kueue_helm_values,
     token_secret_name,
     worker_kubeconfig,
 )
 from hybridgpu.burst.models import BurstPlanFile
 from hybridgpu.burst.plan import ClusterPlan
+from hybridgpu.components.base import component_options, section, type_token
+from hybridgpu.components.inputs import BurstPlanFileArgs, ClusterPlanArgs
 from hybridgpu.k8s import managed_by_labels
 
 #: ``WORKER_KUBECONFIG_OUTPUT`` is re-exported for the program (workers export it, the manager reads it).
-__all__ = ["KueueCluster", "WORKER_KUBECONFIG_OUTPUT"]
+__all__ = ["KueueCluster", "KueueClusterArgs", "WORKER_KUBECONFIG_OUTPUT"]
 
 
 class TopLevelCustomResource(pulumi.CustomResource):
@@ -60,20 +62,31 @@ class TopLevelCustomResource(pulumi.CustomResource):
         super().__init__(f"kubernetes:{doc['apiVersion']}:{doc['kind']}", name, dict(doc), opts)
 
 
+class KueueClusterArgs(TypedDict):
+    """Inputs of :class:`KueueCluster`."""
+
+    plan: ClusterPlanArgs
+    """This cluster's part of the burst plan (``hybridgpu.burst.plan.derive_plan``): its role, flavors, queues, namespaces, MultiKueue wiring."""
+    source: BurstPlanFileArgs
+    """The burst plan file (Kueue version, namespace, frameworks)."""
+    provider: k8s.Provider
+    """Kubernetes provider of the cluster."""
+    kubeconfig: NotRequired[pulumi.Input[str]]
+    """The cluster's kubeconfig (its API server URL and CA data go into ``workerKubeconfig``); required on a worker. Default: none."""
+    worker_kubeconfigs: NotRequired[dict[str, pulumi.Input[str]]]
+    """On the manager, MultiKueueCluster name -> that worker's kubeconfig (a secret, e.g. from a StackReference). Default: none."""
+
+
 class KueueCluster(pulumi.ComponentResource):
-    """Kueue and the burst queues of one cluster.
+    """Kueue and the burst queues of one cluster (``hybridgpu:index:KueueCluster``).
 
     Args:
         name: logical name prefix of the children.
-        cluster: the cluster's part of the burst plan.
-        source: the burst plan file (Kueue version, namespace, frameworks).
-        provider: Kubernetes provider of the cluster.
-        endpoint: ``(server URL, base64 CA data)`` of the cluster's API server; needed on a worker
-            (goes into :attr:`worker_kubeconfig`), ignored otherwise.
-        worker_kubeconfigs: on the manager, MultiKueueCluster name -> that worker's kubeconfig
-            (a secret Output, e.g. from ``pulumi.StackReference``).
-        depends_on: resources to wait for (the cluster's CNI or Karpenter).
-        opts: resource options.
+        args: :class:`KueueClusterArgs`.
+        opts: resource options. ``depends_on``: what the Kueue release waits for (the cluster's CNI or Karpenter).
+
+    Raises:
+        ValueError: a MultiKueue worker has no kubeconfig, or a worker has no ``kubeconfig``.
 
     Attributes:
         release: the Kueue Helm release.
@@ -81,20 +94,15 @@ class KueueCluster(pulumi.ComponentResource):
     """
 
     worker_kubeconfig: pulumi.Output[str] | None
+    """Exec-free kubeconfig of this worker for the manager (secret); unset on a manager."""
 
-    def __init__(
-        self,
-        name: str,
-        cluster: ClusterPlan,
-        source: BurstPlanFile,
-        provider: k8s.Provider,
-        *,
-        endpoint: pulumi.Output[tuple[str, str]] | None = None,
-        worker_kubeconfigs: dict[str, pulumi.Output[str]] | None = None,
-        depends_on: list[pulumi.Resource] | None = None,
-        opts: pulumi.ResourceOptions | None = None,
-    ):
-        super().__init__("hybridgpu:burst:KueueCluster", name, None, opts)
+    def __init__(self, name: str, args: KueueClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        cluster = section(ClusterPlan, args["plan"], component="KueueCluster", name=name, field="plan")
+        source = section(BurstPlanFile, args["source"], component="KueueCluster", name=name, field="source")
+        provider, kubeconfig, worker_kubeconfigs = args["provider"], args.get("kubeconfig"), args.get("worker_kubeconfigs")
+        endpoint = pulumi.Output.from_input(kubeconfig).apply(endpoint_from_kubeconfig) if kubeconfig is not None else None
+        own, depends_on = component_options("hybridgpu:burst:KueueCluster", opts)
+        super().__init__(type_token("KueueCluster"), name, None, own)
         kueue_ns = source.kueue.namespace
         self.release = k8s.helm.v3.Release(
             f"{name}-kueue",
@@ -193,7 +201,7 @@ class KueueCluster(pulumi.ComponentResource):
         self.worker_kubeconfig = None
         if cluster.worker_access:
             if token_secret is None or endpoint is None:
-                raise ValueError(f"worker cluster {cluster.stack!r} needs its API endpoint and a token Secret")
+                raise ValueError(f"KueueCluster {name!r}: worker cluster {cluster.stack!r} needs the input `kubeconfig` (its API endpoint) and a token Secret in its plan")
             context = f"{cluster.stack}-{token_secret_name()}"
 
             def build(args: list) -> str:

@@ -9,23 +9,33 @@ For ``network.existing`` it creates only ``aws:ec2/tag:Tag`` resources that add 
 discovery tag to the given private subnets, and passes the ids through.
 """
 
-from __future__ import annotations
+from typing import TypedDict
 
 import pulumi
 import pulumi_aws as aws
 
+from hybridgpu.components.base import component_options, section, type_token
+from hybridgpu.components.inputs import NetworkConfigArgs
 from hybridgpu.config.models import NetworkConfig
 from hybridgpu.k8s import DISCOVERY_TAG, cluster_tag
 from hybridgpu.render.network import plan_subnets
 
 
+class NetworkArgs(TypedDict):
+    """Inputs of :class:`Network`."""
+
+    network: NetworkConfigArgs
+    """The ``hybridgpu:cloud.network`` section: exactly one of ``new`` (a VPC built here) or ``existing`` (subnets tagged only)."""
+    cluster_name: str
+    """EKS cluster name: the ``karpenter.sh/discovery`` tag value and the ``kubernetes.io/cluster/<name>`` tag."""
+
+
 class Network(pulumi.ComponentResource):
-    """VPC and subnets of the cloud cluster.
+    """VPC and subnets of the cloud cluster (``hybridgpu:index:Network``).
 
     Args:
         name: logical name prefix of the children.
-        config: validated network config (exactly one of ``new`` / ``existing``).
-        cluster_name: EKS cluster name (discovery tag value and ``kubernetes.io/cluster`` tag).
+        args: :class:`NetworkArgs`.
         opts: resource options (pass the AWS provider through ``providers``).
 
     Attributes:
@@ -35,11 +45,17 @@ class Network(pulumi.ComponentResource):
     """
 
     vpc_id: pulumi.Output[str]
+    """VPC id."""
     private_subnet_ids: pulumi.Output[list[str]]
+    """Private subnet ids, one per zone."""
     public_subnet_ids: pulumi.Output[list[str]]
+    """Public subnet ids (empty for an existing VPC without public subnets)."""
 
-    def __init__(self, name: str, config: NetworkConfig, cluster_name: str, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("hybridgpu:cloud:Network", name, None, opts)
+    def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None):
+        config = section(NetworkConfig, args["network"], component="Network", name=name, field="network")
+        own, _ = component_options("hybridgpu:cloud:Network", opts)
+        super().__init__(type_token("Network"), name, None, own)
+        cluster_name = args["cluster_name"]
         child = pulumi.ResourceOptions(parent=self)
         cluster_tags = {cluster_tag(cluster_name): "shared"}
 

@@ -16,52 +16,55 @@ RDMA fabric (:func:`hybridgpu.render.network_operator.rdma_plan` is not None):
 Everything is rendered by the pure core; this component only turns it into resources.
 """
 
-from __future__ import annotations
+from typing import NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
 
+import hybridgpu.render.network_operator as rdma_render
+from hybridgpu.components.base import component_options, section, type_token
+from hybridgpu.components.inputs import RdmaPlanArgs
 from hybridgpu.k8s import POD_SECURITY_AUDIT_LABEL, POD_SECURITY_ENFORCE_LABEL, POD_SECURITY_WARN_LABEL, managed_by_labels
 from hybridgpu.render.network_operator import (
     NETWORK_OPERATOR_CHART,
     NETWORK_OPERATOR_NAMESPACE,
     NETWORK_OPERATOR_REPO,
     NETWORK_OPERATOR_VERSION,
-    RdmaPlan,
     network_operator_values,
     nic_cluster_policy,
 )
 
 
+class NetworkOperatorArgs(TypedDict):
+    """Inputs of :class:`NetworkOperator`."""
+
+    plan: RdmaPlanArgs
+    """The site's RDMA plan: fabrics, their NICs and extended resources, where OFED comes from (``hybridgpu.render.network_operator.rdma_plan`` of the inventory)."""
+    provider: k8s.Provider
+    """Kubernetes provider of the on-prem cluster."""
+    nfd_from_gpu_operator: NotRequired[bool]
+    """The GPU Operator runs NFD: ours stays off (``dependsOn`` must then hold the GPU Operator: it installs the NodeFeatureRule CRD). Default: false."""
+
+
 class NetworkOperator(pulumi.ComponentResource):
-    """The NVIDIA Network Operator and the NicClusterPolicy of an on-prem site.
+    """The NVIDIA Network Operator and the NicClusterPolicy of an on-prem site (``hybridgpu:index:NetworkOperator``).
 
     Args:
         name: logical name prefix of the children (``<site>-onprem-network``).
-        plan: the site's RDMA plan (fabrics, their NICs and resources, OFED source).
-        provider: Kubernetes provider of the on-prem cluster.
-        nfd_from_gpu_operator: the GPU Operator runs NFD: ours stays off and the release waits for it
-            (``depends_on`` must then hold the GPU Operator's release: it installs the NodeFeatureRule CRD).
-        depends_on: resources to wait for (the CNI release; the GPU Operator release).
-        opts: resource options.
+        args: :class:`NetworkOperatorArgs`.
+        opts: resource options. ``depends_on``: what the namespace and release wait for (the CNI
+            release; the GPU Operator release).
 
     Attributes:
         release: the Helm release.
         policy: the NicClusterPolicy custom resource.
     """
 
-    def __init__(
-        self,
-        name: str,
-        plan: RdmaPlan,
-        provider: k8s.Provider,
-        *,
-        nfd_from_gpu_operator: bool,
-        depends_on: list[pulumi.Resource] | None = None,
-        opts: pulumi.ResourceOptions | None = None,
-    ):
-        super().__init__("hybridgpu:onprem:NetworkOperator", name, None, opts)
-        deps = list(depends_on or [])
+    def __init__(self, name: str, args: NetworkOperatorArgs, opts: pulumi.ResourceOptions | None = None):
+        plan = section(rdma_render.RdmaPlan, args["plan"], component="NetworkOperator", name=name, field="plan")
+        provider, nfd_from_gpu_operator = args["provider"], bool(args.get("nfd_from_gpu_operator", False))
+        own, deps = component_options("hybridgpu:onprem:NetworkOperator", opts)
+        super().__init__(type_token("NetworkOperator"), name, None, own)
         namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
             metadata={

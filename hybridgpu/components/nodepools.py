@@ -7,62 +7,69 @@ these kinds). EFA node classes get ``networkInterfaces`` with the interface coun
 catalog and their pools the ``hybridgpu.io/efa`` template label (:mod:`hybridgpu.render.efa`).
 """
 
-from __future__ import annotations
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from hybridgpu.catalog import Catalog
-from hybridgpu.config.models import CloudConfig
+from hybridgpu.catalog import load_catalog
+from hybridgpu.components.base import component_options, section, type_token
+from hybridgpu.components.inputs import CloudConfigArgs, NvidiaConfigArgs
+from hybridgpu.config.models import CloudConfig, NodeClassConfig
 from hybridgpu.config.nvidia import NvidiaConfig
 from hybridgpu.render.efa import derived_efa_interfaces, efa_nodepool_labels
 from hybridgpu.render.karpenter import render_ec2_nodeclass, render_nodepool, resolve_instance_types
 from hybridgpu.render.nvidia import nodepool_extra_limits, nodepool_labels
 
 
+class GpuNodePoolsArgs(TypedDict):
+    """Inputs of :class:`GpuNodePools`."""
+
+    cloud: CloudConfigArgs
+    """The ``hybridgpu:cloud`` section (its ``nodeClasses`` and ``nodePools``; instance families resolve through the packaged GPU catalog)."""
+    cluster_name: str
+    """EKS cluster name (the ``karpenter.sh/discovery`` tag value the node classes select)."""
+    node_role_name: pulumi.Input[str]
+    """Name of the Karpenter node role (the Karpenter component's ``nodeRoleName``)."""
+    cost_tags: NotRequired[dict[str, str]]
+    """Cost tags merged into every EC2NodeClass's ``spec.tags``. Default: none."""
+    provider: k8s.Provider
+    """Kubernetes provider of the cluster."""
+    nvidia: NotRequired[NvidiaConfigArgs]
+    """The ``hybridgpu:nvidia`` section: adds the ``nvidia.com/mig.config`` / ``device-plugin.config`` template labels and, with NodeOverlays on, limits on the advertised MIG/shared resources. Default: none."""
+
+
 class GpuNodePools(pulumi.ComponentResource):
-    """Karpenter GPU capacity of the cloud cluster.
+    """Karpenter GPU capacity of the cloud cluster (``hybridgpu:index:GpuNodePools``).
 
     Args:
         name: logical name prefix of the children.
-        config: validated cloud config (its ``nodeClasses`` and ``nodePools``).
-        catalog: GPU instance catalog (resolves families to explicit instance types).
-        cluster_name: EKS cluster name (discovery tag value).
-        node_role_name: ``Output[str]`` name of the Karpenter node role.
-        cost_tags: the stack's cost tags, merged into every EC2NodeClass's ``spec.tags``.
-        provider: Kubernetes provider of the cluster.
-        karpenter_release: the Karpenter Helm release the objects wait for.
-        nvidia: the NVIDIA section (adds `nvidia.com/mig.config` / `device-plugin.config` template
-            labels, and with NodeOverlays on, limits on the advertised MIG/shared resources).
-        opts: resource options.
+        args: :class:`GpuNodePoolsArgs`.
+        opts: resource options. ``depends_on``: what every object waits for (the Karpenter
+            component or its release: its CRD chart defines these kinds).
 
     Attributes:
         node_classes: ``{name: CustomResource}``; node_pools: ``{name: CustomResource}``.
     """
 
-    def __init__(
-        self,
-        name: str,
-        config: CloudConfig,
-        catalog: Catalog,
-        cluster_name: str,
-        node_role_name: pulumi.Input[str],
-        cost_tags: dict[str, str],
-        provider: k8s.Provider,
-        karpenter_release: pulumi.Resource,
-        nvidia: NvidiaConfig | None = None,
-        opts: pulumi.ResourceOptions | None = None,
-    ):
-        super().__init__("hybridgpu:cloud:GpuNodePools", name, None, opts)
-        k8s_opts = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[karpenter_release])
+    def __init__(self, name: str, args: GpuNodePoolsArgs, opts: pulumi.ResourceOptions | None = None):
+        config = section(CloudConfig, args["cloud"], component="GpuNodePools", name=name, field="cloud")
+        raw_nvidia = args.get("nvidia")
+        nvidia = section(NvidiaConfig, raw_nvidia, component="GpuNodePools", name=name, field="nvidia") if raw_nvidia is not None else None
+        cluster_name, node_role_name, provider = args["cluster_name"], args["node_role_name"], args["provider"]
+        cost_tags = dict(args.get("cost_tags") or {})
+        catalog = load_catalog()
+        own, waits = component_options("hybridgpu:cloud:GpuNodePools", opts)
+        super().__init__(type_token("GpuNodePools"), name, None, own)
+        k8s_opts = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(waits))
         self.node_classes: dict[str, k8s.apiextensions.CustomResource] = {}
         for node_class in config.node_classes:
             efa_count = derived_efa_interfaces(node_class, config, catalog)
-            manifest = pulumi.Output.from_input(node_role_name).apply(
-                lambda role, nc=node_class, n=efa_count: render_ec2_nodeclass(
-                    nc, cluster_name=cluster_name, node_role_name=role, cost_tags=cost_tags, efa_interfaces=n
-                )
-            )
+
+            def nodeclass_doc(role: str, nc: NodeClassConfig = node_class, n: int | None = efa_count) -> dict[str, Any]:
+                return render_ec2_nodeclass(nc, cluster_name=cluster_name, node_role_name=role, cost_tags=cost_tags, efa_interfaces=n)
+
+            manifest = pulumi.Output.from_input(node_role_name).apply(nodeclass_doc)
             self.node_classes[node_class.name] = k8s.apiextensions.CustomResource(
                 f"{name}-nodeclass-{node_class.name}",
                 api_version="karpenter.k8s.aws/v1",
@@ -78,17 +85,17 @@ class GpuNodePools(pulumi.ComponentResource):
             if nvidia and config.karpenter.node_overlay:
                 gpus = [t.gpu_count for t in resolve_instance_types(pool, catalog)]
                 limits = nodepool_extra_limits(nvidia, pool.name, pool.gpu_limit or 0, gpus)
-            manifest = render_nodepool(pool, catalog, extra_labels=labels, extra_limits=limits)
+            pool_doc = render_nodepool(pool, catalog, extra_labels=labels, extra_limits=limits)
             self.node_pools[pool.name] = k8s.apiextensions.CustomResource(
                 f"{name}-nodepool-{pool.name}",
-                api_version=manifest["apiVersion"],
-                kind=manifest["kind"],
-                metadata=manifest["metadata"],
-                spec=manifest["spec"],
+                api_version=pool_doc["apiVersion"],
+                kind=pool_doc["kind"],
+                metadata=pool_doc["metadata"],
+                spec=pool_doc["spec"],
                 opts=pulumi.ResourceOptions(
                     parent=self,
                     provider=provider,
-                    depends_on=[karpenter_release, self.node_classes[pool.node_class]],
+                    depends_on=[*waits, self.node_classes[pool.node_class]],
                 ),
             )
         self.register_outputs({"node_classes": sorted(self.node_classes), "node_pools": sorted(self.node_pools)})

@@ -21,11 +21,13 @@ Nodes pick their layout through labels the NodePools carry (``nvidia.com/mig.con
 ``nvidia.com/device-plugin.config``; see :class:`hybridgpu.components.nodepools.GpuNodePools`).
 """
 
-from __future__ import annotations
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
 
+from hybridgpu.components.base import component_options, section, type_token
+from hybridgpu.components.inputs import NvidiaConfigArgs
 from hybridgpu.config.nvidia import NvidiaConfig
 from hybridgpu.k8s import POD_SECURITY_AUDIT_LABEL, POD_SECURITY_ENFORCE_LABEL, POD_SECURITY_WARN_LABEL, managed_by_labels
 from hybridgpu.render.charts import helm_merge
@@ -63,36 +65,38 @@ def namespace_manifest(name: str) -> dict:
     }
 
 
+class NvidiaLayerArgs(TypedDict):
+    """Inputs of :class:`NvidiaLayer`."""
+
+    nvidia: NvidiaConfigArgs
+    """The ``hybridgpu:nvidia`` section: GPU Operator or device plugin, MIG layouts, sharing, DCGM, versions."""
+    provider: k8s.Provider
+    """Kubernetes provider of the cluster."""
+    node_overlays: NotRequired[list[dict[str, Any]]]
+    """Rendered Karpenter NodeOverlay manifests (free-form Kubernetes objects, hence untyped; ``hybridgpu.render.nvidia.node_overlays``). Default: none."""
+    gpu_operator_extra: NotRequired[dict[str, Any]]
+    """Helm values merged over the GPU Operator's (free-form chart values, hence untyped), e.g. GPUDirect RDMA's ``driver.rdma`` on-prem. Default: none."""
+
+
 class NvidiaLayer(pulumi.ComponentResource):
-    """The NVIDIA GPU software of one cluster.
+    """The NVIDIA GPU software of one cluster (``hybridgpu:index:NvidiaLayer``).
 
     Args:
         name: logical name prefix of the children.
-        config: a checked NVIDIA section.
-        provider: Kubernetes provider of the cluster.
-        node_overlays: rendered Karpenter NodeOverlay manifests (empty when the feature gate is off
-            or no pool needs one).
-        depends_on: resources to wait for (e.g. the Karpenter release, whose CRD chart defines
-            NodeOverlay).
-        gpu_operator_extra: values merged over the GPU Operator's (Helm coalescing), e.g. GPUDirect RDMA's
-            ``driver.rdma`` on-prem (:func:`hybridgpu.render.network_operator.gpu_operator_rdma_values`).
-        opts: resource options.
+        args: :class:`NvidiaLayerArgs`.
+        opts: resource options. ``depends_on``: what every object waits for (e.g. the Karpenter
+            release, whose CRD chart defines NodeOverlay; the CNI on-prem).
 
     Attributes:
         releases: the Helm releases created, by name.
     """
 
-    def __init__(
-        self,
-        name: str,
-        config: NvidiaConfig,
-        provider: k8s.Provider,
-        node_overlays: list[dict] | None = None,
-        depends_on: list[pulumi.Resource] | None = None,
-        opts: pulumi.ResourceOptions | None = None,
-        gpu_operator_extra: dict | None = None,
-    ):
-        super().__init__("hybridgpu:nvidia:NvidiaLayer", name, None, opts)
+    def __init__(self, name: str, args: NvidiaLayerArgs, opts: pulumi.ResourceOptions | None = None):
+        config = section(NvidiaConfig, args["nvidia"], component="NvidiaLayer", name=name, field="nvidia")
+        provider = args["provider"]
+        node_overlays, gpu_operator_extra = args.get("node_overlays"), args.get("gpu_operator_extra")
+        own, depends_on = component_options("hybridgpu:nvidia:NvidiaLayer", opts)
+        super().__init__(type_token("NvidiaLayer"), name, None, own)
         base = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(depends_on or []))
         ns_doc = namespace_manifest(config.namespace)
         namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=ns_doc["metadata"], opts=base)

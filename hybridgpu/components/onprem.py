@@ -16,7 +16,7 @@ Creates:
   valid again (the token expires after 24 h, uploaded certificates after 2 h), so nodes added
   to the inventory later still join;
 * for ``cordoned`` hosts: drain and cordon, run from the first control plane after the join;
-* per host, a ``hybridgpu:onprem:Host`` record (:class:`OnPremHost`: hostname, role, owner,
+* per host, a ``hybridgpu:index:OnPremHost`` record (``hybridgpu:onprem:Host`` before, kept as its alias) (:class:`OnPremHost`: hostname, role, owner,
   GPUs, the kubeadm config with secret placeholders), so the state and the policy pack
   (``onprem-host-owner``, ``kubeadm-ca-verification``) see each machine;
 * a Kubernetes provider built from the admin kubeconfig, and the Cilium CNI Helm release.
@@ -25,20 +25,22 @@ The plan (order, scripts, configs) comes from :func:`hybridgpu.onprem.plan_onpre
 component only turns it into resources.
 """
 
-from __future__ import annotations
-
 import os
 from pathlib import Path
+from typing import NotRequired, TypedDict
 
 import pulumi
 import pulumi_command as command
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
+from hybridgpu.components.base import component_options, section, type_token
+from hybridgpu.components.inputs import OnPremPlanArgs
+from hybridgpu.config.models import DEFAULT_CILIUM_VERSION
 from hybridgpu.onprem import HostStep, OnPremPlan
 from hybridgpu.render.bootstrap import COMPLETE_MARKER_PATH, KUBEADM_CONFIG_PATH, join_credentials_script
 from hybridgpu.render.cilium import cilium_helm_values
-from hybridgpu.render.kubeadm import BOOTSTRAP_TOKEN, CA_CERT_HASH, CERTIFICATE_KEY, substitute
+from hybridgpu.render.kubeadm_secrets import BOOTSTRAP_TOKEN, CA_CERT_HASH, CERTIFICATE_KEY, substitute
 
 CILIUM_REPO = "https://helm.cilium.io"
 
@@ -128,17 +130,26 @@ class OnPremHost(pulumi.ComponentResource):
             "migConfig": step.mig_config,
             "kubeadmConfig": step.kubeadm_config,
         }
-        super().__init__("hybridgpu:onprem:Host", name, props, opts)
+        own, _ = component_options("hybridgpu:onprem:Host", opts)
+        super().__init__(type_token("OnPremHost"), name, props, own)
         self.register_outputs({})
 
 
+class OnPremClusterArgs(TypedDict):
+    """Inputs of :class:`OnPremCluster`."""
+
+    plan: OnPremPlanArgs
+    """The ordered plan of the cluster (``hybridgpu.onprem.plan_onprem`` of the inventory): kubeadm settings, one step per host with its scripts."""
+    cilium_version: NotRequired[str]
+    """Cilium chart version (the CNI). Default: the pinned ``hybridgpu:onprem.ciliumVersion`` default."""
+
+
 class OnPremCluster(pulumi.ComponentResource):
-    """A kubeadm cluster on bare metal, driven over SSH.
+    """A kubeadm cluster on bare metal, driven over SSH (``hybridgpu:index:OnPremCluster``).
 
     Args:
         name: logical name prefix of the children.
-        plan: the ordered plan (:func:`hybridgpu.onprem.plan_onprem`).
-        cilium_version: Cilium chart version.
+        args: :class:`OnPremClusterArgs`.
         opts: resource options.
 
     Attributes:
@@ -148,17 +159,23 @@ class OnPremCluster(pulumi.ComponentResource):
     """
 
     kubeconfig: pulumi.Output[str]
+    """Admin kubeconfig (secret)."""
+    provider: k8s.Provider
+    """Kubernetes provider of the cluster (pass it to the Kubernetes-side components)."""
 
-    def __init__(self, name: str, plan: OnPremPlan, cilium_version: str, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("hybridgpu:onprem:OnPremCluster", name, None, opts)
+    def __init__(self, name: str, args: OnPremClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        plan = section(OnPremPlan, args["plan"], component="OnPremCluster", name=name, field="plan")
+        cilium_version = args.get("cilium_version") or DEFAULT_CILIUM_VERSION
+        own, _ = component_options("hybridgpu:onprem:OnPremCluster", opts)
+        super().__init__(type_token("OnPremCluster"), name, None, own)
         child = pulumi.ResourceOptions(parent=self)
         # RandomPassword/RandomBytes keep their values secret in the state (RandomString/RandomId
         # do not). One 22-character value is split into the token's id and secret, so the two can
         # only be rotated together.
         raw_token = random.RandomPassword(f"{name}-bootstrap-token", length=22, upper=False, special=False, opts=child)
-        token = pulumi.Output.secret(raw_token.result.apply(lambda r: f"{r[:6]}.{r[6:]}"))
+        token: pulumi.Output[str] = pulumi.Output.secret(raw_token.result.apply(lambda r: f"{r[:6]}.{r[6:]}"))
         cert_key = random.RandomBytes(f"{name}-certificate-key", length=32, opts=child)
-        certificate_key = pulumi.Output.secret(cert_key.hex)
+        certificate_key: pulumi.Output[str] = pulumi.Output.secret(cert_key.hex)
 
         first = plan.first
         # One secret Output per SSH key reference, shared by every host that names it (an
@@ -179,7 +196,7 @@ class OnPremCluster(pulumi.ComponentResource):
             logging=SECRET_LOGGING,
             opts=_secret_opts(self, [init]),
         )
-        ca_cert_hash = pulumi.Output.secret(ca_hash.stdout.apply(str.strip))
+        ca_cert_hash: pulumi.Output[str] = pulumi.Output.secret(ca_hash.stdout.apply(str.strip))
         admin = command.remote.Command(
             f"{name}-{first.hostname}-admin-kubeconfig",
             connection=first_conn,
@@ -266,7 +283,7 @@ class OnPremCluster(pulumi.ComponentResource):
         key = len(secrets)
         if key not in self._secret_values:
             self._secret_values[key] = pulumi.Output.all(*secrets)
-        config_text = pulumi.Output.secret(self._secret_values[key].apply(fill))
+        config_text: pulumi.Output[str] = pulumi.Output.secret(self._secret_values[key].apply(fill))
         directory = os.path.dirname(KUBEADM_CONFIG_PATH)
         ready: list[pulumi.Resource] = [bootstrap, *after]
         if step.stage != "init":

@@ -10,13 +10,14 @@ is on:
   ``karpenter.sh/capacity-type``; it runs on the system nodes.
 """
 
-from __future__ import annotations
-
-from typing import Any, Literal
+from typing import Literal, NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
 
+from hybridgpu.components.base import as_input, component_options, section, type_token
+from hybridgpu.components.inputs import ShowbackConfigArgs
+from hybridgpu.config.economics import ShowbackConfig
 from hybridgpu.economics.opencost import (
     OPENCOST_CHART,
     OPENCOST_CHART_VERSION,
@@ -29,25 +30,45 @@ from hybridgpu.k8s import managed_by_labels
 from hybridgpu.stack.load import Stack
 
 
+class OpenCostArgs(TypedDict):
+    """Inputs of :class:`OpenCost`."""
+
+    showback: NotRequired[ShowbackConfigArgs]
+    """The ``hybridgpu:economics.showback`` section (namespace, OpenCost settings). Default: its defaults."""
+    side: str
+    """``onprem`` (custom pricing: the owned cost per GPU-hour) or ``eks`` (AWS prices by ``karpenter.sh/capacity-type``)."""
+    cluster_name: str
+    """The cluster's name (OpenCost's ``clusterName`` and default cluster ID)."""
+    gpu_usd_per_hour: NotRequired[float]
+    """Price of one GPU-hour in USD (``hybridgpu cost report``). Default: none (OpenCost's own)."""
+    provider: k8s.Provider
+    """Kubernetes provider of the cluster."""
+
+
 class OpenCost(pulumi.ComponentResource):
-    """OpenCost on one cluster (type token ``hybridgpu:showback:OpenCost``).
+    """OpenCost on one cluster (``hybridgpu:index:OpenCost``).
 
     Args:
         name: logical name prefix (children ``<name>-namespace``, ``<name>-release``).
-        values: the chart values (:func:`hybridgpu.economics.opencost.opencost_values`).
-        namespace: the release's namespace.
-        provider: the cluster's Kubernetes provider.
-        depends_on: what must exist first (the CNI on-prem, Karpenter on EKS).
+        args: :class:`OpenCostArgs` (values from :func:`hybridgpu.economics.opencost.opencost_values`).
+        opts: resource options. ``depends_on``: what must exist first (the CNI on-prem, Karpenter on EKS).
 
-    Attributes:
-        release: the Helm release.
+    Raises:
+        ValueError: ``side`` is neither ``onprem`` nor ``eks``.
     """
 
     release: k8s.helm.v3.Release
+    """The Helm release."""
 
-    def __init__(self, name: str, values: dict[str, Any], namespace: str, provider: pulumi.ProviderResource,
-                 depends_on: list[pulumi.Resource] | None = None, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("hybridgpu:showback:OpenCost", name, None, opts)
+    def __init__(self, name: str, args: OpenCostArgs, opts: pulumi.ResourceOptions | None = None):
+        showback = section(ShowbackConfig, args.get("showback", {}), component="OpenCost", name=name, field="showback")
+        side = args["side"]
+        if side not in ("onprem", "eks"):
+            raise ValueError(f"OpenCost {name!r}: input `side` is {side!r}; use `onprem` or `eks`")
+        values = opencost_values(showback, "onprem" if side == "onprem" else "eks", args["cluster_name"], args.get("gpu_usd_per_hour"))
+        namespace, provider = showback.namespace, args["provider"]
+        own, depends_on = component_options("hybridgpu:showback:OpenCost", opts)
+        super().__init__(type_token("OpenCost"), name, None, own)
         base = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(depends_on or []))
         ns = k8s.core.v1.Namespace(f"{name}-namespace", metadata={"name": namespace, "labels": managed_by_labels()}, opts=base)
         self.release = k8s.helm.v3.Release(
@@ -64,7 +85,7 @@ class OpenCost(pulumi.ComponentResource):
         self.register_outputs({"release": self.release.status})
 
 
-def build_opencost(stack: Stack, side: Literal["onprem", "eks"], cluster_name: str, provider: pulumi.ProviderResource,
+def build_opencost(stack: Stack, side: Literal["onprem", "eks"], cluster_name: str, provider: k8s.Provider,
                    depends_on: list[pulumi.Resource] | None = None) -> OpenCost | None:
     """OpenCost on one cluster of the stack, or None when ``showback.opencost`` is off.
 
@@ -76,5 +97,7 @@ def build_opencost(stack: Stack, side: Literal["onprem", "eks"], cluster_name: s
         return None
     report = stack.report()
     price = onprem_gpu_usd_per_hour(report) if side == "onprem" else eks_gpu_usd_per_hour(report)
-    values = opencost_values(economics.showback, side, cluster_name, price)
-    return OpenCost(f"{cluster_name}-opencost", values, economics.showback.namespace, provider, depends_on)
+    args = OpenCostArgs(showback=as_input(economics.showback), side=side, cluster_name=cluster_name, provider=provider)
+    if price is not None:
+        args["gpu_usd_per_hour"] = price
+    return OpenCost(f"{cluster_name}-opencost", args, pulumi.ResourceOptions(depends_on=depends_on))

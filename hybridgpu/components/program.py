@@ -15,8 +15,6 @@ limit, capacity types, weight, instance types, most instances, USD/hour ceiling)
 ``hybridgpu:cloud.storage``: ``fsx_file_system_id``, ``fsx_dns_name``.
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 import pulumi
@@ -26,20 +24,19 @@ from pulumi.runtime import config as runtime_config
 from hybridgpu.catalog import load_catalog
 from hybridgpu.config.aws_names import CloudNames
 from hybridgpu.errors import StackConfigError
-from hybridgpu.onprem import plan_onprem
-from hybridgpu.burst.kueue import endpoint_from_kubeconfig
-from hybridgpu.components.efa import Efa, EfaQueues
-from hybridgpu.components.eks import EksCluster
-from hybridgpu.components.karpenter import Karpenter
-from hybridgpu.components.kueue import WORKER_KUBECONFIG_OUTPUT, KueueCluster
-from hybridgpu.components.network import Network
-from hybridgpu.components.nodepools import GpuNodePools
-from hybridgpu.components.nvidia import NvidiaLayer
-from hybridgpu.components.network_operator import NetworkOperator
+from hybridgpu.components.base import as_input
+from hybridgpu.components.efa import Efa, EfaArgs, EfaQueues, EfaQueuesArgs
+from hybridgpu.components.eks import EksCluster, EksClusterArgs
+from hybridgpu.components.karpenter import Karpenter, KarpenterArgs
+from hybridgpu.components.kueue import WORKER_KUBECONFIG_OUTPUT, KueueCluster, KueueClusterArgs
+from hybridgpu.components.network import Network, NetworkArgs
+from hybridgpu.components.nodepools import GpuNodePools, GpuNodePoolsArgs
+from hybridgpu.components.nvidia import NvidiaLayer, NvidiaLayerArgs
+from hybridgpu.components.network_operator import NetworkOperator, NetworkOperatorArgs
 from hybridgpu.render.network_operator import gpu_operator_rdma_values, rdma_plan
 from hybridgpu.components.opencost import build_opencost
-from hybridgpu.components.onprem import OnPremCluster
-from hybridgpu.components.storage import FsxLustre, TrainingData
+from hybridgpu.components.onprem import OnPremCluster, OnPremClusterArgs
+from hybridgpu.components.storage import FsxLustre, FsxLustreArgs, TrainingData, TrainingDataArgs
 from hybridgpu.render.storage import FSX_CSI_CHART, FSX_CSI_REPO, NFS_CSI_CHART, NFS_CSI_REPO, fsx_csi_values, fsx_volume, nfs_csi_values, nfs_volume
 from hybridgpu.stack.storage import storage_namespaces
 from hybridgpu.stack.load import Stack, runtime_stack
@@ -79,25 +76,27 @@ def read_stack() -> Stack:
 
 def build_onprem(stack: Stack):
     """The on-prem cluster of the stack: kubeadm over SSH, Cilium, and the NVIDIA layer; returns the OnPremCluster."""
-    config, inventory = stack.config, stack.inventory
-    assert config.onprem is not None and inventory is not None
-    plan = plan_onprem(inventory, nvidia_toolkit=config.onprem.nvidia_toolkit)
+    config, inventory, plan = stack.config, stack.inventory, stack.onprem_plan
+    # Validation rendered the plan (kubeadm configs and scripts); it is not rendered again here.
+    assert config.onprem is not None and inventory is not None and plan is not None
     site = inventory.site.name
-    cluster = OnPremCluster(f"{site}-onprem", plan, config.onprem.cilium_version)
+    cluster = OnPremCluster(f"{site}-onprem", OnPremClusterArgs(plan=as_input(plan), cilium_version=config.onprem.cilium_version))
     rdma = rdma_plan(inventory)
     nvidia_layer = None
     if config.nvidia is not None:
         nvidia = config.nvidia.model_copy(update={"mig_layouts": [*config.nvidia.mig_layouts, *plan.mig_layouts], "node_pools": {}})
         gpudirect = gpu_operator_rdma_values(rdma, driver=nvidia.driver) if nvidia.install == "gpu-operator" else {}
-        nvidia_layer = NvidiaLayer(f"{site}-onprem-nvidia", nvidia, cluster.provider, depends_on=[cluster.cni], gpu_operator_extra=gpudirect)
+        nvidia_layer = NvidiaLayer(
+            f"{site}-onprem-nvidia",
+            NvidiaLayerArgs(nvidia=as_input(nvidia), provider=cluster.provider, gpu_operator_extra=gpudirect),
+            pulumi.ResourceOptions(depends_on=[cluster.cni]),
+        )
     if rdma is not None:
         nfd_ours = nvidia_layer is not None and config.nvidia is not None and config.nvidia.install == "gpu-operator"
         NetworkOperator(
             f"{site}-onprem-network",
-            rdma,
-            cluster.provider,
-            nfd_from_gpu_operator=nfd_ours,
-            depends_on=[cluster.cni, *(nvidia_layer.releases.values() if nvidia_layer is not None else ())],
+            NetworkOperatorArgs(plan=as_input(rdma), provider=cluster.provider, nfd_from_gpu_operator=nfd_ours),
+            pulumi.ResourceOptions(depends_on=[cluster.cni, *(nvidia_layer.releases.values() if nvidia_layer is not None else ())]),
         )
     build_opencost(stack, "onprem", site, cluster.provider, depends_on=[cluster.cni])
     pulumi.export("onprem_kubeconfig", cluster.kubeconfig)
@@ -128,36 +127,44 @@ def main() -> None:
     provider = aws.Provider("aws", region=config.region, default_tags=aws.ProviderDefaultTagsArgs(tags=cost_tags))
     aws_opts = pulumi.ResourceOptions(providers={"aws": provider})
     names = CloudNames(cluster_name)
-    network = Network(names.network, cloud.network, cluster_name, opts=aws_opts)
+    network = Network(names.network, NetworkArgs(network=as_input(cloud.network), cluster_name=cluster_name), opts=aws_opts)
     eks = EksCluster(
         names.eks,
-        cloud.cluster,
-        cloud.system_node_group,
-        network.private_subnet_ids,
-        config.region,
-        cost_tags,
+        EksClusterArgs(
+            cluster=as_input(cloud.cluster),
+            system_node_group=as_input(cloud.system_node_group),
+            subnet_ids=network.private_subnet_ids,
+            region=config.region,
+            cost_tags=cost_tags,
+        ),
         opts=aws_opts,
     )
-    karpenter = Karpenter(names.karpenter, cloud.karpenter, eks, cluster_name, config.region, opts=aws_opts)
-    GpuNodePools(
-        f"{cluster_name}-gpu",
-        cloud,
-        catalog,
-        cluster_name,
-        karpenter.node_role_name,
-        cost_tags,
-        eks.provider,
-        karpenter.release,
-        nvidia=config.nvidia,
+    karpenter = Karpenter(
+        names.karpenter,
+        KarpenterArgs(karpenter=as_input(cloud.karpenter), cluster_name=cluster_name, region=config.region, provider=eks.provider),
+        opts=pulumi.ResourceOptions.merge(aws_opts, pulumi.ResourceOptions(depends_on=eks.access_ready)),
     )
+    after_karpenter = pulumi.ResourceOptions(depends_on=[karpenter.release])
+    pools_args = GpuNodePoolsArgs(
+        cloud=as_input(cloud), cluster_name=cluster_name, node_role_name=karpenter.node_role_name, cost_tags=cost_tags, provider=eks.provider
+    )
+    if config.nvidia is not None:
+        pools_args["nvidia"] = as_input(config.nvidia)
+    GpuNodePools(f"{cluster_name}-gpu", pools_args, after_karpenter)
     if efa_pools(cloud):
-        Efa(names.efa, cloud, catalog, eks.cluster_security_group_id, eks.provider, depends_on=[karpenter.release], opts=aws_opts)
+        Efa(
+            names.efa,
+            EfaArgs(cloud=as_input(cloud), node_security_group_id=eks.cluster_security_group_id, provider=eks.provider),
+            opts=pulumi.ResourceOptions.merge(aws_opts, after_karpenter),
+        )
     if config.nvidia is not None:
         overlays = []
         if cloud.karpenter.node_overlay:
             pools = {p.name: [(t.name, t.gpu_count) for t in resolve_instance_types(p, catalog)] for p in cloud.node_pools}
             overlays = node_overlays(config.nvidia, pools)
-        NvidiaLayer(f"{cluster_name}-nvidia", config.nvidia, eks.provider, node_overlays=overlays, depends_on=[karpenter.release])
+        NvidiaLayer(
+            f"{cluster_name}-nvidia", NvidiaLayerArgs(nvidia=as_input(config.nvidia), provider=eks.provider, node_overlays=overlays), after_karpenter
+        )
     build_opencost(stack, "eks", cluster_name, eks.provider, depends_on=[karpenter.release])
 
     pulumi.export("cluster_name", eks.cluster_name)
@@ -174,7 +181,11 @@ def main() -> None:
     kueue = build_burst(stack, eks=eks, onprem=onprem_cluster, depends_on=[karpenter.release]) if config.burst is not None else None
     if kueue is not None and stack.burst_plan is not None and stack.burst_plan.clusters[config.stack].role == "cloud-worker" and efa_pools(cloud):
         worker = stack.burst_plan.clusters[config.stack]
-        EfaQueues(f"{names.efa}-queues", cloud, catalog, worker.namespaces, stack.burst_plan.source.kueue.prefix, eks.provider, depends_on=[kueue])
+        EfaQueues(
+            f"{names.efa}-queues",
+            EfaQueuesArgs(cloud=as_input(cloud), namespaces=list(worker.namespaces), prefix=stack.burst_plan.source.kueue.prefix, provider=eks.provider),
+            pulumi.ResourceOptions(depends_on=[kueue]),
+        )
     build_onprem_storage(stack, onprem_cluster, kueue)
     if cloud.storage is not None:
         build_cloud_storage(stack, network, eks, karpenter.release, kueue, aws_opts)
@@ -204,26 +215,25 @@ def build_cloud_storage(
     name = names.cluster
     file_system = FsxLustre(
         names.fsx_component,
-        fsx,
-        vpc_id=network.vpc_id,
-        subnet_id=subnet,
-        node_security_group_id=eks.cluster_security_group_id,
+        FsxLustreArgs(fsx_lustre=as_input(fsx), vpc_id=network.vpc_id, subnet_id=subnet, node_security_group_id=eks.cluster_security_group_id),
         opts=aws_opts,
     )
     namespaces = storage_namespaces(config, "eks", stack.burst_plan)
     TrainingData(
         f"{name}-training-data",
-        chart=FSX_CSI_CHART,
-        repo=FSX_CSI_REPO,
-        version=storage.csi_driver_version,
-        values=fsx_csi_values(config.region),
-        source=fsx_volume(file_system.file_system_id, file_system.dns_name, file_system.mount_name),
-        namespaces=namespaces,
-        capacity_gib=fsx.storage_capacity_gib,
-        pv_prefix=name,
-        provider=eks.provider,
-        depends_on=[karpenter_release],
-        namespace_owner=kueue,
+        TrainingDataArgs(
+            chart=FSX_CSI_CHART,
+            repo=FSX_CSI_REPO,
+            version=storage.csi_driver_version,
+            values=fsx_csi_values(config.region),
+            source=as_input(fsx_volume(file_system.file_system_id, file_system.dns_name, file_system.mount_name)),
+            namespaces=list(namespaces.namespaces),
+            create_namespaces=list(namespaces.create),
+            capacity_gib=fsx.storage_capacity_gib,
+            pv_prefix=name,
+            provider=eks.provider,
+        ),
+        pulumi.ResourceOptions(depends_on=[karpenter_release, *([kueue] if kueue is not None else [])]),
     )
     pulumi.export("fsx_file_system_id", file_system.file_system_id)
     pulumi.export("fsx_dns_name", file_system.dns_name)
@@ -236,19 +246,22 @@ def build_onprem_storage(stack: Stack, cluster: Any, kueue: Any) -> None:
         return
     site_storage = inventory.site.storage
     site = inventory.site.name
+    namespaces = storage_namespaces(config, "onprem", stack.burst_plan)
     TrainingData(
         f"{site}-onprem-training-data",
-        chart=NFS_CSI_CHART,
-        repo=NFS_CSI_REPO,
-        version=config.onprem.storage.csi_driver_version,
-        values=nfs_csi_values(),
-        source=nfs_volume(site_storage.mount_address, site_storage.export_path, site_storage.mount_options),
-        namespaces=storage_namespaces(config, "onprem", stack.burst_plan),
-        capacity_gib=site_storage.capacity_gib,
-        pv_prefix=site,
-        provider=cluster.provider,
-        depends_on=[cluster.cni],
-        namespace_owner=kueue,
+        TrainingDataArgs(
+            chart=NFS_CSI_CHART,
+            repo=NFS_CSI_REPO,
+            version=config.onprem.storage.csi_driver_version,
+            values=nfs_csi_values(),
+            source=as_input(nfs_volume(site_storage.mount_address, site_storage.export_path, site_storage.mount_options)),
+            namespaces=list(namespaces.namespaces),
+            create_namespaces=list(namespaces.create),
+            capacity_gib=site_storage.capacity_gib,
+            pv_prefix=site,
+            provider=cluster.provider,
+        ),
+        pulumi.ResourceOptions(depends_on=[cluster.cni, *([kueue] if kueue is not None else [])]),
     )
 
 
@@ -264,16 +277,16 @@ def build_burst(stack: Stack, *, eks: Any = None, onprem: Any = None, depends_on
     cluster = plan.clusters[config.stack]
     # The on-prem roles run on the kubeadm cluster; the spillover manager and the cloud worker on EKS.
     target = onprem if cluster.role in ("onprem-worker", "onprem-manager") or eks is None else eks
-    endpoint = target.kubeconfig.apply(endpoint_from_kubeconfig)
-    kubeconfigs = None
+    kubeconfigs: dict[str, pulumi.Input[str]] | None = None
     if cluster.multikueue is not None:
         kubeconfigs = {
             w.name: pulumi.StackReference(w.stack_reference).require_output(WORKER_KUBECONFIG_OUTPUT) for w in cluster.multikueue.workers
         }
     deps = list(depends_on or []) + ([onprem.cni] if target is onprem else [])
-    kueue = KueueCluster(
-        f"{config.stack}-burst", cluster, plan.source, target.provider, endpoint=endpoint, worker_kubeconfigs=kubeconfigs, depends_on=deps
-    )
+    kueue_args = KueueClusterArgs(plan=as_input(cluster), source=as_input(plan.source), provider=target.provider, kubeconfig=target.kubeconfig)
+    if kubeconfigs is not None:
+        kueue_args["worker_kubeconfigs"] = kubeconfigs
+    kueue = KueueCluster(f"{config.stack}-burst", kueue_args, pulumi.ResourceOptions(depends_on=deps))
     pulumi.export("burst_role", cluster.role)
     if kueue.worker_kubeconfig is not None:
         pulumi.export(WORKER_KUBECONFIG_OUTPUT, kueue.worker_kubeconfig)

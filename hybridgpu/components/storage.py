@@ -13,29 +13,39 @@ Creates (specs from :mod:`hybridgpu.render.storage`):
   static PersistentVolume pre-bound to the ``training-data`` claim.
 """
 
-from __future__ import annotations
-
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from hybridgpu.burst.kueue import namespace_manifest
+from hybridgpu.components.base import component_options, section, type_token
+from hybridgpu.components.inputs import FsxLustreConfigArgs, VolumeSourceArgs
 from hybridgpu.config.storage import FSX_LUSTRE_PERSISTENT_2, FsxLustreConfig
-from hybridgpu.render.storage import CSI_NAMESPACE, VolumeSource, fsx_security_group_rules, storage_manifests
-from hybridgpu.stack.storage import StorageNamespaces
+import hybridgpu.render.storage as storage_render
+from hybridgpu.render.storage import CSI_NAMESPACE, fsx_security_group_rules, storage_manifests
+
+
+class FsxLustreArgs(TypedDict):
+    """Inputs of :class:`FsxLustre`."""
+
+    fsx_lustre: FsxLustreConfigArgs
+    """The ``hybridgpu:cloud.storage.fsxLustre`` section: capacity, throughput, backups, S3 data repository."""
+    vpc_id: pulumi.Input[str]
+    """The cluster's VPC."""
+    subnet_id: pulumi.Input[str]
+    """The private subnet the file system lives in (one subnet; its zone is the file system's)."""
+    node_security_group_id: pulumi.Input[str]
+    """The EKS cluster security group every node is in."""
 
 
 class FsxLustre(pulumi.ComponentResource):
-    """An FSx for Lustre file system that the cluster's nodes can mount.
+    """An FSx for Lustre file system that the cluster's nodes can mount (``hybridgpu:index:FsxLustre``).
 
     Args:
         name: logical name prefix of the children.
-        config: the validated ``fsxLustre`` section.
-        vpc_id: the cluster's VPC.
-        subnet_id: the private subnet the file system lives in (one subnet; its zone is the file system's).
-        node_security_group_id: the EKS cluster security group every node is in.
+        args: :class:`FsxLustreArgs`.
         opts: resource options (pass the AWS provider through ``providers``).
 
     Attributes:
@@ -43,21 +53,19 @@ class FsxLustre(pulumi.ComponentResource):
     """
 
     file_system_id: pulumi.Output[str]
+    """File system id (the PVs' ``volumeHandle``)."""
     dns_name: pulumi.Output[str]
+    """DNS name of the file system."""
     mount_name: pulumi.Output[str]
+    """Lustre mount name."""
     security_group_id: pulumi.Output[str]
+    """The file system's security group."""
 
-    def __init__(
-        self,
-        name: str,
-        config: FsxLustreConfig,
-        *,
-        vpc_id: pulumi.Input[str],
-        subnet_id: pulumi.Input[str],
-        node_security_group_id: pulumi.Input[str],
-        opts: pulumi.ResourceOptions | None = None,
-    ):
-        super().__init__("hybridgpu:cloud:FsxLustre", name, None, opts)
+    def __init__(self, name: str, args: FsxLustreArgs, opts: pulumi.ResourceOptions | None = None):
+        config = section(FsxLustreConfig, args["fsx_lustre"], component="FsxLustre", name=name, field="fsxLustre")
+        vpc_id, subnet_id, node_security_group_id = args["vpc_id"], args["subnet_id"], args["node_security_group_id"]
+        own, _ = component_options("hybridgpu:cloud:FsxLustre", opts)
+        super().__init__(type_token("FsxLustre"), name, None, own)
         child = pulumi.ResourceOptions(parent=self)
         group = aws.ec2.SecurityGroup(
             f"{name}-sg",
@@ -124,45 +132,52 @@ class FsxLustre(pulumi.ComponentResource):
         )
 
 
+class TrainingDataArgs(TypedDict):
+    """Inputs of :class:`TrainingData`."""
+
+    chart: str
+    """The CSI driver's Helm chart (``aws-fsx-csi-driver``, ``csi-driver-nfs``)."""
+    repo: str
+    """The chart's repository URL."""
+    version: str
+    """The chart version (pinned)."""
+    values: NotRequired[dict[str, Any]]
+    """The release's values (free-form chart values, hence untyped; ``hybridgpu.render.storage.fsx_csi_values`` / ``nfs_csi_values``). Default: none."""
+    source: VolumeSourceArgs
+    """The file system the PVs point at (``hybridgpu.render.storage.fsx_volume`` / ``nfs_volume``)."""
+    namespaces: list[str]
+    """The training namespaces that get the ``training-data`` claim."""
+    create_namespaces: NotRequired[list[str]]
+    """Those of ``namespaces`` this component creates (the others must exist or come from a component in ``dependsOn``). Default: none."""
+    capacity_gib: int
+    """Capacity written on PVs and claims, GiB."""
+    pv_prefix: str
+    """Prefix of the (cluster-scoped) PV names, e.g. the cluster or site name."""
+    provider: k8s.Provider
+    """Kubernetes provider of the cluster."""
+
+
 class TrainingData(pulumi.ComponentResource):
-    """The CSI driver of a shared file system and the ``training-data`` claims of the training namespaces.
+    """The CSI driver of a shared file system and the ``training-data`` claims of the training namespaces (``hybridgpu:index:TrainingData``).
 
     Args:
         name: logical name prefix of the children.
-        chart, repo, version: the CSI driver's Helm chart (pinned version).
-        values: the release's values (:func:`hybridgpu.render.storage.fsx_csi_values` / ``nfs_csi_values``).
-        source: the file system the PVs point at (strings or Outputs).
-        namespaces: the claim namespaces and which of them to create here.
-        capacity_gib: capacity written on PVs and claims, GiB.
-        pv_prefix: prefix of the (cluster-scoped) PV names.
-        provider: the cluster's Kubernetes provider.
-        depends_on: what the release waits for (the CNI, Karpenter).
-        namespace_owner: the component that creates the namespaces this one does not (the burst
-            queues' KueueCluster); the claims in those namespaces wait for it.
-        opts: resource options.
+        args: :class:`TrainingDataArgs`.
+        opts: resource options. ``depends_on``: what the release and the claims in namespaces this
+            component does not create wait for (the CNI or Karpenter; the KueueCluster that creates
+            the burst queues' namespaces).
 
     Attributes:
         release: the CSI driver's Helm release.
     """
 
-    def __init__(
-        self,
-        name: str,
-        *,
-        chart: str,
-        repo: str,
-        version: str,
-        values: dict[str, Any],
-        source: VolumeSource,
-        namespaces: StorageNamespaces,
-        capacity_gib: int,
-        pv_prefix: str,
-        provider: k8s.Provider,
-        depends_on: list[pulumi.Resource] | None = None,
-        namespace_owner: pulumi.Resource | None = None,
-        opts: pulumi.ResourceOptions | None = None,
-    ):
-        super().__init__("hybridgpu:storage:TrainingData", name, None, opts)
+    def __init__(self, name: str, args: TrainingDataArgs, opts: pulumi.ResourceOptions | None = None):
+        source = section(storage_render.VolumeSource, args["source"], component="TrainingData", name=name, field="source")
+        chart, repo, version, values = args["chart"], args["repo"], args["version"], args.get("values") or {}
+        capacity_gib, pv_prefix, provider = args["capacity_gib"], args["pv_prefix"], args["provider"]
+        claim_namespaces, create = tuple(args["namespaces"]), tuple(args.get("create_namespaces") or ())
+        own, depends_on = component_options("hybridgpu:storage:TrainingData", opts)
+        super().__init__(type_token("TrainingData"), name, None, own)
         self.release = k8s.helm.v3.Release(
             f"{name}-csi",
             name=chart,
@@ -175,13 +190,13 @@ class TrainingData(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(depends_on or [])),
         )
         created: dict[str, k8s.core.v1.Namespace] = {}
-        for ns in namespaces.create:
+        for ns in create:
             created[ns] = k8s.core.v1.Namespace(
                 f"{name}-namespace-{ns}", metadata=namespace_manifest(ns)["metadata"], opts=pulumi.ResourceOptions(parent=self, provider=provider)
             )
-        owner = [namespace_owner] if namespace_owner is not None else []
+        owner = list(depends_on)
         volumes: dict[str, k8s.core.v1.PersistentVolume] = {}
-        for doc in storage_manifests(pv_prefix, source, namespaces.namespaces, capacity_gib):
+        for doc in storage_manifests(pv_prefix, source, claim_namespaces, capacity_gib):
             kind, meta = doc["kind"], doc["metadata"]
             if kind == "StorageClass":
                 k8s.storage.v1.StorageClass(

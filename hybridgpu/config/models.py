@@ -400,6 +400,11 @@ class AddonsConfig(Model):
     eks_pod_identity_agent: str | None = Field(default=None, description="`eks-pod-identity-agent` version. Default: newest compatible.")
 
 
+#: EKS control-plane log types (aws.eks.Cluster `enabledClusterLogTypes`) and the ones sent by default.
+ControlPlaneLogType = Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]
+_DEFAULT_LOG_TYPES: tuple[ControlPlaneLogType, ...] = ("api", "audit", "authenticator")
+
+
 class ClusterConfig(Model):
     """The EKS control plane."""
 
@@ -425,8 +430,8 @@ class ClusterConfig(Model):
             "no second entry when that role is also in `adminPrincipalArns`. Default: true."
         ),
     )
-    log_types: list[Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]] = Field(
-        default_factory=lambda: ["api", "audit", "authenticator"],
+    log_types: list[ControlPlaneLogType] = Field(
+        default_factory=lambda: list(_DEFAULT_LOG_TYPES),
         description="Control-plane log types sent to CloudWatch. Default: `[api, audit, authenticator]`.",
     )
     log_retention_days: Literal[1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 3653] = Field(

@@ -685,8 +685,8 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
                     f"use one of: {', '.join(pools)}" if pools else "define the pool under `hybridgpu:cloud.nodePools`",
                 )
             )
-        layout = nvidia.layout(settings.mig_config)
-        if settings.mig_config is not None and layout is None:
+        pool_layout = nvidia.layout(settings.mig_config)
+        if settings.mig_config is not None and pool_layout is None:
             names = [m.name for m in nvidia.mig_layouts]
             issues.append(
                 Issue(
@@ -696,8 +696,8 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
                     f"use one of: {', '.join(names)}" if names else "define it under `migLayouts`",
                 )
             )
-        ts = nvidia.sharing_config(settings.device_config)
-        if settings.device_config is not None and ts is None:
+        pool_sharing = nvidia.sharing_config(settings.device_config)
+        if settings.device_config is not None and pool_sharing is None:
             names = [t.name for t in nvidia.time_slicing]
             issues.append(
                 Issue(
@@ -707,12 +707,12 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
                     f"use one of: {', '.join(names)}" if names else "define it under `timeSlicing`",
                 )
             )
-        if ts is not None and ts.sharing == "mps" and layout is not None and layout.mig_enabled:
+        if pool_sharing is not None and pool_sharing.sharing == "mps" and pool_layout is not None and pool_layout.mig_enabled:
             issues.append(
                 Issue(
                     file,
                     f"{key}.deviceConfig",
-                    f"MPS config {ts.name!r} on a pool whose MIG layout {layout.name!r} enables MIG: MPS is not supported on MIG-enabled GPUs",
+                    f"MPS config {pool_sharing.name!r} on a pool whose MIG layout {pool_layout.name!r} enables MIG: MPS is not supported on MIG-enabled GPUs",
                     "use a time-slicing config for this pool, or a layout without MIG",
                 )
             )

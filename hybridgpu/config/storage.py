@@ -191,6 +191,7 @@ ChartVersion = Annotated[str, StringConstraints(pattern=r"^[0-9]+\.[0-9]+\.[0-9]
 S3Path = Annotated[str, StringConstraints(pattern=r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^\s]*)?$")]
 FsxPath = Annotated[str, StringConstraints(pattern=r"^/([A-Za-z0-9._-]+/?)*$", max_length=4096)]
 ImportEvent = Literal["NEW", "CHANGED", "DELETED"]
+_ALL_IMPORT_EVENTS: tuple[ImportEvent, ...] = ("NEW", "CHANGED", "DELETED")
 
 
 class S3DataRepositoryConfig(Model):
@@ -207,7 +208,7 @@ class S3DataRepositoryConfig(Model):
         ),
     )
     auto_import_events: list[ImportEvent] = Field(
-        default_factory=lambda: ["NEW", "CHANGED", "DELETED"],
+        default_factory=lambda: list(_ALL_IMPORT_EVENTS),
         description="S3 object events imported automatically (`NEW`, `CHANGED`, `DELETED`). Default: all three.",
     )
     auto_export_events: list[ImportEvent] = Field(

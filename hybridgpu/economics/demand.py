@@ -147,13 +147,15 @@ def parse_demand_csv(text: str, file: str = "<demand>") -> DemandProfile:
     if issues:
         raise DemandFileError(issues)
     index = {name: i for i, name in enumerate(header)}
-    gpus, ckpts = [], []
+    gpus: list[float] = []
+    ckpts: list[float] = []
     for expected_hour, (line_no, line) in enumerate(rows[1:]):
         cells = next(csv.reader(io.StringIO(line)))
         if len(cells) != len(header):
             fix = f"give one value per header column ({', '.join(header)})"
             issues.append(Issue.on_line(file, line_no, None, f"has {len(cells)} fields, the header has {len(header)}", fix))
-            gpus.append(0.0), ckpts.append(0.0)
+            gpus.append(0.0)
+            ckpts.append(0.0)
             continue
         values = {}
         for name in header:

@@ -173,8 +173,8 @@ class EgressPrice(_Sourced):
         bounds = [t.up_to_gb_per_month for t in self.tiers]
         if bounds[-1] is not None:
             raise ValueError("tiers: the last tier must have upToGbPerMonth: null (no limit)")
-        finite = bounds[:-1]
-        if any(b is None for b in finite) or any(b <= 0 for b in finite) or finite != sorted(set(finite)):  # type: ignore[operator]
+        finite = [b for b in bounds[:-1] if b is not None]
+        if len(finite) != len(bounds) - 1 or any(b <= 0 for b in finite) or finite != sorted(set(finite)):
             raise ValueError("tiers: upToGbPerMonth must be positive and strictly increasing, null only on the last tier")
         return self
 

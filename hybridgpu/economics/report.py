@@ -301,6 +301,7 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
             continue
         cheapest = min(priced, key=lambda t: (t.usd_per_gpu_hour, t.name))
         rates = rates_for(cheapest)
+        option: str  # a purchase option of `rates` ("on-demand", "spot", "reserved-1y", ...)
         if kind == "reserved":
             option = cfg.reserved_capacity_option
             if option not in rates:
@@ -326,8 +327,8 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
         if not pays:
             worst = 0.0
             for it in priced:
-                r = rates_for(it)
-                worst = max(worst, (r["spot"] if option == "spot" and "spot" in r else r["on-demand"]).usd_per_gpu_hour)
+                it_rates = rates_for(it)
+                worst = max(worst, (it_rates["spot"] if option == "spot" and "spot" in it_rates else it_rates["on-demand"]).usd_per_gpu_hour)
             report.burst.append(BurstLine(pool.name, option, limit, limit * worst, limit * worst * HOURS_PER_MONTH))
 
     # ---- on-prem lines, break-even, cumulative
@@ -361,17 +362,17 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
             candidates = candidates or [t for t in _priced(list(catalog.instance_types)) if t.gpu_model == ref_model]
             if candidates:
                 it = min(candidates, key=lambda t: (t.usd_per_gpu_hour, -t.gpu_count, t.name))
-                rates = list(rates_for(it).values())
-                report.cloud_rates = rates
+                be_rates = list(rates_for(it).values())
+                report.cloud_rates = be_rates
                 report.break_even_instance_type = it.name
-                for r in rates:
+                for r in be_rates:
                     report.break_even.append(BreakEven(r.option, it.name, r.usd_per_productive_gpu_hour,
                                                        break_even_utilization(model.fixed_usd_per_gpu_year, r.usd_per_productive_gpu_hour, model.usd_per_used_gpu_hour)))
                 mid = us[len(us) // 2]
                 fleet = max(ref_gpus, 1)
                 report.cumulative_utilization = mid
                 report.cumulative["on-prem"] = cumulative_onprem_usd(model, fleet, mid)
-                for r in rates:
+                for r in be_rates:
                     report.cumulative[r.option] = cumulative_cloud_usd(r, fleet, mid)
             else:
                 report.notes.append(f"no EC2 instance type with {ref_model} has an On-Demand price: no break-even")
@@ -396,7 +397,7 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
         needed = None
         if model_name:
             mem = catalog.gpu_model(model_name).memory_gib
-            needed = min_gpus(lambda n, w=w: estimate_vram(w.params_billions, w.mode, w.precision, w.optimizer, activation_gb=w.activation_gb, shards=n), mem)
+            needed = min_gpus(lambda n: estimate_vram(w.params_billions, w.mode, w.precision, w.optimizer, activation_gb=w.activation_gb, shards=n), mem)
             share = est.total_gib / mem
             if needed and needed > 1:
                 message = f"needs {est.total_gib:.1f} GiB: {needed} x {model_name} sharded (FSDP/ZeRO-3)"
@@ -416,13 +417,15 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
         families.add(catalog.instance_type(report.break_even_instance_type).family)
     for fam in sorted(families):
         if fam in data.cloud:
-            e = data.cloud[fam]
-            report.sources.append({"what": f"purchase options {fam}", "source": list(e.source), "date": e.source_date, "verified": e.verified})
+            pricing = data.cloud[fam]
+            report.sources.append({"what": f"purchase options {fam}", "source": list(pricing.source), "date": pricing.source_date, "verified": pricing.verified})
     if report.onprem_gpu_model:
-        e = data.onprem[report.onprem_gpu_model]
-        report.sources.append({"what": f"on-prem {e.gpu_model}", "source": list(e.source), "date": e.source_date, "verified": e.verified})
-    its = {line.instance_type for line in report.capacity if line.instance_type} | ({report.break_even_instance_type} - {None})
-    for name in sorted(its):  # type: ignore[type-var]
+        owned = data.onprem[report.onprem_gpu_model]
+        report.sources.append({"what": f"on-prem {owned.gpu_model}", "source": list(owned.source), "date": owned.source_date, "verified": owned.verified})
+    its = {line.instance_type for line in report.capacity if line.instance_type}
+    if report.break_even_instance_type:
+        its.add(report.break_even_instance_type)
+    for name in sorted(its):
         it = catalog.instance_type(name)
         report.sources.append({"what": f"On-Demand {name} {it.on_demand_usd_per_hour:g} USD/h ({it.price_region})", "source": list(it.source),
                                "date": it.source_date, "verified": it.verified})

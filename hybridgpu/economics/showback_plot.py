@@ -11,7 +11,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from hybridgpu.economics.plots import _usd_tick
-from hybridgpu.economics.showback import CAPACITY_TYPES, Showback
+from hybridgpu.economics.showback import Showback
+from hybridgpu.economics.usage import CAPACITY_TYPES
 
 __all__ = ["SEGMENTS", "plot_showback"]
 

@@ -111,7 +111,7 @@ __all__ = [
 IpNet = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 #: Private IPv4 blocks (RFC 1918) searched for a free range to suggest in fixes.
-_PRIVATE_BLOCKS = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
+_PRIVATE_BLOCKS = tuple(ipaddress.IPv4Network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
 #: At most this many candidate ranges are tried per block when suggesting a free range.
 _SUGGEST_TRIES = 4096
 #: Hosts named in a message that is about many hosts at once.
@@ -206,7 +206,8 @@ def check_networks(data: CheckInput) -> list[Issue]:
         )
         widest: tuple[IpNet, int] | None = None
         for cidr, i in ordered:
-            if widest is not None and cidr.network_address <= widest[0].broadcast_address:
+            # Compared as integers: one address family per sweep, which the type checker cannot see.
+            if widest is not None and int(cidr.network_address) <= int(widest[0].broadcast_address):
                 other = data.networks[widest[1]]
                 issues.append(
                     Issue.on_host(
@@ -218,7 +219,7 @@ def check_networks(data: CheckInput) -> list[Issue]:
                         "network-overlap",
                     )
                 )
-            if widest is None or cidr.broadcast_address > widest[0].broadcast_address:
+            if widest is None or int(cidr.broadcast_address) > int(widest[0].broadcast_address):
                 widest = (cidr, i)
     return issues
 
@@ -552,7 +553,7 @@ def check_gpu_roles(data: CheckInput) -> list[Issue]:
     """A ``gpu-worker`` declares its GPUs; a ``cpu-worker`` and a ``control-plane`` declare none.
 
     The renderers give GPU labels, the GPU taint, the NVIDIA toolkit and MIG configs to
-    gpu-workers only (:class:`hybridgpu.render.kubeadm.NodeSpec` refuses GPUs on other roles), so a
+    gpu-workers only (:class:`hybridgpu.render.kubeadm_specs.NodeSpec` refuses GPUs on other roles), so a
     control plane with a ``gpu`` section used to pass validation and then fail in ``preview``
     (found by ``tests/inventory/test_render_rules.py``'s property test, issue 17).
 

@@ -51,12 +51,12 @@ from collections.abc import Sequence
 
 from hybridgpu.errors import Issue
 from hybridgpu.inventory.models import HostRecord
-from hybridgpu.k8s import FABRIC_LABEL, TOPOLOGY_BLOCK_LABEL, TOPOLOGY_RACK_LABEL
+from hybridgpu.k8s import FABRIC_LABEL, LABEL_NAME_FMT, TOPOLOGY_BLOCK_LABEL, TOPOLOGY_RACK_LABEL
 
 __all__ = ["fabric_issues", "topology_issues", "pools"]
 
 #: A Kubernetes label value (Kubernetes docs "Labels and Selectors", read 2026-11-22).
-_LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+_LABEL_VALUE = re.compile(f"^{LABEL_NAME_FMT}$")  # a non-empty label value
 _LINK = {"infiniband": "infiniband", "roce": "ethernet"}
 
 
@@ -167,16 +167,16 @@ def fabric_issues(records: Sequence[HostRecord]) -> list[Issue]:
         fabrics = Counter(r.host.network.fabric for r in members)
         if len(fabrics) < 2:
             continue
-        main, _ = fabrics.most_common(1)[0]
+        main_fabric, _ = fabrics.most_common(1)[0]
         summary = ", ".join(f"{count} on {fabric}" for fabric, count in sorted(fabrics.items()))
         for r in members:
-            if r.host.network.fabric != main:
+            if r.host.network.fabric != main_fabric:
                 issues.append(
                     Issue.on_host(
                         r.file, r.host.hostname, "network.fabric",
                         f"the {model} GPU workers form one pool (one Kueue ResourceFlavor, so one job's pods land on any of them) but use "
                         f"different fabrics ({summary}); a multi-node job across them cannot use RDMA between all ranks",
-                        f"put every {model} worker on one fabric (most use {main}), or mark this host `state: cordoned` until it is",
+                        f"put every {model} worker on one fabric (most use {main_fabric}), or mark this host `state: cordoned` until it is",
                         "fabric-mixed-pool",
                     )
                 )

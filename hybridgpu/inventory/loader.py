@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -182,7 +182,7 @@ def _secret_issue(file: str, host: str | None, field_path: str) -> Issue:
 
 
 def _validation_issues(
-    errors: Sequence[dict[str, Any]], file: str, host: str | None, prefix: str, root: type[BaseModel] | None, report: _Report
+    errors: Sequence[Mapping[str, Any]], file: str, host: str | None, prefix: str, root: type[BaseModel] | None, report: _Report
 ) -> None:
     """Turn pydantic errors (``ValidationError.errors()`` entries) into issues.
 
@@ -297,11 +297,13 @@ def _partial_cluster(value: Any) -> Cluster | None:
             continue
     if not found:
         return None
+    # A partial model on purpose: model_construct does not validate, and the one reader of such a
+    # cluster (check_cidr_overlaps) takes a missing CIDR as None.
     return Cluster.model_construct(
         kubernetes_version="",
         control_plane_endpoint=None,
-        pod_subnet=found.get("pod_subnet"),
-        service_subnet=found.get("service_subnet"),
+        pod_subnet=found.get("pod_subnet"),  # type: ignore[arg-type]
+        service_subnet=found.get("service_subnet"),  # type: ignore[arg-type]
         cni="cilium",
         container_runtime="containerd",
         linked_cloud_vpc_cidr=found.get("linked_cloud_vpc_cidr"),
@@ -396,13 +398,13 @@ def _host_list_document(doc: dict[Any, Any], file: str, prefix: str, state: _Sta
         return
     try:
         hosts = _HOSTS.validate_python(raw_hosts)
-        good = range(len(raw_hosts))
+        good: Sequence[int] = range(len(raw_hosts))
     except ValidationError as exc:
         state.hosts_complete = False
         by_index: dict[int, list[dict[str, Any]]] = {}
         for error in exc.errors(include_url=False):
             loc = tuple(error["loc"])
-            by_index.setdefault(loc[0], []).append({**error, "loc": loc[1:]})
+            by_index.setdefault(int(loc[0]), []).append({**error, "loc": loc[1:]})  # list[Host]: loc starts with the index
         for index, errors in by_index.items():
             _validation_issues(errors, file, _host_label(raw_hosts[index], index), "", Host, report)
         good = [i for i in range(len(raw_hosts)) if i not in by_index]
@@ -470,7 +472,7 @@ def _assemble(state: _State, files: Sequence[str], catalog: Catalog | None) -> I
         )
     site = state.sites[0] if state.sites else None
     site_name = site.metadata.name if site is not None and site.metadata is not None else None
-    if site_name is not None:
+    if site is not None and site_name is not None:
         for file, prefix, metadata in state.host_lists:
             if metadata is not None and metadata.site != site_name:
                 report.add(

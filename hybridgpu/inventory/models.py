@@ -36,7 +36,10 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, PlainValidator, StringConstraints, WithJsonSchema, field_validator, model_validator
 
 from hybridgpu.errors import MAX_SHOWN_ISSUES, IssuesError
-from hybridgpu.modelbase import Dns1123Name, Model
+from hybridgpu.k8s import HOSTNAME_FMT, Dns1123Name, HostName
+from hybridgpu.k8s import LabelKey as LabelKey
+from hybridgpu.k8s import LabelValue as LabelValue
+from hybridgpu.modelbase import Model
 from hybridgpu.inventory.storage import SiteStorage
 
 __all__ = [
@@ -184,26 +187,10 @@ IpNetwork = Annotated[
 ]
 
 #: A Kubernetes node name: a DNS-1123 subdomain (lower-case labels joined by dots, <= 253
-#: characters). Source: Kubernetes docs "Object Names and IDs" (DNS Subdomain Names), read 2026-11-22.
-NodeName = Annotated[
-    str,
-    StringConstraints(
-        pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$",
-        max_length=253,
-    ),
-]
+#: characters), each label a host name's (<= 63): :data:`hybridgpu.k8s.HostName`.
+NodeName = HostName
 
-#: Label and taint keys: ``[prefix/]name``, the prefix a DNS subdomain, the name <= 63 characters
-#: of ``[A-Za-z0-9._-]`` beginning and ending alphanumeric. Values: empty or like the name.
-#: Source: Kubernetes docs "Labels and Selectors" (Syntax and character set), read 2026-11-22.
-LabelKey = Annotated[
-    str,
-    StringConstraints(
-        pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$",
-        max_length=317,
-    ),
-]
-LabelValue = Annotated[str, StringConstraints(pattern=r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")]
+# Label and taint keys (``[prefix/]name``) and values are hybridgpu.k8s's LabelKey and LabelValue (imported above).
 
 #: A PCI bus id as ``nvidia-smi --query-gpu=pci.bus_id`` prints it (``00000000:18:00.0``) or
 #: as ``lspci -D`` does (``0000:18:00.0``): domain:bus:device.function, hexadecimal.
@@ -255,7 +242,7 @@ class Network(Model):
     )
 
 
-_DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*"
+_DNS_SUBDOMAIN = HOSTNAME_FMT
 
 #: ``host:port``: a DNS-1123 subdomain, an IPv4 address or a bracketed IPv6 address, then a port.
 _ENDPOINT = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(?P<port>[0-9]{1,5})$")

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import ipaddress
 import math
-import re
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from hybridgpu.errors import Issue
+from hybridgpu.k8s import is_hostname
 from hybridgpu.modelbase import Model
 
 __all__ = ["SiteStorage", "StorageServer", "StorageTarget", "storage_issues"]
@@ -41,9 +41,6 @@ __all__ = ["SiteStorage", "StorageServer", "StorageTarget", "storage_issues"]
 #: :data:`hybridgpu.config.storage.DEFAULT_READ_GBPS_PER_NODE` (not imported: the inventory sits below the config layer).
 DEFAULT_READ_GBPS_PER_NODE = 10.0
 
-_DNS_NAME = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$")
-
-
 def _address(value: str) -> str:
     """An IP address or a lower-case DNS name, as a client mounts it."""
     try:
@@ -51,7 +48,7 @@ def _address(value: str) -> str:
         return value
     except ValueError:
         pass
-    if not _DNS_NAME.match(value):
+    if not is_hostname(value):
         raise ValueError(f"{value!r} is neither an IP address nor a lower-case DNS name")
     return value
 

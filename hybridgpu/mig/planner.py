@@ -17,34 +17,21 @@ round). Every sub-multiset of a placeable layout is placeable (drop the instance
 covering with maximal layouts and then removing the surplus gives the same optimum with
 exactly the demanded instances.
 
-Solver (exact, pure Python):
+Solver: HiGHS (``highspy``, through :func:`hybridgpu.highs.quiet_highs`, as the capacity
+planner of :mod:`hybridgpu.economics.planner`), branch-and-bound to a proven optimum
+(``mip_rel_gap`` 0, an absolute gap below one GPU); its solution is rounded to whole GPUs and
+checked to cover the demand in integer arithmetic. It replaced a hand-written dual simplex and
+depth-first search (issue 24): the same GPU count on every demand the tests try (100 random
+ones, all 242 small A30 demands, synthetic columns with an integrality gap, each checked against
+an independent HiGHS program over every valid layout or a brute-force search). Where several
+optimal plans exist HiGHS may pick other layouts than the old search did (97 of 342 demands
+compared, the 100 random ones and the 242 small A30 ones; same GPU counts). It is slower on these
+small programs (see :func:`plan_mig`), but 20 ms at most, far below the CLI's start-up.
 
-1. LP relaxation by a dual simplex (at most 7 rows, one per demanded profile; ~10-60
-   columns), in floats, turned into a *rigorous* lower bound: the LP's dual vector is
-   rounded down to integers over 2**50, scaled to be exactly dual feasible, and
-   ``ceil(y . demand)`` taken in integer arithmetic. So the bound never exceeds the
-   true optimum, whatever the float rounding.
-2. Round down the LP solution (``floor(x_L)`` copies of each layout) and cover the small
-   remainder with an exact depth-first search: "some GPU hosts an instance of the widest
-   remaining profile; try each maximal layout containing it", pruned by the LP bound
-   of each remainder and a memo of (remainder, budget) failures.
-3. If the remainder cannot be covered within the bound, fewer layouts are committed
-   (T = 1, 2, 4, ... copies fewer each) until nothing is committed, which is the
-   complete search; only then is the budget raised by one. So the result is optimal:
-   either it meets the LP bound, or a complete search proved every smaller count
-   infeasible.
-
-On every demand tried (~12,000 random ones and all with 0..2 of each profile, or 0..4
-on A30-24GB, on H100-80GB, A100-40GB and A30-24GB, checked against HiGHS; 2026-11) the
-optimum equalled the rounded-up LP bound, so step 2 succeeds the first time. Step 3 is
-there for exactness (the tests drive it with synthetic columns that have a gap); on a
-large demand with an integrality gap it could take exponential time, should such a
-demand exist for a real geometry.
-
-Tie-breaks (deterministic, so plans are stable for golden files): layouts containing the
-branching profile are tried by decreasing LP value, then fewer surplus instances, then
-lexicographically larger count vector; the surplus is removed from the last GPUs
-first; GPUs are listed fullest first (memory slices, then compute slices, then count
+Tie-breaks (deterministic, so plans are stable for golden files): HiGHS is deterministic for a
+given model, and the model is built in a fixed order (columns by count vector, descending; rows
+in the GPU model's profile order, whatever the order of the demand); the surplus is removed from
+the last GPUs first; GPUs are listed fullest first (memory slices, then compute slices, then count
 vector in the model's profile order, descending); MIG GPUs are assigned before whole
 GPUs, pools in the order given, nodes in order, GPU indices ascending.
 
@@ -84,13 +71,13 @@ import hashlib
 import json
 import math
 import re
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from hybridgpu.errors import HybridGpuError
-from hybridgpu.k8s import MIG_CONFIG_LABEL
+from hybridgpu.highs import quiet_highs
+from hybridgpu.k8s import LABEL_NAME_FMT, MIG_CONFIG_LABEL
 from hybridgpu.mig.parted import ALL_DEVICES, MigPartedEntry, render_mig_parted
 from hybridgpu.mig.placement import MigLayout, check_layout, maximal_layouts
 from hybridgpu.mig.profiles import MigGpu, UnknownMigModelError, UnknownMigProfileError, mig_gpu
@@ -114,7 +101,7 @@ __all__ = [
 CONFIG_PREFIX = "hybridgpu-"
 
 # Kubernetes label value: <= 63 characters, alphanumerics, '-', '_', '.', alphanumeric ends.
-_LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+_LABEL_VALUE = re.compile(f"^{LABEL_NAME_FMT}$")  # a non-empty label value
 # Kubernetes node name (RFC 1123 subdomain), used for pool names.
 _NODE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
@@ -124,8 +111,13 @@ _NODE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 #: ``hybridgpu mig plan``, tests/security; a plan at the limit, `mig plan H100-80GB 1g.10gb=100000`, took 2.2 s and 71 MB peak RSS,
 #: measured 2026-11-22 with /usr/bin/time).
 MAX_PLAN_GPUS = 100_000
-_EPS = 1e-9
-_SCALE = 1 << 50  # dual vector is rounded down to multiples of 2**-50 for the exact bound
+#: HiGHS stops once its dual bound is within this of the incumbent; below 1, so the incumbent is
+#: optimal (the objective counts GPUs).
+_MIP_ABS_GAP = 0.5
+#: Slack when rounding HiGHS' floating-point dual bound up to a whole number of GPUs.
+_BOUND_TOL = 1e-6
+#: Seconds HiGHS may take (at most 7 rows; a plan at MAX_PLAN_GPUS takes well under a second).
+_TIME_LIMIT_S = 60.0
 
 
 # --------------------------------------------------------------------------- errors
@@ -360,8 +352,8 @@ class MigPlan:
         assignments: one :class:`GpuAssignment` per used GPU: MIG GPUs in ``layouts``
             order, then whole GPUs, filling the pools in the order given.
         pools: the pools of ``model`` that were given, in order (also the unused ones).
-        lower_bound: rounded-up LP lower bound on ``mig_gpus`` (count); equal to it
-            unless the demand has an integrality gap (then the search proved the gap).
+        lower_bound: the lower bound on ``mig_gpus`` the solver proved (count; HiGHS' dual
+            bound rounded up): no plan uses fewer MIG GPUs. Equal to ``mig_gpus``.
     """
 
     model: str
@@ -494,173 +486,63 @@ def _columns(model: str, names: tuple[str, ...]) -> tuple[tuple[int, ...], ...]:
     return tuple(maximal)
 
 
-class _Solver:
-    """Exact covering ILP over fixed columns; see the module docstring."""
+def _solve(columns: tuple[tuple[int, ...], ...], demand: tuple[int, ...]) -> tuple[list[int], int]:
+    """An optimal cover of ``demand`` by ``columns``: the covering integer program of the module docstring.
 
-    def __init__(self, columns: tuple[tuple[int, ...], ...], widths: tuple[int, ...]):
-        self.cols = columns
-        self.k = len(widths)
-        self.widths = widths
-        self.colmax = tuple(max(c[i] for c in columns) for i in range(self.k))
-        self._lp_cache: dict[tuple[int, ...], tuple[int, tuple[float, ...]]] = {}
-        self._failed: dict[tuple[int, ...], int] = {}
-        self.lp_solves = 0
-        self.nodes = 0
+    Args:
+        columns: per-GPU count vectors (one per candidate layout), each as long as ``demand``.
+        demand: instances wanted per profile (whole numbers >= 0).
 
-    # ------------------------------------------------------------------ LP bound
+    Returns:
+        ``(column index per GPU, lower bound)``: the chosen columns, each repeated once per GPU
+        that gets it, in column order; and the lower bound HiGHS proved on the GPU count (its dual
+        bound, rounded up), equal to the number of GPUs chosen.
 
-    def lp(self, r: tuple[int, ...]) -> tuple[int, tuple[float, ...]]:
-        """(exact lower bound ceil(LP), LP primal x per column) for remainder ``r``."""
-        hit = self._lp_cache.get(r)
-        if hit is None:
-            hit = self._lp_cache[r] = self._solve_lp(r)
-        return hit
+    Raises:
+        MigPlanError: HiGHS did not prove an optimum (it names the model status), or its solution,
+            rounded to whole GPUs, does not cover the demand (checked in integer arithmetic).
+    """
+    if not any(demand):
+        return [], 0
+    import highspy
+    import numpy as np
 
-    def _solve_lp(self, r: tuple[int, ...]) -> tuple[int, tuple[float, ...]]:
-        self.lp_solves += 1
-        cols = self.cols
-        rows = [i for i in range(self.k) if r[i] > 0]
-        m = len(rows)
-        x_all = [0.0] * len(cols)
-        if m == 0:
-            return 0, tuple(x_all)
-        active = [j for j, c in enumerate(cols) if any(c[i] for i in rows)]
-        n = len(active)
-        width = n + m
-        # Tableau of  -A x + s = -r  (s >= 0 surplus), basis s: dual feasible, primal not.
-        tab = []
-        for a, i in enumerate(rows):
-            row = [-float(cols[j][i]) for j in active] + [0.0] * m + [-float(r[i])]
-            row[n + a] = 1.0
-            tab.append(row)
-        cost = [1.0] * n + [0.0] * m
-        basis = [n + a for a in range(m)]
-        bland = False
-        for iteration in range(10_000):
-            if iteration == 50 * (m + 1):
-                bland = True  # anti-cycling fallback
-            leave = -1
-            if bland:  # lowest basic index among infeasible rows
-                for a in range(m):
-                    if tab[a][width] < -_EPS and (leave < 0 or basis[a] < basis[leave]):
-                        leave = a
-            else:  # most infeasible row
-                best = -_EPS
-                for a in range(m):
-                    if tab[a][width] < best:
-                        leave, best = a, tab[a][width]
-            if leave < 0:
-                break
-            prow = tab[leave]
-            enter = -1
-            ratio = math.inf
-            for j in range(width):
-                coef = prow[j]
-                if coef < -_EPS:
-                    q = cost[j] / -coef
-                    if q < ratio - 1e-12:
-                        enter, ratio = j, q
-            if enter < 0:  # cannot happen: every demanded profile fits in some column
-                raise AssertionError("MIG planner LP infeasible")
-            piv = prow[enter]
-            prow = [v / piv for v in prow]
-            tab[leave] = prow
-            for a in range(m):
-                if a != leave:
-                    row = tab[a]
-                    f = row[enter]
-                    if f:
-                        tab[a] = [v - f * p for v, p in zip(row, prow, strict=True)]
-            f = cost[enter]
-            if f:
-                cost = [v - f * p for v, p in zip(cost, prow[:width], strict=True)]
-            basis[leave] = enter
-        else:  # pragma: no cover - would need 10,000 pivots on <= 7 rows
-            raise AssertionError("MIG planner LP did not converge")
-        for a in range(m):
-            if basis[a] < n:
-                x_all[active[basis[a]]] = max(0.0, tab[a][width])
-        # Rigorous bound from the dual y = reduced costs of the surplus columns (y >= 0,
-        # y . col <= 1): round down to integers over 2**50, rescale to exact feasibility.
-        y = [max(0, math.floor(cost[n + a] * _SCALE)) for a in range(m)]
-        worst = max(sum(y[a] * cols[j][i] for a, i in enumerate(rows)) for j in active)
-        numerator = sum(y[a] * r[i] for a, i in enumerate(rows))
-        denominator = max(_SCALE, worst)
-        bound = -(-numerator // denominator)
-        return bound, tuple(x_all)
-
-    def lower_bound(self, r: tuple[int, ...]) -> int:
-        cheap = max((-(-r[i] // self.colmax[i]) for i in range(self.k) if r[i]), default=0)
-        return max(cheap, self.lp(r)[0])
-
-    # ------------------------------------------------------------------ search
-
-    def find(self, r: tuple[int, ...], budget: int) -> list[int] | None:
-        """Column indices (one per GPU) covering ``r`` with <= ``budget`` GPUs, or None (proved)."""
-        if not any(r):
-            return []
-        if budget <= 0 or self._failed.get(r, -1) >= budget:
-            return None
-        self.nodes += 1
-        cheap = max(-(-r[i] // self.colmax[i]) for i in range(self.k) if r[i])
-        if cheap > budget:
-            self._failed[r] = max(self._failed.get(r, -1), budget)
-            return None
-        bound, x = self.lp(r)
-        if bound > budget:
-            self._failed[r] = max(self._failed.get(r, -1), budget)
-            return None
-        # Some GPU hosts an instance of the widest remaining profile: branch on its layout.
-        p = max((i for i in range(self.k) if r[i]), key=lambda i: (self.widths[i], -i))
-        candidates = [j for j, c in enumerate(self.cols) if c[p]]
-        candidates.sort(
-            key=lambda j: (
-                -round(x[j], 9),
-                sum(max(0, c - d) for c, d in zip(self.cols[j], r, strict=True)),
-                tuple(-c for c in self.cols[j]),
-            )
-        )
-        for j in candidates:
-            rest = tuple(max(0, d - c) for d, c in zip(r, self.cols[j], strict=True))
-            found = self.find(rest, budget - 1)
-            if found is not None:
-                return [j, *found]
-        self._failed[r] = max(self._failed.get(r, -1), budget)
-        return None
-
-    def solve(self, demand: tuple[int, ...]) -> tuple[list[int], int]:
-        """(column index per GPU of an optimal cover, rounded-up LP bound)."""
-        if not any(demand):
-            return [], 0
-        root_bound, x = self.lp(demand)
-        root_bound = max(root_bound, self.lower_bound(demand))
-        floors = [math.floor(v + _EPS) for v in x]
-        budget = root_bound
-        old_limit = sys.getrecursionlimit()  # find() recurses once per GPU of the remainder
-        try:
-            while True:
-                back_off = 0
-                while True:
-                    commit = [max(0, f - back_off) for f in floors]
-                    used = sum(commit)
-                    if used <= budget:
-                        covered = [
-                            sum(commit[j] * self.cols[j][i] for j in range(len(self.cols))) for i in range(self.k)
-                        ]
-                        rest = tuple(max(0, d - c) for d, c in zip(demand, covered, strict=True))
-                        if 4 * (budget - used) + 200 > sys.getrecursionlimit():
-                            sys.setrecursionlimit(4 * (budget - used) + 200)
-                        found = self.find(rest, budget - used)
-                        if found is not None:
-                            chosen = [j for j, n in enumerate(commit) for _ in range(n)]
-                            return chosen + found, root_bound
-                    if used == 0:
-                        break  # the complete search failed: budget is infeasible
-                    back_off = 1 if back_off == 0 else 2 * back_off
-                budget += 1
-        finally:
-            if sys.getrecursionlimit() != old_limit:
-                sys.setrecursionlimit(old_limit)
+    n, m = len(columns), len(demand)
+    starts, index, value = [0], [], []
+    for column in columns:
+        for row, count in enumerate(column):
+            if count:
+                index.append(row)
+                value.append(float(count))
+        starts.append(len(index))
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = n, m
+    lp.col_cost_ = np.ones(n)
+    lp.col_lower_ = np.zeros(n)
+    lp.col_upper_ = np.full(n, highspy.kHighsInf)
+    lp.row_lower_ = np.array(demand, dtype=float)
+    lp.row_upper_ = np.full(m, highspy.kHighsInf)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = np.array(starts, dtype=np.int32)
+    lp.a_matrix_.index_ = np.array(index, dtype=np.int32)
+    lp.a_matrix_.value_ = np.array(value)
+    lp.integrality_ = [highspy.HighsVarType.kInteger] * n
+    h = quiet_highs()
+    # The objective (a GPU count) is a whole number: a gap below 1 proves the incumbent optimal.
+    h.setOptionValue("mip_rel_gap", 0.0)
+    h.setOptionValue("mip_abs_gap", _MIP_ABS_GAP)
+    h.setOptionValue("time_limit", _TIME_LIMIT_S)
+    h.passModel(lp)
+    h.run()
+    status = h.getModelStatus()
+    if status != highspy.HighsModelStatus.kOptimal:
+        raise MigPlanError(f"the MIG planner's solver (HiGHS) stopped without an optimum: {h.modelStatusToString(status)}")
+    x = [round(v) for v in h.getSolution().col_value]
+    if any(v < 0 for v in x) or any(sum(x[j] * columns[j][i] for j in range(n)) < demand[i] for i in range(m)):
+        raise MigPlanError("the MIG planner's solver (HiGHS) returned a plan that does not cover the demand")  # pragma: no cover
+    bound = math.ceil(h.getInfo().mip_dual_bound - _BOUND_TOL)
+    chosen = [j for j, count in enumerate(x) for _ in range(count)]
+    return chosen, min(bound, len(chosen))
 
 
 # --------------------------------------------------------------------------- planning
@@ -701,9 +583,10 @@ def plan_mig(demand: MigDemand, pools: Sequence[GpuPool], *, fill: bool = False)
             pools produce the same node name.
         (:class:`MigDemand` raises the unknown model/profile errors on construction.)
 
-    Measured (``benchmarks/mig_bench.py``, dev machine, 2026-11-22): median 1.5 ms,
-    max 20 ms over 100 random demands of 1..987 GPUs; 2.7 ms for a demand needing 520
-    GPUs; plus a one-off ~70 ms per model the first time (layout caches).
+    Measured (``benchmarks/mig_bench.py``'s 100 random demands of 1..987 GPUs, 2-core VM, load
+    average ~2, 2026-11-26): median 1.4-1.9 ms, p90 7-8 ms, max 16-18 ms, and 7-10 ms for a
+    demand needing 520 GPUs, against 0.55 ms, 1.6-1.8 ms, 3.2 ms and 1.8 ms for the hand-written
+    solver HiGHS replaced; plus a one-off ~70 ms per model the first time (layout caches).
     """
     if not isinstance(demand, MigDemand):
         raise MigPlanError(f"demand must be a MigDemand, got {type(demand).__name__}")
@@ -724,9 +607,9 @@ def plan_mig(demand: MigDemand, pools: Sequence[GpuPool], *, fill: bool = False)
     names = tuple(n for n in gpu.profile_names if demand.instances[n])
     vector = tuple(demand.instances[n] for n in names)
     if names:
-        solver = _Solver(_columns(model, names), tuple(gpu.profile(n).memory_slots for n in names))
-        chosen, lower = solver.solve(vector)
-        per_gpu = [list(solver.cols[j]) for j in chosen]
+        columns = _columns(model, names)
+        chosen, lower = _solve(columns, vector)
+        per_gpu = [list(columns[j]) for j in chosen]
     else:
         per_gpu, lower = [], 0
 
@@ -748,10 +631,10 @@ def plan_mig(demand: MigDemand, pools: Sequence[GpuPool], *, fill: bool = False)
             v[i] -= cut
             excess[i] -= cut
     distinct: dict[tuple[int, ...], MigLayout] = {}
-    for v in map(tuple, per_gpu):
-        if v not in distinct and any(v):  # an empty GPU cannot occur at an optimum; defensive
-            layout = MigLayout(zip(names, v, strict=True))
-            distinct[v] = _fill(model, names, layout) if fill else layout
+    for vec in map(tuple, per_gpu):
+        if vec not in distinct and any(vec):  # an empty GPU cannot occur at an optimum; defensive
+            layout = MigLayout(zip(names, vec, strict=True))
+            distinct[vec] = _fill(model, names, layout) if fill else layout
     layouts = [distinct[v] for v in map(tuple, per_gpu) if v in distinct]
     ordered = sorted(set(distinct.values()), key=lambda layout: _fullness_key(gpu, layout))
     rank = {layout: i for i, layout in enumerate(ordered)}
@@ -776,8 +659,8 @@ def plan_mig(demand: MigDemand, pools: Sequence[GpuPool], *, fill: bool = False)
     wanted: list[MigLayout | None] = [*layouts, *([None] * demand.whole_gpus)]
     assignments: list[GpuAssignment] = []
     slots = ((p.name, p.node_name(i), index) for p in mine for i in range(p.nodes) for index in range(p.count))
-    for layout, (pool_name, node, index) in zip(wanted, slots):
-        assignments.append(GpuAssignment(pool=pool_name, node=node, gpu=index, layout=layout))
+    for gpu_layout, (pool_name, node, index) in zip(wanted, slots):
+        assignments.append(GpuAssignment(pool=pool_name, node=node, gpu=index, layout=gpu_layout))
 
     return MigPlan(
         model=model,

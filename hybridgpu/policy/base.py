@@ -1,4 +1,7 @@
-"""Shared shapes of the policy validators: the resource a validator sees, per-stack settings, quantities.
+"""Shared shapes of the policy validators: the resource a validator sees, per-stack settings.
+
+Quantities are parsed by :func:`hybridgpu.k8s.parse_quantity` (re-exported here as ``parse_quantity``),
+the one parser of every path that reads a request, limit or quota.
 
 Pure: nothing here imports Pulumi or ``pulumi_policy``. The policy pack (``policies/__main__.py``)
 wraps the validators in ``pulumi_policy`` policies; the tests call them directly with
@@ -8,44 +11,16 @@ wraps the validators in ``pulumi_policy`` policies; the tests call them directly
 from __future__ import annotations
 
 import fnmatch
-import importlib.util
-import math
-import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, Field
 
+from hybridgpu.k8s import parse_quantity  # noqa: F401 - re-exported: the validators' one quantity parser
 from hybridgpu.modelbase import Model
 
 T = TypeVar("T")
-
-
-def _upstream_parse_quantity() -> Callable[[Any], Any]:
-    """``parse_quantity`` of the Kubernetes Python client (``kubernetes/utils/quantity.py``).
-
-    ``import kubernetes.utils.quantity`` runs the package's ``__init__``, which imports the whole
-    generated API client: 0.27 s of the start-up of ``hybridgpu check`` and of the policy pack's
-    process (``python -X importtime``, 2026-11-24), for a module that needs only ``decimal``. So
-    the same file of the installed package is loaded on its own (it imports nothing from the
-    package); when ``kubernetes`` is already imported, its module is used.
-    """
-    loaded = sys.modules.get("kubernetes.utils.quantity")
-    if loaded is not None:
-        return loaded.parse_quantity
-    package = importlib.util.find_spec("kubernetes")  # finds the package without importing it
-    if package is None or package.origin is None:
-        raise ImportError("the kubernetes package (a hybridgpu dependency) is not installed")
-    spec = importlib.util.spec_from_file_location("hybridgpu.policy._kubernetes_quantity", Path(package.origin).parent / "utils" / "quantity.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.parse_quantity
-
-
-_k8s_parse_quantity = _upstream_parse_quantity()
 
 #: Resource types of the Kubernetes objects the validators read (Pulumi type tokens:
 #: ``kubernetes:<group>/<version>:<Kind>``, pulumi-kubernetes provider schema).
@@ -74,7 +49,10 @@ KUBERNETES_BUNDLES = (
     "kubernetes:kustomize/v2:Directory",
 )
 #: The component the on-prem cluster registers for each bare-metal host (hybridgpu/components/onprem.py).
-ONPREM_HOST = "hybridgpu:onprem:Host"
+ONPREM_HOST = "hybridgpu:index:OnPremHost"
+#: The host record's tokens: :data:`ONPREM_HOST` and ``hybridgpu:onprem:Host``, its token before the
+#: components moved to ``index`` tokens (a newer pack may check an older program; docs/components.md).
+ONPREM_HOST_TYPES = (ONPREM_HOST, "hybridgpu:onprem:Host")
 
 
 @dataclass(frozen=True)
@@ -149,6 +127,21 @@ def check_per_stack(value: Any) -> Any:
     return value
 
 
+#: Settings fields that take one value, or per stack ``{"default": ..., "<stack glob>": ...}`` (:func:`for_stack`).
+PerStackInt = Annotated[int | dict[str, int], AfterValidator(check_per_stack)]
+PerStackFloat = Annotated[float | dict[str, float] | None, AfterValidator(check_per_stack)]
+PerStackList = Annotated[list[str] | dict[str, list[str]], AfterValidator(check_per_stack)]
+PerStackOptList = Annotated[list[str] | dict[str, list[str]] | None, AfterValidator(check_per_stack)]
+
+#: What a resource validator yields: one message per problem. Not a result type of its own: the
+#: message is what ``pulumi_policy``'s ``report_violation`` carries to the engine, and the analyzer
+#: makes it a :class:`hybridgpu.shell.policy.analyzer.Violation` (policy, level, resource added).
+Findings = Iterator[str]
+#: What a stack validator yields: ``(resource, or None for the whole stack, message)``; the
+#: resource becomes the URN ``report_violation`` is given.
+StackFindings = Iterator[tuple[PolicyResource | None, str]]
+
+
 def _has_text(value: str) -> str:
     if not value.strip():
         raise ValueError("must contain text, not only whitespace")
@@ -186,29 +179,6 @@ class PolicySettings(Model):
     def exempt(self, resource: PolicyResource) -> bool:
         """True when a waiver covers ``resource``."""
         return any(e.covers(resource) for e in self.exempt_resources)
-
-
-def parse_quantity(value: Any) -> float | None:
-    """A Kubernetes resource quantity (``8``, ``"64"``, ``"1k"``, ``"500m"``, ``"2e3"``, ``"1Ki"``) as a number;
-    None when it is not a quantity.
-
-    The grammar is Kubernetes' ``resource.Quantity`` (k8s.io/apimachinery/pkg/api/resource/quantity.go:
-    signed decimal or exponent numbers, SI and binary suffixes), parsed by the official Python
-    client's ``kubernetes.utils.quantity.parse_quantity`` (kubernetes 37.0, PyPI) rather than our own.
-    Booleans, NaN and infinities are not quantities. Callers decide what a None means: the
-    validators report it as a violation, never skip it.
-    """
-    if isinstance(value, bool) or value is None:
-        return None
-    if not isinstance(value, (int, float, str)):
-        return None
-    if isinstance(value, str) and (not value or value != value.strip()):
-        return None
-    try:
-        number = float(_k8s_parse_quantity(value))
-    except (ValueError, ArithmeticError, TypeError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 def dig(obj: Any, *path: str | int, default: Any = None) -> Any:
@@ -266,7 +236,7 @@ def walk_known_strings(obj: Any) -> Iterator[str]:
     for key in items:
         try:
             value = obj[key]
-        except errors:  # type: ignore[misc]
+        except errors:
             continue
         yield from walk_known_strings(value)
 
@@ -291,7 +261,7 @@ def known(obj: Any, *path: str | int, default: Any = None) -> Any:
         steps.append(f"[{key}]" if isinstance(key, int) else (f".{key}" if steps else str(key)))
         try:
             obj = _step(obj, key)
-        except errors:  # type: ignore[misc]
+        except errors:
             return Unknown("".join(steps))
         if obj is _MISSING:
             return default

@@ -149,7 +149,7 @@ class StackIndex:
         if deps:
             return deps
         if isinstance(name, Unknown) or isinstance(ref_id, Unknown):
-            what = name.path if isinstance(name, Unknown) else ref_id.path  # type: ignore[union-attr]
+            what = name.path if isinstance(name, Unknown) else ref_id.path
             return f"{what} is an unknown value during preview and depends on no {kind.rsplit(':', 1)[-1]} of this stack"
         ref = name if isinstance(name, str) and name else ref_id
         if ref is None:
@@ -202,11 +202,11 @@ def _number(value: Any, where: str, cap: Capacity) -> float | None:
         return None
     if value is None:
         return None
-    number = parse_quantity(value) if isinstance(value, str) else value
-    if isinstance(number, bool) or not isinstance(number, (int, float)):
+    number = parse_quantity(value)
+    if number is None:
         cap.problems.append(f"{where} is not a number ({value!r})")
         return None
-    return float(number)
+    return number
 
 
 def _per_type(total: float | None, weights: Mapping[str, float], unit: Any, types: Sequence[str]) -> dict[str, float]:

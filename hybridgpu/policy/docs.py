@@ -41,7 +41,7 @@ def reference() -> str:
         lines.append(f"| [`{p.name}`](#{p.name}) | {p.group} | {p.kind} | {p.enforcement} |")
     for p in POLICIES:
         lines += ["", f"### {p.name}", "", f"**Blocks:** {p.description}", "", f"**Why:** {p.why}", ""]
-        lines.append(f"Runs on {'each resource (Analyze)' if p.kind == 'resource' else 'the whole stack (AnalyzeStack)'}; validator `hybridgpu.policy.rules.{p.validator.__name__}`.")
+        lines.append(f"Runs on {'each resource (Analyze)' if p.kind == 'resource' else 'the whole stack (AnalyzeStack)'}; validator `{p.validator.__module__}.{p.validator.__name__}`.")
         lines += ["", "| setting | type | meaning |", "|---|---|---|"]
         for name, prop in p.config_schema().items():
             meaning = prop.get("description", "").replace("|", "\\|")

@@ -23,19 +23,17 @@ Rules, per pod template:
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field
 
 from hybridgpu.catalog import load_catalog
-from hybridgpu.k8s import EFA_LABEL, EFA_RESOURCE
-from hybridgpu.policy.base import KUBERNETES_BUNDLES, PolicyResource, PolicySettings, dig, parse_quantity
+from hybridgpu.k8s import EFA_LABEL, EFA_RESOURCE, QuantityError, device_count
+from hybridgpu.policy.base import KUBERNETES_BUNDLES, Findings, PolicyResource, PolicySettings, dig, parse_quantity
 from hybridgpu.policy.workloads import PodTemplate, pod_templates
 
 __all__ = ["EfaWorkloadSettings", "efa_workload_requests", "selects_efa_nodes"]
-
-Findings = Iterator[str]
 
 
 @functools.cache
@@ -77,12 +75,14 @@ def _template_findings(label: str, template: PodTemplate, most: int) -> Findings
             continue
         asked = True
         req, lim = parse_quantity(requests.get(EFA_RESOURCE)), parse_quantity(limits.get(EFA_RESOURCE))
-        bad = [(s, v) for s, v, q in (("requests", requests.get(EFA_RESOURCE), req), ("limits", limits.get(EFA_RESOURCE), lim)) if v is not None and (q is None or q < 0 or q != int(q))]
-        for section, value in bad:
-            yield (
-                f"{label} {path}.resources.{section} asks for {EFA_RESOURCE} {value!r}, which is not a whole number of devices. "
-                "Fix: use a whole number such as \"32\" (one per EFA interface of the node)."
-            )
+        bad = []
+        for section, given in (("requests", requests), ("limits", limits)):
+            if given.get(EFA_RESOURCE) is not None:
+                try:
+                    device_count(given[EFA_RESOURCE], EFA_RESOURCE)
+                except QuantityError as exc:
+                    bad.append(exc)
+                    yield f"{label} {path}.resources.{section}: {exc.problem}. Fix: {exc.fix}, one per EFA interface of the node."
         if bad:
             continue
         if EFA_RESOURCE not in limits or (EFA_RESOURCE in requests and req != lim):

@@ -14,8 +14,8 @@ from pydantic import ValidationError
 
 from hybridgpu.errors import Issue, issues_from_validation
 from hybridgpu.k8s import DEFAULT_COST_KEYS
-from hybridgpu.policy import efa, rules
-from hybridgpu.policy.base import CONFIGMAP, EC2NODECLASS_TYPES, NODEPOOL_TYPES, ONPREM_HOST, PolicyResource, PolicySettings
+from hybridgpu.policy import efa, oversized, safety, untagged
+from hybridgpu.policy.base import CONFIGMAP, EC2NODECLASS_TYPES, NODEPOOL_TYPES, ONPREM_HOST_TYPES, PolicyResource, PolicySettings
 from hybridgpu.policy.capacity import INSTANCE, LAUNCH_CONFIGURATION, LAUNCH_TEMPLATE, SPOT_INSTANCE
 
 #: Name of the pack (PulumiPolicy.yaml and the analyzer's reports).
@@ -129,41 +129,41 @@ POLICIES: tuple[PolicySpec, ...] = (
         "required-cost-tags", "untagged", "resource",
         "Taggable AWS resources carry the required cost tags (provider default tags count).",
         "Spend nobody can attribute is spend nobody owns; AWS Cost Explorer and CUR group by these tags.",
-        rules.required_cost_tags, rules.CostTagSettings,
+        untagged.required_cost_tags, untagged.CostTagSettings,
         types=("aws:",),
     ),
     PolicySpec(
         "ec2nodeclass-cost-tags", "untagged", "resource",
         "Karpenter EC2NodeClasses tag the instances they launch with the required cost tags.",
         "Provider default tags never reach instances launched by Karpenter; only EC2NodeClass spec.tags does.",
-        rules.ec2nodeclass_cost_tags, rules.CostTagSettings,
+        untagged.ec2nodeclass_cost_tags, untagged.CostTagSettings,
         types=EC2NODECLASS_TYPES,
     ),
     PolicySpec(
         "gpu-workload-cost-labels", "untagged", "resource",
         f"Pods that request GPUs carry the cost-attribution labels ({', '.join(DEFAULT_COST_KEYS)}).",
         "GPU cost tools (OpenCost, Kubecost) attribute node cost to pods by their labels.",
-        rules.gpu_workload_cost_labels, rules.WorkloadLabelSettings,
+        untagged.gpu_workload_cost_labels, untagged.WorkloadLabelSettings,
         types=("kubernetes:",),
     ),
     PolicySpec(
         "onprem-host-owner", "untagged", "stack",
         "Every on-prem host names an owner.",
         "Owned GPUs cost money whether used or not; an owner is who answers for idle or broken hosts.",
-        rules.onprem_host_owner, PolicySettings,
+        untagged.onprem_host_owner, PolicySettings,
     ),
     PolicySpec(
         "nodepool-gpu-limit", "oversized", "resource",
         "Every Karpenter NodePool sets an nvidia.com/gpu limit within the allowed maximum.",
         "A NodePool without a GPU limit can launch GPU instances until the account's quota stops it.",
-        rules.nodepool_gpu_limit, rules.CapacitySettings,
+        oversized.nodepool_gpu_limit, oversized.CapacitySettings,
         types=NODEPOOL_TYPES,
     ),
     PolicySpec(
         "nodepool-instance-bounds", "oversized", "resource",
         "GPU NodePools bound the instance types and sizes they may pick, within the allowed families.",
         "Without a size bound Karpenter may pick p5.48xlarge (8 x H100) for a one-GPU pod.",
-        rules.nodepool_instance_bounds, rules.CapacitySettings,
+        oversized.nodepool_instance_bounds, oversized.CapacitySettings,
         types=NODEPOOL_TYPES,
     ),
     PolicySpec(
@@ -171,13 +171,13 @@ POLICIES: tuple[PolicySpec, ...] = (
         "Every AWS resource that launches or reserves GPU instances (instances, node groups, Auto Scaling groups, "
         "Spot Fleets, EC2 Fleets, capacity reservations, launch templates) stays within allowed families, sizes and counts.",
         "Capacity outside Karpenter bypasses NodePool limits; the same bounds must hold there, wherever the instance type is set.",
-        rules.gpu_instance_size, rules.CapacitySettings,
+        oversized.gpu_instance_size, oversized.CapacitySettings,
     ),
     PolicySpec(
         "gpu-workload-requests", "oversized", "resource",
         "Workloads request no more GPUs than allowed and set GPU requests equal to limits.",
         "One oversized job can hold a whole NodePool's GPUs; extended resources require limits.",
-        rules.gpu_workload_requests, rules.WorkloadSettings,
+        oversized.gpu_workload_requests, oversized.WorkloadSettings,
         types=("kubernetes:",),
     ),
     PolicySpec(
@@ -192,74 +192,74 @@ POLICIES: tuple[PolicySpec, ...] = (
         "gpu-workload-autoscaling", "oversized", "stack",
         "HPA maxReplicas / KEDA ScaledObject maxReplicaCount times a GPU workload's GPUs per pod stays within the workload bound.",
         "An autoscaler replaces the replica count the workload policy saw; its maximum is what the cluster may be asked for.",
-        rules.gpu_autoscaling, rules.WorkloadSettings,
+        oversized.gpu_autoscaling, oversized.WorkloadSettings,
     ),
     PolicySpec(
         "helm-values-capacity", "oversized", "resource",
         "Helm releases that pass Karpenter NodePools or GPU requests through values are flagged (the pack cannot see rendered charts).",
         "Objects a chart renders never reach the policy pack, so a NodePool or a GPU job in values bypasses every bound above.",
-        rules.helm_values_capacity, PolicySettings,
-        types=rules.HELM_TYPES,
+        oversized.helm_values_capacity, PolicySettings,
+        types=oversized.HELM_TYPES,
     ),
     PolicySpec(
         "mig-profiles", "oversized", "resource",
         "MIG layouts and pods use allowed, shareable MIG profiles (no whole-GPU 7g profiles).",
         "A whole-GPU MIG profile loses memory and compute slices to MIG and shares nothing.",
-        rules.mig_profiles, rules.MigSettings,
+        oversized.mig_profiles, oversized.MigSettings,
         types=("kubernetes:",),
     ),
     PolicySpec(
         "stack-gpu-ceiling", "oversized", "stack",
         "All NodePools and every AWS resource that launches or reserves GPU instances may add no more GPUs per stack than allowed.",
         "Per-pool limits can each be fine while the stack as a whole is not.",
-        rules.stack_gpu_ceiling, rules.StackCapacitySettings,
+        oversized.stack_gpu_ceiling, oversized.StackCapacitySettings,
     ),
     PolicySpec(
         "burst-budget", "oversized", "stack",
         "The most a stack's NodePools can spend per month at their GPU limits stays within the budget.",
         "GPU limits times price times hours is the bill a runaway queue can run up; it should be a decision.",
-        rules.burst_budget, rules.BudgetSettings,
+        oversized.burst_budget, oversized.BudgetSettings,
     ),
     PolicySpec(
         "imdsv2-required", "safety", "resource",
         "Instances, launch templates and EC2NodeClasses require IMDSv2 tokens.",
         "IMDSv1 hands the node role's credentials to any SSRF or pod that can reach 169.254.169.254.",
-        rules.imdsv2_required, PolicySettings,
+        safety.imdsv2_required, PolicySettings,
         types=("aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance", *EC2NODECLASS_TYPES),
     ),
     PolicySpec(
         "encrypted-volumes", "safety", "resource",
         "EBS volumes (launch templates, EC2NodeClasses, instances, volumes, node groups) are encrypted.",
         "Checkpoints and datasets on GPU nodes are often the most valuable data in the account.",
-        rules.encrypted_volumes, PolicySettings,
+        safety.encrypted_volumes, PolicySettings,
         types=("aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance", *EC2NODECLASS_TYPES, "aws:ebs/volume:Volume", "aws:eks/nodeGroup:NodeGroup"),
     ),
     PolicySpec(
         "eks-endpoint-private", "safety", "resource",
         "EKS API endpoints are not open to 0.0.0.0/0.",
         "A public API endpoint exposes the cluster to credential stuffing and API-server CVEs.",
-        rules.eks_endpoint_private, PolicySettings,
+        safety.eks_endpoint_private, PolicySettings,
         types=("aws:eks/cluster:Cluster",),
     ),
     PolicySpec(
         "ami-alias-pinned", "safety", "resource",
         "Production EC2NodeClasses pin an AMI version instead of @latest.",
         "@latest rolls every GPU node to a new AMI (driver, kernel) through drift without review.",
-        rules.ami_alias_pinned, rules.AmiSettings,
+        safety.ami_alias_pinned, safety.AmiSettings,
         types=EC2NODECLASS_TYPES,
     ),
     PolicySpec(
         "kubeadm-ca-verification", "safety", "resource",
         "kubeadm joins verify the cluster CA (no unsafeSkipCAVerification), in commands, ConfigMaps and EC2 user data.",
         "Without CA pinning a joining node trusts any API server that answers, and hands it its credentials.",
-        rules.kubeadm_ca_verification, PolicySettings,
-        types=(ONPREM_HOST, "command:", CONFIGMAP, INSTANCE, SPOT_INSTANCE, LAUNCH_TEMPLATE, LAUNCH_CONFIGURATION),
+        safety.kubeadm_ca_verification, PolicySettings,
+        types=(*ONPREM_HOST_TYPES, "command:", CONFIGMAP, INSTANCE, SPOT_INSTANCE, LAUNCH_TEMPLATE, LAUNCH_CONFIGURATION),
     ),
     PolicySpec(
         "multikueue-kubeconfig", "safety", "stack",
         "MultiKueue worker kubeconfigs are exec-free, with inline token and CA data.",
         "The MultiKueue manager refuses exec plugins and file paths; insecure TLS would leak the worker token.",
-        rules.multikueue_kubeconfig, rules.MultiKueueSettings,
+        safety.multikueue_kubeconfig, safety.MultiKueueSettings,
     ),
 )
 

@@ -15,7 +15,7 @@ Replica multipliers (how many pods of a template run at once):
   when it is absent) and ``size - 1`` workers (kubernetes-sigs/lws ``api/leaderworkerset/v1/
   leaderworkerset_types.go``, LWS 0.7);
 * a HorizontalPodAutoscaler's ``maxReplicas`` or a KEDA ScaledObject's ``maxReplicaCount``
-  replaces the target's ``replicas``: that is a stack policy (:func:`hybridgpu.policy.rules.gpu_autoscaling`).
+  replaces the target's ``replicas``: that is a stack policy (:func:`hybridgpu.policy.oversized.gpu_autoscaling`).
 
 Values unknown during preview are stepped over where the walk does not need them (a computed
 namespace or label), and recorded where it does (an unknown replica count is
@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hybridgpu.k8s import EFA_RESOURCE, GPU_RESOURCE, MIG_RESOURCE_PREFIX
+from hybridgpu.k8s import EFA_RESOURCE, GPU_RESOURCE, MIG_RESOURCE_PREFIX, QuantityError, device_count
 from hybridgpu.policy.base import UNKNOWN_ERRORS, as_list, dig, parse_quantity
 
 # Extended resources that stand for GPUs: whole GPUs (``GPU_RESOURCE``, device plugin) and MIG
@@ -70,14 +70,16 @@ class PodTemplate:
 
     def malformed(self) -> list[tuple[str, str, Any]]:
         """``(container path, resource name, value)`` of every GPU request or limit that is not a
-        Kubernetes quantity (``"2 GPUs"``, ``"one"``, negative): a violation, never skipped."""
+        whole number of devices (``"2 GPUs"``, ``"one"``, negative, ``"0.5"``, ``"500m"``;
+        :func:`hybridgpu.k8s.device_count`, whose message says why): a violation, never skipped."""
         bad: list[tuple[str, str, Any]] = []
         for path, c in self.containers():
             for section in ("requests", "limits"):
                 for name, value in (dig(c, "resources", section) or {}).items():
                     if is_gpu_resource(str(name)):
-                        qty = parse_quantity(value)
-                        if qty is None or qty < 0:
+                        try:
+                            device_count(value, str(name))
+                        except QuantityError:
                             bad.append((f"{path}.resources.{section}", str(name), value))
         return bad
 
@@ -141,7 +143,7 @@ def _get(node: Mapping[str, Any], key: str) -> tuple[Any, bool]:
     """``(value, known)``: a value unknown during preview comes back as ``(None, False)``."""
     try:
         return node.get(key), True
-    except tuple(UNKNOWN_ERRORS):  # type: ignore[misc]
+    except tuple(UNKNOWN_ERRORS):
         return None, False
 
 
@@ -195,6 +197,6 @@ def _walk(node: Any, path: str, multiplier: int, unknown: tuple[str, ...], found
         for i in range(len(node)):
             try:
                 value = node[i]
-            except tuple(UNKNOWN_ERRORS):  # type: ignore[misc]
+            except tuple(UNKNOWN_ERRORS):
                 continue
             _walk(value, f"{path}[{i}]", multiplier, unknown, found)

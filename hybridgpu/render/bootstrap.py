@@ -61,25 +61,17 @@ import re
 import shlex
 from collections.abc import Mapping
 
-import yaml
-
+from hybridgpu.datafile import ORDERED, dump_yaml
+from hybridgpu.k8s import is_dns1123_subdomain
 from hybridgpu.render.containerd import CONTAINERD_BACKUP_PATH, CONTAINERD_CONFIG_PATH, CONTAINERD_MARKER, containerd_config
-from hybridgpu.render.kubeadm import (
-    AUDIT_LOG_DIR,
-    AUDIT_POLICY_PATH,
-    CRI_SOCKET,
-    KUBELET_PROTECTED_SYSCTLS,
-    ClusterSpec,
-    NodeSpec,
-    audit_policy,
-)
+from hybridgpu.render.kubeadm import AUDIT_LOG_DIR, AUDIT_POLICY_PATH, CRI_SOCKET, KUBELET_PROTECTED_SYSCTLS, audit_policy
+from hybridgpu.render.kubeadm_specs import ClusterSpec, NodeSpec
 
 #: Where the (substituted) kubeadm config is uploaded on each host; mode 0600, deleted after use.
 KUBEADM_CONFIG_PATH = "/etc/kubernetes/hybridgpu/kubeadm.yaml"
 
 _DEB_VERSION_RE = re.compile(r"\A[0-9][0-9A-Za-z.+~-]*\Z")
 _DURATION_RE = re.compile(r"\A(?=\d)(\d+h)?(\d+m)?(\d+s)?\Z")
-_HOSTNAME_RE = re.compile(r"\A[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 
 
 def _assign(values: Mapping[str, str]) -> str:
@@ -375,7 +367,7 @@ def bootstrap_script(
     if node.role == "control-plane" and cluster.audit_log:
         values["AUDIT_POLICY"] = AUDIT_POLICY_PATH
         values["AUDIT_LOG_DIR"] = AUDIT_LOG_DIR
-        policy = yaml.safe_dump(audit_policy(), sort_keys=False, default_flow_style=False)
+        policy = dump_yaml(audit_policy(), ORDERED)
         body.append(_AUDIT.replace("{policy}", policy))
     body.append(_FOOTER)
 
@@ -479,7 +471,7 @@ if leftovers; then
 fi
 [[ -f ${KUBEADM_CONFIG} ]] || die "missing ${KUBEADM_CONFIG}; upload the substituted kubeadm config first"
 if grep -qF "\\${" "${KUBEADM_CONFIG}"; then
-  die "${KUBEADM_CONFIG} still contains \\${...} placeholders; fill them with hybridgpu.render.kubeadm.substitute"
+  die "${KUBEADM_CONFIG} still contains \\${...} placeholders; fill them with hybridgpu.render.kubeadm_secrets.substitute"
 fi
 chmod 0600 "${KUBEADM_CONFIG}"
 rm -f "${COMPLETE_MARKER}"
@@ -612,7 +604,7 @@ def drain_and_cordon_script(hostname: str, *, timeout: str = "15m", delete_node:
     Raises:
         ValueError: malformed hostname or timeout.
     """
-    if not _HOSTNAME_RE.match(hostname) or len(hostname) > 253:
+    if not is_dns1123_subdomain(hostname):
         raise ValueError(f"hostname {hostname!r} must be a lowercase DNS subdomain")
     if not _DURATION_RE.match(timeout):
         raise ValueError(f"timeout {timeout!r} must look like 15m, 1h or 1h30m")
@@ -663,7 +655,7 @@ def join_credentials_script(*, control_plane: bool) -> str:
     phase upload-certs" (kubernetes.io, read 2026-11-22).
 
     The token and key appear only as the placeholders ``${BOOTSTRAP_TOKEN}`` and
-    ``${CERTIFICATE_KEY}``: fill them with :func:`hybridgpu.render.kubeadm.substitute` and send
+    ``${CERTIFICATE_KEY}``: fill them with :func:`hybridgpu.render.kubeadm_secrets.substitute` and send
     the result on stdin as a secret. No other ``${...}`` appears in the script.
     """
     lines = [

@@ -74,6 +74,7 @@ from hybridgpu.k8s import (
     HOSTNAME_LABEL,
     INSTANCE_TYPE_LABEL,
     KARPENTER_NODEPOOL_LABEL,
+    KUEUE_GROUP,
     OS_LABEL,
 )
 from hybridgpu.render.scheduling import PodPlacement
@@ -417,7 +418,7 @@ CHARTS: dict[str, ChartFacts] = {
         defaults={"controllerManager": {"nodeSelector": {}, "tolerations": []}, "enableKueueViz": False},
         workloads=(ChartWorkload("kueue-controller-manager", "Deployment", "controllerManager"),),
         crds=tuple(
-            ("kueue.x-k8s.io", kind)
+            (KUEUE_GROUP, kind)
             for kind in (
                 "AdmissionCheck", "ClusterQueue", "Cohort", "LocalQueue", "MultiKueueCluster", "MultiKueueConfig",
                 "ProvisioningRequestConfig", "ResourceFlavor", "Topology", "WorkloadPriorityClass", "Workload",

@@ -41,6 +41,7 @@ from hybridgpu.k8s import (
     ROLE_LABEL,
     SYSTEM_ROLE,
     managed_by_labels,
+    taint_object,
 )
 from hybridgpu.render.charts import critical_addons_toleration
 
@@ -171,10 +172,7 @@ def render_nodepool(
         "expireAfter": pool.expire_after,
     }
     if pool.taints:
-        template_spec["taints"] = [
-            {k: v for k, v in {"key": t.key, "value": t.value, "effect": t.effect.value}.items() if v is not None}
-            for t in pool.taints
-        ]
+        template_spec["taints"] = [taint_object(t.key, t.value, t.effect.value) for t in pool.taints]
     if pool.termination_grace_period:
         template_spec["terminationGracePeriod"] = pool.termination_grace_period
 

@@ -7,17 +7,15 @@ Creates, as plain dicts (plus :func:`to_yaml` for the multi-document file kubead
 * for further control planes (:func:`join_config_control_plane`) and workers
   (:func:`join_config_worker`): a ``JoinConfiguration`` for ``kubeadm join --config F``.
 
-Inputs are the simple dataclasses :class:`ClusterSpec` and :class:`NodeSpec`; the inventory is
-mapped onto them elsewhere. Both validate themselves on construction (``ValueError``).
+Inputs are the dataclasses :class:`~hybridgpu.render.kubeadm_specs.ClusterSpec` and
+:class:`~hybridgpu.render.kubeadm_specs.NodeSpec`, which validate themselves on construction;
+the inventory is mapped onto them in :mod:`hybridgpu.onprem`.
 
-Secrets are never rendered. Bootstrap tokens, certificate keys and CA public-key hashes appear
-as placeholders such as ``${BOOTSTRAP_TOKEN}`` (see :data:`BOOTSTRAP_TOKEN`); the caller fills
-them at apply time with :func:`substitute`, which checks each value's format and refuses
-unknown or missing placeholders. A placeholder name tells its kind by prefix
-(``BOOTSTRAP_TOKEN``, ``CERTIFICATE_KEY``, ``CA_CERT_HASH``), so per-pool names such as
-``${BOOTSTRAP_TOKEN_GPU}`` work too. :func:`validate_kubeadm_docs` checks rendered (or
-hand-written) documents: apiVersion/kind, known field names, list-form ``extraArgs`` /
-``kubeletExtraArgs`` (the v1beta3 map form no longer unmarshals), pinned CA discovery.
+Secrets are never rendered: bootstrap tokens, certificate keys and CA public-key hashes appear as
+placeholders (:mod:`hybridgpu.render.kubeadm_secrets`, which fills them at apply time).
+:func:`validate_kubeadm_docs` checks rendered (or hand-written) documents: apiVersion/kind, known
+field names, list-form ``extraArgs`` / ``kubeletExtraArgs`` (the v1beta3 map form no longer
+unmarshals), pinned CA discovery.
 
 Choices worth knowing:
 
@@ -72,17 +70,11 @@ API facts (read 2026-11-22):
   32 bytes)}. Cross-checked with kubernetes/website
   ``content/en/docs/reference/config-api/kubeadm-config.v1beta4.md`` ("replace the existing
   string/string extra argument maps with structured extra arguments").
-* Bootstrap token ``BootstrapTokenPattern = \\A([a-z0-9]{6})\\.([a-z0-9]{16})\\z``
-  (``k8s.io/cluster-bootstrap`` token API); BootstrapToken {token, description, ttl, expires,
-  usages, groups} (``cmd/kubeadm/app/apis/bootstraptoken/v1/types.go``).
 * KubeletConfiguration ``kubelet.config.k8s.io/v1beta1`` field names from kubernetes/website
   ``content/en/docs/reference/config-api/kubelet-config.v1beta1.md`` (generated for v1.35) and
   ``staging/src/k8s.io/kubelet/config/v1beta1/types.go``; kubeadm's kubelet defaulting
   (``cmd/kubeadm/app/componentconfigs/kubelet.go``) forces ``rotateCertificates: true`` and
   picks ``/run/systemd/resolve/resolv.conf`` when systemd-resolved runs.
-* Kubelet self-labels: ``staging/src/k8s.io/kubelet/pkg/apis/well_known_labels.go``
-  (``IsKubeletLabel``), ``cmd/kubelet/app/options/options.go`` (``ValidateKubeletFlags``) and
-  ``plugin/pkg/admission/noderestriction/admission.go`` (``getForbiddenLabels``).
 """
 
 from __future__ import annotations
@@ -90,24 +82,29 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-import yaml
-
+from hybridgpu.datafile import TEMPLATE, dump_yaml_all
 from hybridgpu.k8s import (
     CONTROL_PLANE_TAINT,
     GPU_COUNT_LABEL,
     GPU_MODEL_LABEL,
     GPU_PRESENT_LABEL,
     GPU_TAINT,
-    KUBELET_ALLOWED_LABEL_NAMESPACES,
-    KUBELET_ALLOWED_LABELS,
-    KUBELET_RESTRICTED_LABEL_NAMESPACES,
     MIG_CONFIG_LABEL,
     ROLE_LABEL,
-    is_kubelet_settable_label,
+    taint_object,
 )
+from hybridgpu.render.kubeadm_secrets import (
+    BOOTSTRAP_TOKEN,
+    BOOTSTRAP_TOKEN_PLACEHOLDER,
+    CA_CERT_HASH,
+    CA_CERT_HASH_PLACEHOLDER,
+    CERTIFICATE_KEY,
+    CERTIFICATE_KEY_PLACEHOLDER,
+    check_placeholder,
+)
+from hybridgpu.render.kubeadm_specs import TAINT_EFFECTS, ClusterSpec, NodeSpec, check_labels, label_value_from, split_endpoint
 
 KUBEADM_API = "kubeadm.k8s.io/v1beta4"
 KUBELET_API = "kubelet.config.k8s.io/v1beta1"
@@ -115,134 +112,6 @@ KUBEPROXY_API = "kubeproxy.config.k8s.io/v1alpha1"
 
 #: containerd's CRI socket (kubeadm ``nodeRegistration.criSocket`` and kubelet ``containerRuntimeEndpoint``).
 CRI_SOCKET = "unix:///run/containerd/containerd.sock"
-
-Role = Literal["control-plane", "gpu-worker", "cpu-worker"]
-ROLES: tuple[str, ...] = ("control-plane", "gpu-worker", "cpu-worker")
-
-# --------------------------------------------------------------------------- secrets / placeholders
-
-#: Placeholder names; each marks a secret that :func:`substitute` fills at apply time.
-BOOTSTRAP_TOKEN = "BOOTSTRAP_TOKEN"
-CERTIFICATE_KEY = "CERTIFICATE_KEY"
-CA_CERT_HASH = "CA_CERT_HASH"
-
-#: The placeholders as they appear in rendered text.
-BOOTSTRAP_TOKEN_PLACEHOLDER = "${" + BOOTSTRAP_TOKEN + "}"
-CERTIFICATE_KEY_PLACEHOLDER = "${" + CERTIFICATE_KEY + "}"
-CA_CERT_HASH_PLACEHOLDER = "${" + CA_CERT_HASH + "}"
-
-#: Bootstrap token format (``BootstrapTokenPattern`` of k8s.io/cluster-bootstrap).
-TOKEN_RE = re.compile(r"\A[a-z0-9]{6}\.[a-z0-9]{16}\Z")
-#: Certificate key: a 32-byte AES key, hex encoded (64 hex digits).
-CERTIFICATE_KEY_RE = re.compile(r"\A[0-9a-f]{64}\Z")
-#: CA public-key pin: ``sha256:`` + hex SHA-256 of the CA's SubjectPublicKeyInfo.
-CA_CERT_HASH_RE = re.compile(r"\Asha256:[0-9a-f]{64}\Z")
-
-_PLACEHOLDER_NAME = r"[A-Z][A-Z0-9_]*"
-_PLACEHOLDER_RE = re.compile(r"\$\{(" + _PLACEHOLDER_NAME + r")\}")
-#: Anything that looks like an attempted placeholder (to catch ``${lower}`` or ``${A-B}`` too).
-_PLACEHOLDER_LIKE_RE = re.compile(r"\$\{([^}\s]*)\}")
-
-#: Placeholder kinds by name prefix.
-SECRET_KINDS: tuple[str, ...] = (BOOTSTRAP_TOKEN, CERTIFICATE_KEY, CA_CERT_HASH)
-
-
-def placeholder(name: str) -> str:
-    """``${NAME}`` for a placeholder name whose prefix is one of :data:`SECRET_KINDS`."""
-    secret_kind(name)
-    return "${" + name + "}"
-
-
-def secret_kind(name: str) -> str:
-    """The kind (one of :data:`SECRET_KINDS`) of a placeholder name, from its prefix.
-
-    ``BOOTSTRAP_TOKEN``, ``BOOTSTRAP_TOKEN_GPU`` -> ``BOOTSTRAP_TOKEN``, and so on.
-
-    Raises:
-        ValueError: the name is malformed or has no known prefix.
-    """
-    if not re.fullmatch(_PLACEHOLDER_NAME, name):
-        raise ValueError(f"placeholder name {name!r} must match {_PLACEHOLDER_NAME}")
-    for kind in SECRET_KINDS:
-        if name == kind or name.startswith(kind + "_"):
-            return kind
-    raise ValueError(f"unknown placeholder {name!r}: names must start with one of {', '.join(SECRET_KINDS)}")
-
-
-def _check_placeholder(value: str, kind: str, what: str) -> str:
-    """Make sure ``value`` is a placeholder of ``kind`` (and so never a real secret)."""
-    m = _PLACEHOLDER_RE.fullmatch(value)
-    if not m or secret_kind(m.group(1)) != kind:
-        raise ValueError(
-            f"{what} must be a placeholder like ${{{kind}}} (secrets are never rendered; fill them with substitute()), got {value!r}"
-        )
-    return value
-
-
-def _normalize_secret(kind: str, name: str, value: str) -> str:
-    """Check (and for CA hashes normalize) one secret value for :func:`substitute`."""
-    if not isinstance(value, str):
-        raise ValueError(f"value of ${{{name}}} must be a string")
-    if kind == BOOTSTRAP_TOKEN:
-        if not TOKEN_RE.match(value):
-            raise ValueError(f"${{{name}}}: a bootstrap token must match [a-z0-9]{{6}}.[a-z0-9]{{16}}")
-        return value
-    if kind == CERTIFICATE_KEY:
-        if not CERTIFICATE_KEY_RE.match(value):
-            raise ValueError(f"${{{name}}}: a certificate key must be 64 lowercase hex digits (a 32-byte AES key)")
-        return value
-    # CA_CERT_HASH: accept bare hex or sha256:<hex>, either case; render sha256:<lowercase hex>.
-    candidate = value.strip()
-    if re.fullmatch(r"[0-9a-fA-F]{64}", candidate):
-        candidate = "sha256:" + candidate
-    if candidate.lower().startswith("sha256:"):
-        candidate = "sha256:" + candidate[len("sha256:") :].lower()
-    if not CA_CERT_HASH_RE.match(candidate):
-        raise ValueError(f"${{{name}}}: a CA cert hash must be sha256:<64 hex digits> (the SPKI pin kubeadm prints)")
-    return candidate
-
-
-def substitute(text: str, values: Mapping[str, str]) -> str:
-    """Fill the secret placeholders of rendered text at apply time.
-
-    Args:
-        text: rendered text (e.g. :func:`to_yaml` output) with ``${NAME}`` placeholders.
-        values: placeholder name (without ``${}``) -> secret value. Bootstrap tokens must match
-            ``[a-z0-9]{6}.[a-z0-9]{16}``; certificate keys 64 lowercase hex digits; CA cert
-            hashes ``sha256:<64 hex>`` (bare hex is accepted and prefixed).
-
-    Returns:
-        The text with every placeholder replaced.
-
-    Raises:
-        ValueError: an unknown placeholder (in ``text`` or ``values``), a malformed one, a
-            placeholder without a value, or a value of the wrong format. Messages never
-            contain the secret values.
-    """
-    for key in values:
-        secret_kind(key)
-    for m in _PLACEHOLDER_LIKE_RE.finditer(text):
-        secret_kind(m.group(1))
-    present = {m.group(1) for m in _PLACEHOLDER_RE.finditer(text)}
-    missing = sorted(present - set(values))
-    if missing:
-        raise ValueError(f"no value for placeholder(s): {', '.join(missing)}")
-    clean = {name: _normalize_secret(secret_kind(name), name, values[name]) for name in present}
-    return _PLACEHOLDER_RE.sub(lambda m: clean[m.group(1)], text)
-
-
-# --------------------------------------------------------------------------- validation helpers
-
-_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_LABEL_RE = re.compile(rf"\A{_DNS_LABEL}\Z")
-_DNS1123_SUBDOMAIN_RE = re.compile(rf"\A{_DNS_LABEL}(\.{_DNS_LABEL})*\Z")
-_LABEL_NAME_RE = re.compile(r"\A([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
-_LABEL_VALUE_RE = re.compile(r"\A(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
-_FLAG_NAME_RE = re.compile(r"\A[a-z0-9][a-z0-9-]*\Z")
-_FEATURE_GATE_RE = re.compile(r"\A[A-Z][A-Za-z0-9]*\Z")
-_VERSION_RE = re.compile(r"\Av?(1)\.(\d+)\.(\d+)\Z")
-
-TAINT_EFFECTS: tuple[str, ...] = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 #: Where :mod:`hybridgpu.render.bootstrap` writes the API server audit policy on control planes.
 AUDIT_POLICY_PATH = "/etc/kubernetes/audit/policy.yaml"
@@ -260,255 +129,6 @@ KUBELET_PROTECTED_SYSCTLS: tuple[tuple[str, int], ...] = (
 )
 
 
-def label_key_problem(key: str) -> str | None:
-    """Why ``key`` is not a valid label key, or None (qualified name: optional DNS prefix / name)."""
-    if not isinstance(key, str) or not key:
-        return "label key must be a non-empty string"
-    prefix, _, name = key.rpartition("/")
-    if "/" in prefix:
-        return f"label key {key!r} may contain only one '/'"
-    if "/" in key and not prefix:
-        return f"label key {key!r} has an empty prefix"
-    if prefix and (len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.match(prefix)):
-        return f"label key prefix {prefix!r} must be a lowercase DNS subdomain (<= 253 chars)"
-    if len(name) > 63 or not _LABEL_NAME_RE.match(name):
-        return f"label name {name!r} must be <= 63 chars of [A-Za-z0-9-_.], starting and ending alphanumeric"
-    return None
-
-
-def label_value_problem(value: str) -> str | None:
-    """Why ``value`` is not a valid label value, or None."""
-    if not isinstance(value, str):
-        return "label value must be a string"
-    if len(value) > 63 or not _LABEL_VALUE_RE.match(value):
-        return f"label value {value!r} must be empty or <= 63 chars of [A-Za-z0-9-_.], starting and ending alphanumeric"
-    return None
-
-
-def label_value_from(text: str) -> str:
-    """Turn free text (e.g. ``"A100 40GB"``) into a legal label value (``"A100-40GB"``)."""
-    value = re.sub(r"[^A-Za-z0-9_.-]+", "-", text)[:63]
-    value = re.sub(r"\A[^A-Za-z0-9]+|[^A-Za-z0-9]+\Z", "", value)
-    return value
-
-
-def _check_labels(labels: Mapping[str, str], where: str) -> None:
-    for key, value in labels.items():
-        problem = label_key_problem(key) or label_value_problem(value)
-        if problem:
-            raise ValueError(f"{where}: {problem}")
-        if not is_kubelet_settable_label(key):
-            raise ValueError(
-                f"{where}: label {key!r} cannot be self-set by the kubelet ({'/'.join(KUBELET_RESTRICTED_LABEL_NAMESPACES)} "
-                f"namespaces allow only {', '.join(ns + '/*' for ns in KUBELET_ALLOWED_LABEL_NAMESPACES)} and "
-                f"{', '.join(sorted(KUBELET_ALLOWED_LABELS))}); "
-                f"use e.g. {ROLE_LABEL} or set it later with kubectl"
-            )
-
-
-def _check_taints(taints: Sequence[tuple[str, str | None, str]], where: str) -> None:
-    for taint in taints:
-        if not isinstance(taint, tuple | list) or len(taint) != 3:
-            raise ValueError(f"{where}: a taint is (key, value, effect), got {taint!r}")
-        key, value, effect = taint
-        problem = label_key_problem(key)
-        if problem:
-            raise ValueError(f"{where}: taint {problem}")
-        if value is not None:
-            problem = label_value_problem(value)
-            if problem:
-                raise ValueError(f"{where}: taint {problem}")
-        if effect not in TAINT_EFFECTS:
-            raise ValueError(f"{where}: taint effect {effect!r} must be one of {', '.join(TAINT_EFFECTS)}")
-
-
-def _split_endpoint(endpoint: str) -> tuple[str, int | None]:
-    """``host[:port]`` (IPv6 as ``[addr]:port``) -> (host, port)."""
-    if endpoint.startswith("["):
-        host, sep, rest = endpoint[1:].partition("]")
-        if not sep:
-            raise ValueError(f"endpoint {endpoint!r}: missing ']'")
-        if rest and not rest.startswith(":"):
-            raise ValueError(f"endpoint {endpoint!r}: expected ':port' after ']'")
-        port_text = rest[1:] if rest else ""
-        ipaddress.IPv6Address(host)
-    else:
-        host, _, port_text = endpoint.partition(":")
-        if ":" in port_text:
-            raise ValueError(f"endpoint {endpoint!r}: write an IPv6 address as [addr]:port")
-    port = None
-    if port_text:
-        if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
-            raise ValueError(f"endpoint {endpoint!r}: port must be 1..65535")
-        port = int(port_text)
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        if len(host) > 253 or not _DNS1123_SUBDOMAIN_RE.match(host):
-            raise ValueError(f"endpoint {endpoint!r}: host must be an IP address or a lowercase DNS name") from None
-    return host, port
-
-
-def _check_extra_args(args: Mapping[str, str], where: str) -> None:
-    for name, value in args.items():
-        if not isinstance(name, str) or not _FLAG_NAME_RE.match(name):
-            raise ValueError(f"{where}: flag name {name!r} must be written without dashes, e.g. 'audit-log-maxage'")
-        if not isinstance(value, str):
-            raise ValueError(f"{where}: value of {name!r} must be a string (got {type(value).__name__})")
-
-
-# --------------------------------------------------------------------------- input dataclasses
-
-
-@dataclass(frozen=True)
-class ClusterSpec:
-    """Cluster-wide settings of an on-prem kubeadm cluster.
-
-    Attributes:
-        name: cluster name (DNS label), ``ClusterConfiguration.clusterName``.
-        kubernetes_version: ``1.MINOR.PATCH`` (a leading ``v`` is accepted); rendered ``v``-prefixed.
-        control_plane_endpoint: stable ``host[:port]`` of the API server (VIP or DNS name) or
-            None for a single control plane. Needed to join more control planes; kubeadm puts it
-            in the API server certificate, so it cannot be added later without re-issuing certs.
-        pod_subnet: pod CIDR (must match the CNI's pool); must not overlap ``service_subnet``.
-        service_subnet: service CIDR.
-        cni: CNI name (informational for the renderers; the CNI is installed separately).
-        cgroup_driver: ``systemd`` (default, and what containerd is configured with) or ``cgroupfs``.
-        api_server_extra_args: kube-apiserver flags (name without dashes -> value), merged over
-            the defaults (``profiling=false`` and the audit flags).
-        feature_gates: component feature gates (apiserver, controller-manager, scheduler, kubelet).
-        kubeadm_feature_gates: kubeadm's own feature gates (``ClusterConfiguration.featureGates``).
-        api_server_cert_sans: extra Subject Alternative Names of the API server certificate.
-        audit_log: write an API server audit log (policy from :func:`audit_policy`).
-        kubelet_server_tls_bootstrap: kubelet serving certificates from CSRs (``serverTLSBootstrap``).
-            Default False: nothing in a kubeadm cluster approves ``kubernetes.io/kubelet-serving``
-            CSRs (kube-controller-manager's approver handles only kubelet *client* CSRs:
-            kubernetes/kubernetes ``pkg/controller/certificates/approver/sarapprove.go``,
-            ``recognizers()`` lists ``isNodeClientCert`` and ``isSelfNodeClientCert`` only), so
-            with True ``kubectl logs/exec/port-forward`` fail until an approver runs.
-        protect_kernel_defaults: kubelet ``protectKernelDefaults`` (the bootstrap script then sets
-            the sysctls in :data:`KUBELET_PROTECTED_SYSCTLS`).
-        resolv_conf: kubelet ``resolvConf``; must exist on every node.
-        disable_kube_proxy: skip kube-proxy (for a CNI that replaces it, e.g. Cilium).
-    """
-
-    name: str
-    kubernetes_version: str = "1.35.2"
-    control_plane_endpoint: str | None = None
-    pod_subnet: str = "10.244.0.0/16"
-    service_subnet: str = "10.96.0.0/12"
-    cni: str = "calico"
-    cgroup_driver: Literal["systemd", "cgroupfs"] = "systemd"
-    api_server_extra_args: Mapping[str, str] = field(default_factory=dict)
-    feature_gates: Mapping[str, bool] = field(default_factory=dict)
-    kubeadm_feature_gates: Mapping[str, bool] = field(default_factory=dict)
-    api_server_cert_sans: tuple[str, ...] = ()
-    audit_log: bool = True
-    kubelet_server_tls_bootstrap: bool = False
-    protect_kernel_defaults: bool = False
-    resolv_conf: str = "/run/systemd/resolve/resolv.conf"
-    disable_kube_proxy: bool = False
-
-    def __post_init__(self) -> None:
-        where = f"cluster {self.name!r}"
-        if not isinstance(self.name, str) or len(self.name) > 63 or not _DNS1123_LABEL_RE.match(self.name):
-            raise ValueError(f"cluster name {self.name!r} must be a lowercase DNS label (<= 63 chars)")
-        if not _VERSION_RE.match(self.kubernetes_version):
-            raise ValueError(f"{where}: kubernetes_version {self.kubernetes_version!r} must look like 1.35.2")
-        if self.control_plane_endpoint is not None:
-            _split_endpoint(self.control_plane_endpoint)
-        pod = _network(self.pod_subnet, f"{where}: pod_subnet")
-        svc = _network(self.service_subnet, f"{where}: service_subnet")
-        if pod.version == svc.version and pod.overlaps(svc):  # type: ignore[arg-type]
-            raise ValueError(f"{where}: pod_subnet {pod} overlaps service_subnet {svc}")
-        if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", self.cni or ""):
-            raise ValueError(f"{where}: cni {self.cni!r} must be a lowercase name such as calico, cilium or flannel")
-        if self.cgroup_driver not in ("systemd", "cgroupfs"):
-            raise ValueError(f"{where}: cgroup_driver must be systemd or cgroupfs, got {self.cgroup_driver!r}")
-        _check_extra_args(self.api_server_extra_args, f"{where}: api_server_extra_args")
-        for gates, what in ((self.feature_gates, "feature_gates"), (self.kubeadm_feature_gates, "kubeadm_feature_gates")):
-            for gate, enabled in gates.items():
-                if not isinstance(gate, str) or not _FEATURE_GATE_RE.match(gate) or not isinstance(enabled, bool):
-                    raise ValueError(f"{where}: {what} must map CamelCase gate names to booleans, got {gate!r}: {enabled!r}")
-        for san in self.api_server_cert_sans:
-            try:
-                ipaddress.ip_address(san)
-            except ValueError:
-                if not _DNS1123_SUBDOMAIN_RE.match(san.removeprefix("*.")):
-                    raise ValueError(f"{where}: certificate SAN {san!r} must be an IP address or DNS name") from None
-        if not self.resolv_conf.startswith("/") or re.search(r"\s", self.resolv_conf):
-            raise ValueError(f"{where}: resolv_conf must be an absolute path without spaces")
-
-    @property
-    def version(self) -> str:
-        """``1.35.2`` (without ``v``)."""
-        return self.kubernetes_version.removeprefix("v")
-
-    @property
-    def minor(self) -> str:
-        """``v1.35``: the pkgs.k8s.io repository of this version."""
-        m = _VERSION_RE.match(self.kubernetes_version)
-        assert m
-        return f"v{m.group(1)}.{m.group(2)}"
-
-
-def _network(text: str, where: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
-    try:
-        return ipaddress.ip_network(text, strict=True)
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"{where} {text!r} is not a CIDR ({exc})") from None
-
-
-@dataclass(frozen=True)
-class NodeSpec:
-    """One host of the cluster.
-
-    Attributes:
-        hostname: Node name (lowercase DNS subdomain); ``nodeRegistration.name``.
-        advertise_address: the node IP (kubelet ``node-ip``; control planes also advertise the
-            API server on it).
-        role: ``control-plane``, ``gpu-worker`` or ``cpu-worker``.
-        labels: extra node labels (must be kubelet-settable, see the module docstring).
-        taints: extra taints as ``(key, value or None, effect)``.
-        gpu_model: GPU model name (gpu-workers), e.g. ``H100-80GB``; becomes a label value.
-        gpu_count: GPUs in the host (>= 1 on gpu-workers, 0 elsewhere).
-        mig_config: mig-parted layout name (``nvidia.com/mig.config`` label) or None.
-    """
-
-    hostname: str
-    advertise_address: str
-    role: Role
-    labels: Mapping[str, str] = field(default_factory=dict)
-    taints: Sequence[tuple[str, str | None, str]] = field(default_factory=list)
-    gpu_model: str | None = None
-    gpu_count: int = 0
-    mig_config: str | None = None
-
-    def __post_init__(self) -> None:
-        where = f"node {self.hostname!r}"
-        if not isinstance(self.hostname, str) or len(self.hostname) > 253 or not _DNS1123_SUBDOMAIN_RE.match(self.hostname):
-            raise ValueError(f"{where}: hostname must be a lowercase DNS subdomain (<= 253 chars)")
-        try:
-            ipaddress.ip_address(self.advertise_address)
-        except ValueError:
-            raise ValueError(f"{where}: advertise_address {self.advertise_address!r} is not an IP address") from None
-        if self.role not in ROLES:
-            raise ValueError(f"{where}: role {self.role!r} must be one of {', '.join(ROLES)}")
-        _check_labels(self.labels, where)
-        _check_taints(self.taints, where)
-        if self.role == "gpu-worker":
-            if not isinstance(self.gpu_count, int) or self.gpu_count < 1:
-                raise ValueError(f"{where}: a gpu-worker needs gpu_count >= 1")
-            if self.gpu_model is not None and not label_value_from(self.gpu_model):
-                raise ValueError(f"{where}: gpu_model {self.gpu_model!r} has no usable characters")
-            if self.mig_config is not None:
-                problem = label_value_problem(self.mig_config) if self.mig_config else "mig_config must not be empty"
-                if problem:
-                    raise ValueError(f"{where}: {problem}")
-        elif self.gpu_model is not None or self.gpu_count or self.mig_config is not None:
-            raise ValueError(f"{where}: gpu_model/gpu_count/mig_config apply only to gpu-workers")
-
-
 # --------------------------------------------------------------------------- rendering helpers
 
 
@@ -519,14 +139,6 @@ def args_list(args: Mapping[str, str]) -> list[dict[str, str]]:
 
 def _gates_flag(gates: Mapping[str, bool]) -> str:
     return ",".join(f"{gate}={'true' if on else 'false'}" for gate, on in sorted(gates.items()))
-
-
-def _taint(key: str, value: str | None, effect: str) -> dict[str, str]:
-    taint = {"key": key}
-    if value:
-        taint["value"] = value
-    taint["effect"] = effect
-    return taint
 
 
 def node_labels(node: NodeSpec) -> dict[str, str]:
@@ -540,17 +152,17 @@ def node_labels(node: NodeSpec) -> dict[str, str]:
         if node.mig_config:
             labels[MIG_CONFIG_LABEL] = node.mig_config
     labels.update(node.labels)
-    _check_labels(labels, f"node {node.hostname!r}")
+    check_labels(labels, f"node {node.hostname!r}", node.hostname)
     return labels
 
 
 def node_taints(node: NodeSpec) -> list[dict[str, str]] | None:
     """``nodeRegistration.taints``: None (kubeadm default) for a plain control plane, else a list."""
-    extra = [_taint(*t) for t in node.taints]
+    extra = [taint_object(*t) for t in node.taints]
     if node.role == "control-plane":
         if not extra:
             return None
-        default = _taint(*CONTROL_PLANE_TAINT)
+        default = taint_object(*CONTROL_PLANE_TAINT)
         return ([] if any(t["key"] == default["key"] for t in extra) else [default]) + extra
     if node.role == "gpu-worker":
         # The operator's own nvidia.com/gpu taint is kept as written (value and effect, issue 17);
@@ -558,7 +170,7 @@ def node_taints(node: NodeSpec) -> list[dict[str, str]] | None:
         # (rule gpu-taint: it would evict the GPU Operator's operands).
         if any(t["key"] == GPU_TAINT.key for t in extra):
             return extra
-        return [_taint(*GPU_TAINT), *extra]
+        return [taint_object(*GPU_TAINT), *extra]
     return extra
 
 
@@ -588,7 +200,11 @@ def _check_node_in_cluster(cluster: ClusterSpec, node: NodeSpec) -> None:
     ip = ipaddress.ip_address(node.advertise_address)
     for cidr, what in ((cluster.pod_subnet, "pod_subnet"), (cluster.service_subnet, "service_subnet")):
         if ip in ipaddress.ip_network(cidr):
-            raise ValueError(f"node {node.hostname!r}: advertise_address {ip} lies inside the cluster {what} {cidr}")
+            raise node.refused(
+                "advertise_address",
+                f"node {node.hostname!r}: advertise_address {ip} lies inside the cluster {what} {cidr}",
+                "give the node an address outside the cluster's pod and service subnets (or move those subnets)",
+            )
 
 
 #: Timeouts of ``kubeadm init`` / ``join`` (v1beta4 ``timeouts``; defaults 4m/4m/5m/5m). GPU hosts
@@ -732,13 +348,14 @@ def init_config(
         ``[InitConfiguration, ClusterConfiguration, KubeletConfiguration]``.
 
     Raises:
-        ValueError: the node is not a control plane, a placeholder is not a placeholder of
-            the right kind, or the node address lies in a cluster subnet.
+        SpecError: (a ``ValueError``, on the node's field) the node is not a control plane, or
+            its address lies in a cluster subnet, or a label the kubelet refuses.
+        ValueError: a placeholder is not a placeholder of the right kind.
     """
     if node.role != "control-plane":
-        raise ValueError(f"node {node.hostname!r}: kubeadm init runs on a control-plane node, not a {node.role}")
-    _check_placeholder(token_placeholder, BOOTSTRAP_TOKEN, "token_placeholder")
-    _check_placeholder(certificate_key_placeholder, CERTIFICATE_KEY, "certificate_key_placeholder")
+        raise node.refused("role", f"node {node.hostname!r}: kubeadm init runs on a control-plane node, not a {node.role}", "run init on a control-plane node")
+    check_placeholder(token_placeholder, BOOTSTRAP_TOKEN, "token_placeholder")
+    check_placeholder(certificate_key_placeholder, CERTIFICATE_KEY, "certificate_key_placeholder")
     _check_node_in_cluster(cluster, node)
     init: dict[str, Any] = {
         "apiVersion": KUBEADM_API,
@@ -763,9 +380,9 @@ def init_config(
 
 
 def _discovery(endpoint: str, token_placeholder: str, ca_cert_hash_placeholder: str) -> dict[str, Any]:
-    _check_placeholder(token_placeholder, BOOTSTRAP_TOKEN, "token_placeholder")
-    _check_placeholder(ca_cert_hash_placeholder, CA_CERT_HASH, "ca_cert_hash_placeholder")
-    _split_endpoint(endpoint)
+    check_placeholder(token_placeholder, BOOTSTRAP_TOKEN, "token_placeholder")
+    check_placeholder(ca_cert_hash_placeholder, CA_CERT_HASH, "ca_cert_hash_placeholder")
+    split_endpoint(endpoint)
     return {
         # Never unsafeSkipCAVerification: the CA pin is what stops a rogue API server from
         # handing the joining node a fake cluster.
@@ -776,10 +393,12 @@ def _discovery(endpoint: str, token_placeholder: str, ca_cert_hash_placeholder: 
 def _join_endpoint(cluster: ClusterSpec, api_server_endpoint: str | None) -> str:
     endpoint = api_server_endpoint or cluster.control_plane_endpoint
     if not endpoint:
-        raise ValueError(
-            f"cluster {cluster.name!r}: joining needs an API server endpoint: set control_plane_endpoint or pass api_server_endpoint"
+        raise cluster.refused(
+            "control_plane_endpoint",
+            f"cluster {cluster.name!r}: joining needs an API server endpoint: set control_plane_endpoint or pass api_server_endpoint",
+            "set the cluster's control-plane endpoint (a VIP or DNS name in front of the API servers)",
         )
-    _host, port = _split_endpoint(endpoint)
+    _host, port = split_endpoint(endpoint)
     return endpoint if port is not None else f"{endpoint}:6443"
 
 
@@ -794,17 +413,20 @@ def join_config_control_plane(
     """``JoinConfiguration`` for ``kubeadm join --config F`` on a further control plane.
 
     Raises:
-        ValueError: the node is not a control plane, the cluster has no
-            ``control_plane_endpoint`` (kubeadm refuses to add a control plane without one), or
-            a placeholder is wrong.
+        SpecError: (a ``ValueError``, on the node's or cluster's field) the node is not a control
+            plane, or the cluster has no ``control_plane_endpoint`` (kubeadm refuses to add a
+            control plane without one).
+        ValueError: a placeholder is wrong.
     """
     if node.role != "control-plane":
-        raise ValueError(f"node {node.hostname!r}: use join_config_worker for a {node.role}")
+        raise node.refused("role", f"node {node.hostname!r}: use join_config_worker for a {node.role}", "join workers with join_config_worker")
     if not cluster.control_plane_endpoint:
-        raise ValueError(
-            f"cluster {cluster.name!r}: more than one control plane needs control_plane_endpoint (a VIP or DNS name in front of the API servers)"
+        raise cluster.refused(
+            "control_plane_endpoint",
+            f"cluster {cluster.name!r}: more than one control plane needs control_plane_endpoint (a VIP or DNS name in front of the API servers)",
+            "set the cluster's control-plane endpoint (a VIP or DNS name in front of the API servers)",
         )
-    _check_placeholder(certificate_key_placeholder, CERTIFICATE_KEY, "certificate_key_placeholder")
+    check_placeholder(certificate_key_placeholder, CERTIFICATE_KEY, "certificate_key_placeholder")
     _check_node_in_cluster(cluster, node)
     join = {
         "apiVersion": KUBEADM_API,
@@ -832,10 +454,12 @@ def join_config_worker(
             cluster's ``control_plane_endpoint`` (required when that is None).
 
     Raises:
-        ValueError: the node is a control plane, no endpoint is known, or a placeholder is wrong.
+        SpecError: (a ``ValueError``, on the node's or cluster's field) the node is a control
+            plane, or no endpoint is known.
+        ValueError: a placeholder is wrong.
     """
     if node.role == "control-plane":
-        raise ValueError(f"node {node.hostname!r}: use join_config_control_plane for a control plane")
+        raise node.refused("role", f"node {node.hostname!r}: use join_config_control_plane for a control plane", "join control planes with join_config_control_plane")
     _check_node_in_cluster(cluster, node)
     join = {
         "apiVersion": KUBEADM_API,
@@ -850,33 +474,11 @@ def join_config_worker(
 # --------------------------------------------------------------------------- YAML
 
 
-class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
-    """Block-style YAML without anchors/aliases (shared sub-objects are written out in full).
-
-    Built on libyaml's emitter when PyYAML has it (several times faster; same output), else
-    PyYAML's pure-Python one.
-
-    Strings holding a placeholder are double-quoted, so whatever :func:`substitute` puts there
-    stays a string (an all-digit token or key would otherwise read as a number).
-    """
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
-
-
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-    style = '"' if "${" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_Dumper.add_representer(str, _represent_str)
-
-
 def to_yaml(docs: Iterable[Mapping[str, Any]]) -> str:
-    """Multi-document YAML (``---`` before each document), keys in insertion order."""
-    return yaml.dump_all(
-        [dict(d) for d in docs], Dumper=_Dumper, sort_keys=False, default_flow_style=False, explicit_start=True, width=4096
-    )
+    """Multi-document YAML (``---`` before each document), keys in insertion order, in the
+    :data:`hybridgpu.datafile.TEMPLATE` style: no anchors or aliases (shared sub-objects are written out in
+    full), strings holding a placeholder double-quoted so whatever :func:`substitute` puts there stays a string."""
+    return dump_yaml_all([dict(d) for d in docs], TEMPLATE)
 
 
 # --------------------------------------------------------------------------- document validation

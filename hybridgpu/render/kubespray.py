@@ -51,7 +51,8 @@ import ipaddress
 from hybridgpu.errors import Issue, IssuesError
 from hybridgpu.inventory.models import Host, Inventory
 from hybridgpu.render import dump_yaml
-from hybridgpu.render.kubeadm import NodeSpec, node_labels, node_taints
+from hybridgpu.render.kubeadm import node_labels, node_taints
+from hybridgpu.render.kubeadm_specs import NodeSpec
 from hybridgpu.render.topology import host_node_labels
 
 __all__ = ["KUBELET_MAX_PODS", "KubesprayExportError", "control_plane_order", "kubespray_files", "node_prefix"]

@@ -205,7 +205,7 @@ def rdma_plan(inventory: Inventory | Iterable[Host]) -> RdmaPlan | None:
         nics = [n for h in members for n in h.network.fabric_nics()]
         fabrics.append(
             FabricPlan(
-                fabric=fabric,  # type: ignore[arg-type]
+                fabric=fabric,
                 resource=_FABRIC_RESOURCES[fabric][0],
                 hosts=tuple(h.hostname for h in members),
                 if_names=tuple(sorted({n.name for n in nics if n.name})),

@@ -161,7 +161,7 @@ def expression_matches(expression: Mapping[str, Any], labels: Mapping[str, tuple
     values = [str(v) for v in expression.get("values") or []]
     present = labels.get(key) if key is not None else None
     if operator == "In":
-        return bool(present) and any(v in values for v in present)
+        return present is not None and any(v in values for v in present)
     if operator == "NotIn":
         return not present or any(v not in values for v in present)
     if operator == "Exists":

@@ -172,7 +172,7 @@ def fsx_security_group_rules() -> list[SecurityGroupRule]:
     rules: list[SecurityGroupRule] = []
     for direction in ("ingress", "egress"):
         for peer in ("fsx", "nodes"):
-            rules += [SecurityGroupRule("fsx", direction, peer, low, high) for low, high in LUSTRE_PORTS]  # type: ignore[arg-type]
+            rules += [SecurityGroupRule("fsx", direction, peer, low, high) for low, high in LUSTRE_PORTS]
     rules += [SecurityGroupRule("nodes", "ingress", "fsx", low, high) for low, high in LUSTRE_PORTS]
     return rules
 

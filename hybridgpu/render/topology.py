@@ -32,7 +32,9 @@ Upstream (kubernetes-sigs/kueue tag v0.19.2, commit 8eab6877, read 2026-11-24):
   required, 1..16 items, ``nodeLabel`` required, 1..316 characters, pattern
   ``^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$``;
   CEL: levels unique, and ``kubernetes.io/hostname`` only as the lowest level. A copy of that
-  CRD is test data (``tests/fixtures/crds/kueue.x-k8s.io_topologies-v0.19.2.yaml``).
+  CRD is test data (``tests/fixtures/crds/kueue.x-k8s.io_topologies-v0.19.2.yaml``). The model checks
+  ``nodeLabel`` with :data:`hybridgpu.k8s.LABEL_KEY_PATTERN`, which also bounds the name to 63 characters
+  (as the API server does for the node label the level names).
 * ``kueue.x-k8s.io_resourceflavors.yaml``: ``spec.topologyName`` needs at least one
   ``nodeLabel`` (CEL "at least one nodeLabel is required when topology is set"), encoded in
   :class:`hybridgpu.burst.schema.ResourceFlavorSpec`.
@@ -55,11 +57,10 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
 from hybridgpu.inventory.models import Host
-from hybridgpu.k8s import HOSTNAME_LABEL, TOPOLOGY_BLOCK_LABEL, TOPOLOGY_RACK_LABEL, managed_by_labels
+from hybridgpu.k8s import HOSTNAME_LABEL, KUEUE_API, KUEUE_GROUP, LABEL_KEY_PATTERN, TOPOLOGY_BLOCK_LABEL, TOPOLOGY_RACK_LABEL, managed_by_labels
 from hybridgpu.render.network_operator import host_fabric_labels
 
 __all__ = [
-    "KUEUE_API",
     "LEVEL_LABELS",
     "ONPREM_TOPOLOGY",
     "REQUIRED_TOPOLOGY_ANNOTATION",
@@ -73,15 +74,12 @@ __all__ = [
     "topology_manifest",
 ]
 
-KUEUE_API = "kueue.x-k8s.io/v1beta2"
 #: Name of the on-prem Topology (and the ``topologyName`` of the on-prem ResourceFlavors).
 ONPREM_TOPOLOGY = "onprem"
 #: Pod-set annotation: every pod of the pod set in one domain of this level (v0.19.2 ``topology_types.go``).
-REQUIRED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
+REQUIRED_TOPOLOGY_ANNOTATION = f"{KUEUE_GROUP}/podset-required-topology"
 #: Pod-set annotation: as few domains of this level as possible (best effort).
-PREFERRED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
-
-_NODE_LABEL_PATTERN = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+PREFERRED_TOPOLOGY_ANNOTATION = f"{KUEUE_GROUP}/podset-preferred-topology"
 
 
 class _Strict(BaseModel):
@@ -91,7 +89,7 @@ class _Strict(BaseModel):
 class TopologyLevel(_Strict):
     """One ``spec.levels[]`` entry: ``nodeLabel`` (required, 1..316 characters, a label key)."""
 
-    node_label: Annotated[str, StringConstraints(pattern=_NODE_LABEL_PATTERN, min_length=1, max_length=316)] = Field(alias="nodeLabel")
+    node_label: Annotated[str, StringConstraints(pattern=LABEL_KEY_PATTERN, min_length=1, max_length=316)] = Field(alias="nodeLabel")
 
 
 class TopologySpec(_Strict):

@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from hybridgpu.checkout import CheckoutFileMissing, find_checkout
-from hybridgpu.datafile import load_unique_yaml
+from hybridgpu.datafile import ORDERED, dump_yaml_all, load_unique_yaml
 
 #: The skips file (check id, objects, justification), relative to the checkout root.
 SKIPS_FILE = Path("tools") / "security" / "checkov-skips.yaml"
@@ -256,6 +256,6 @@ def write_example_manifests(target: Path, root: Path | None = None) -> int:
     target.mkdir(parents=True, exist_ok=True)
     count = 0
     for name, objects in example_manifests(root):
-        (target / name).write_text(yaml.safe_dump_all(objects, sort_keys=False))
+        (target / name).write_text(dump_yaml_all(objects, ORDERED, explicit_start=False))
         count += len(objects)
     return count

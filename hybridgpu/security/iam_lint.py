@@ -49,6 +49,13 @@ class PolicyDocument:
 class LintFinding:
     """One parliament finding.
 
+    Neither bad input (:class:`hybridgpu.errors.Issue`) nor a policy result
+    (:class:`hybridgpu.shell.policy.analyzer.Violation`): the documents are ones the toolkit
+    renders, not a user's file, and the finding is in parliament's own vocabulary (its issue
+    code and detail), matched against the justifications kept with the renderer
+    (``hybridgpu.render.iam.PARLIAMENT_JUSTIFICATIONS``, :func:`unjustified`) rather than shown
+    to a user with a fix.
+
     Attributes:
         origin: the policy's origin (see :class:`PolicyDocument`).
         sid: the statement's Sid; ``None`` for a finding about the whole document or a statement without Sid.

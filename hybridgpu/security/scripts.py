@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 #: Record types whose inputs carry shell commands (pulumi-command's remote and local Command).
 COMMAND_TYPES = ("command:remote:Command", "command:local:Command")
@@ -33,11 +34,22 @@ class Script:
     text: str
 
 
-def scripts_of_records(stack: str, records: Iterable[object]) -> list[Script]:
+class Record(Protocol):
+    """What is read of a registration (``hybridgpu.shell.preview.ResourceRecord`` has it)."""
+
+    @property
+    def type(self) -> str: ...  # noqa: D102 - the type token
+    @property
+    def name(self) -> str: ...  # noqa: D102 - the logical name
+    @property
+    def inputs(self) -> Mapping[str, Any]: ...  # noqa: D102 - the inputs as registered
+
+
+def scripts_of_records(stack: str, records: Iterable[Record]) -> list[Script]:
     """The shell scripts in the inputs of the command resources among ``records``."""
     found: list[Script] = []
     for record in records:
-        if getattr(record, "type", None) not in COMMAND_TYPES:
+        if record.type not in COMMAND_TYPES:
             continue
         inputs = record.inputs
         for key in ("create", "update", "delete"):

@@ -172,7 +172,7 @@ class HybridMocks(pulumi.runtime.Mocks):
             alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
             state.update(result="".join(alphabet[int(h[i % len(h)], 16) + (i % 20)] for i in range(length)))
         elif typ in ("random:index/randomId:RandomId", "random:index/randomBytes:RandomBytes"):
-            size = int(inputs.get("byteLength", inputs.get("length", 32)))
+            size = int(inputs["byteLength"] if "byteLength" in inputs else inputs.get("length", 32))
             hex_value = (h * 8)[: 2 * size]
             state.update(hex=hex_value, b64Std=base64.b64encode(bytes.fromhex(hex_value)).decode(), dec=str(int(hex_value, 16)))
         elif typ == "command:remote:Command":
@@ -207,7 +207,10 @@ class HybridMocks(pulumi.runtime.Mocks):
             state.update(name=target, outputs={WORKER_KUBECONFIG_OUTPUT: kubeconfig, "burst_role": "worker"}, secretOutputNames=[WORKER_KUBECONFIG_OUTPUT])
         return rid, state
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+    # Pulumi's MockMonitor takes a plain dict (no check failures) as well as the annotated
+    # (result, failures) tuple (pulumi/runtime/mocks.py, `if isinstance(tup, dict)`), and a tuple
+    # whose failures are None fails there; the dict is the form its own examples return.
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:  # type: ignore[override]
         """Answer the invokes the program makes (partition, caller identity, session context, add-on
         versions, region, ``kubernetes:yaml:decode``).
 
@@ -235,7 +238,7 @@ class HybridMocks(pulumi.runtime.Mocks):
             }
         if token == "aws:eks/getAddonVersion:getAddonVersion":
             name = args.args.get("addonName")
-            return {"version": MOCK_ADDON_VERSIONS.get(name, "v1.0.0-eksbuild.1"), "addonName": name, "id": name}
+            return {"version": MOCK_ADDON_VERSIONS.get(str(name), "v1.0.0-eksbuild.1"), "addonName": name, "id": name}
         if token == "aws:index/getRegion:getRegion":
             return {"name": self.region, "region": self.region, "id": self.region}
         if token == YAML_DECODE:
@@ -657,13 +660,14 @@ def run_preview(
     """
     root = root or find_project_root()
     config: StackConfig | None
+    preload: Stack | None = None  # the validated stack the program reads instead of loading it again
     if raw is not None:
         config, values = None, raw
         region = str(raw.values.get("aws:region") or "us-east-1")
     else:
-        loaded = loaded if loaded is not None and loaded.config.stack == stack else load_stack(stack, root)
-        config, values = loaded.config, loaded.values
-        assert values is not None  # load_stack keeps the values read from the stack file
+        preload = loaded if loaded is not None and loaded.config.stack == stack else load_stack(stack, root)
+        assert preload.values is not None  # load_stack keeps the values read from the stack file
+        config, values = preload.config, preload.values
         region = config.region or "us-east-1"
     _reset_runtime()
     mocks: pulumi.runtime.Mocks = HybridMocks(region=region)
@@ -683,10 +687,10 @@ def run_preview(
     os.chdir(root)
     os.environ["HYBRIDGPU_OFFLINE_PREVIEW"] = "1"  # SSH keys from env/file are not read offline
     try:
-        if raw is not None:
+        if preload is None:
             _sync_await(run_pulumi_func(program))
         else:
-            with preloaded(loaded):
+            with preloaded(preload):
                 _sync_await(run_pulumi_func(program))
     finally:
         os.chdir(previous)
@@ -744,7 +748,7 @@ def write_manifests(result: PreviewResult, out_dir: Path) -> Path:
         # Registrations arrive in a thread-dependent order; sort for a stable file.
         resources = sorted(
             ({"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent, "custom": r.custom} for r in result.records),
-            key=lambda r: r["urn"],
+            key=lambda r: str(r["urn"]),
         )
         (staging / "resources.json").write_text(json.dumps(resources, indent=2) + "\n")
         if target.exists():

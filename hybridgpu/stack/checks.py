@@ -31,7 +31,7 @@ from hybridgpu.economics.report import StackCostReport
 from hybridgpu.errors import Issue, suggest
 from hybridgpu.inventory import Inventory, InventoryError
 from hybridgpu.k8s import RESERVED_TAG_PREFIXES
-from hybridgpu.onprem import deployment_issues
+from hybridgpu.onprem import OnPremPlan, deployment_issues
 from hybridgpu.render.karpenter import min_values, resolve_instance_types
 from hybridgpu.render.network import plan_subnets
 from hybridgpu.stack.burst import burst_issues
@@ -56,11 +56,14 @@ class StackCheck:
         burst_plan: the derived burst plan when the stack has ``hybridgpu:burst`` and it checked out.
         cost_report: the stack's cost report (default utilizations) when it has
             ``hybridgpu:economics`` and pricing checked out.
+        onprem_plan: the rendered on-prem plan (:func:`hybridgpu.onprem.plan_onprem`) when the
+            stack has ``hybridgpu:onprem`` and its inventory rendered; the program deploys it.
     """
 
     issues: list[Issue]
     burst_plan: BurstPlan | None = None
     cost_report: StackCostReport | None = None
+    onprem_plan: OnPremPlan | None = None
 
 
 def check_stack(
@@ -71,7 +74,7 @@ def check_stack(
     root: Path | None = None,
     config_values: Mapping[str, Any] | None = None,
 ) -> StackCheck:
-    """Every cross-section problem of ``config``, and the burst plan and cost report derived on the way.
+    """Every cross-section problem of ``config``, and the burst plan, cost report and on-prem plan derived on the way.
 
     Args:
         config: a schema-valid stack configuration.
@@ -104,8 +107,10 @@ def check_stack(
         issues += aws_name_issues(config.cloud, file)
         issues += access_entry_issues(config.cloud, file)
         issues += cloud_storage_issues(config, file, catalog)
+    onprem_plan = None
     if config.onprem is not None:
-        issues += onprem_issues(config, file, catalog, root=root, config_values=config_values)
+        found, onprem_plan = onprem_issues(config, file, catalog, root=root, config_values=config_values)
+        issues += found
     if config.nvidia is not None:
         pools = {p.name for p in config.cloud.node_pools} if config.cloud else set()
         nvidia_problems = nvidia_issues(config.nvidia, file, node_pool_names=pools)
@@ -129,8 +134,8 @@ def check_stack(
         # Every pod the program installs must fit a node it creates (the Helm releases wait for them).
         inventory = load_onprem_inventory(config, root) if config.onprem is not None else None
         issues += namespace_issues(config, file, plan, inventory)
-        issues += scheduling_issues(config, file, catalog, inventory=inventory, burst_plan=plan)
-    return StackCheck(issues, plan, report)
+        issues += scheduling_issues(config, file, catalog, inventory=inventory, burst_plan=plan, onprem_plan=onprem_plan)
+    return StackCheck(issues, plan, report, onprem_plan)
 
 
 def semantic_issues(config: StackConfig, file: str, catalog: Catalog | None = None, *, root: Path | None = None) -> list[Issue]:
@@ -140,8 +145,8 @@ def semantic_issues(config: StackConfig, file: str, catalog: Catalog | None = No
 
 def onprem_issues(
     config: StackConfig, file: str, catalog: Catalog, *, root: Path | None = None, config_values: Mapping[str, Any] | None = None
-) -> list[Issue]:
-    """Problems of the on-prem section: the inventory's own issues, plus rules that need the stack.
+) -> tuple[list[Issue], OnPremPlan | None]:
+    """Problems of the on-prem section, and the on-prem plan rendered while checking it.
 
     Inventory issues keep their inventory file and name the host and field in the key path
     (``<host>.<field>``); then what the program relies on (:func:`hybridgpu.onprem.deployment_issues`:
@@ -149,6 +154,11 @@ def onprem_issues(
     ``keySecret.pulumiConfig`` key is set in the stack (:func:`ssh_key_issues`), MIG layouts need
     the GPU Operator, and the pod/service CIDRs and host networks must not overlap a new cloud
     VPC of the same stack.
+
+    Returns:
+        ``(issues, plan)``: every problem (the inventory's own issues, plus rules that need the
+        stack), and the rendered plan (None when the inventory is invalid or did not render), which
+        the program deploys instead of rendering it again.
     """
     try:
         inventory = load_onprem_inventory(config, root)
@@ -160,8 +170,10 @@ def onprem_issues(
             if not (base / issue.file).exists()
             else _in_stack(issue)
             for issue in exc.issues
-        ]
-    issues = [_in_stack(issue) for issue in deployment_issues(inventory, nvidia_toolkit=config.onprem.nvidia_toolkit)[1]]
+        ], None
+    assert config.onprem is not None
+    plan, deployment = deployment_issues(inventory, nvidia_toolkit=config.onprem.nvidia_toolkit)
+    issues = [_in_stack(issue) for issue in deployment]
     issues += ssh_key_issues(config_values, inventory, file)
     issues += gang_issues(config, inventory, file)
     cluster = inventory.site.cluster
@@ -191,7 +203,7 @@ def onprem_issues(
                         "pick non-overlapping ranges for the on-prem networks or the VPC (`hybridgpu:cloud.network.new.cidr`)",
                     )
                 )
-    return issues
+    return issues, plan
 
 
 def _in_stack(issue: Issue) -> Issue:
@@ -308,7 +320,7 @@ def _nvidia_cloud_issues(nvidia: NvidiaConfig, cloud: CloudConfig, file: str, ca
                         )
                         break
             wrong = sorted({t.name for t in resolved if layout is not None and t.gpu_model != layout.gpu_model})
-            if wrong:
+            if wrong and layout is not None:
                 issues.append(
                     Issue(
                         file,
@@ -354,7 +366,7 @@ def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: C
             Issue(file, f"{CLOUD}.systemNodeGroup", f"need minSize <= desiredSize <= maxSize, got {sng.min_size}/{sng.desired_size}/{sng.max_size}", "reorder the sizes")
         )
 
-    class_index = {}
+    class_index: dict[str, Any] = {}
     for i, nc in enumerate(cloud.node_classes):
         key = f"{CLOUD}.nodeClasses[{i}]"
         if nc.name in class_index:

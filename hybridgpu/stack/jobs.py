@@ -53,7 +53,8 @@ def object_issues(doc: Mapping[str, Any], stack: Stack, file: str) -> list[Issue
     A custom kind (JobSet, PyTorchJob) has no offline schema: a value of the wrong type where the
     rules read it (a list for ``metadata``, a string for ``containers``) is reported as a schema issue.
     """
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}
+    raw_meta = doc.get("metadata")
+    meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
     label = f"{doc.get('kind')}/{meta.get('name')}"
     api = doc.get("apiVersion")
     group = api.split("/")[0] if isinstance(api, str) and "/" in api else ""

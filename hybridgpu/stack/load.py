@@ -2,7 +2,8 @@
 
 * :func:`validate_stack` turns namespaced config values into a :class:`Stack`: the frozen
   :class:`~hybridgpu.config.models.StackConfig` plus what validation derived from other files
-  (inventory, burst plan, cost report), so that nothing downstream derives them again;
+  (inventory, burst plan, cost report, rendered on-prem plan), so that nothing downstream
+  derives them again;
 * :func:`load_stack` reads ``<stackConfigDir>/Pulumi.<stack>.yaml`` and validates it;
 * :func:`config_from_pulumi_values` and :func:`load_stack_config` return just the config
   (and the raw values);
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,6 +35,7 @@ from hybridgpu.config.models import StackConfig
 from hybridgpu.economics.report import StackCostReport, build_report
 from hybridgpu.errors import CONFIG_REFERENCE, Issue, StackConfigError, StackFileError, issues_from_validation, unknown_key_fix
 from hybridgpu.inventory import Inventory
+from hybridgpu.onprem import OnPremPlan
 from hybridgpu.stack.checks import check_stack
 from hybridgpu.stack.files import StackValues, find_project_root, list_stacks, pulumi_config_strings, read_stack_file, stack_config_dir
 from hybridgpu.stack.inventory import load_onprem_inventory
@@ -51,6 +54,9 @@ class Stack:
         inventory: the on-prem inventory (``hybridgpu:onprem``), or None.
         burst_plan: the derived burst plan (``hybridgpu:burst``), or None.
         cost_report: the cost report at the default utilizations (``hybridgpu:economics``), or None.
+        onprem_plan: the on-prem plan rendered from the inventory during validation
+            (:func:`hybridgpu.onprem.plan_onprem`: kubeadm configs and scripts per host), or None;
+            the program deploys this plan, it does not render it again.
     """
 
     config: StackConfig
@@ -60,6 +66,7 @@ class Stack:
     inventory: Inventory | None = None
     burst_plan: BurstPlan | None = None
     cost_report: StackCostReport | None = None
+    onprem_plan: OnPremPlan | None = None
 
     def report(self, utilizations: list[float] | None = None) -> StackCostReport:
         """The stack's cost report: the one validation built at the default utilizations, else built now.
@@ -130,7 +137,7 @@ def validate_stack(values: dict[str, Any], *, stack: str, file: str, root: Path 
     if issues:
         raise StackConfigError(issues)
     inventory = load_onprem_inventory(config, base) if config.onprem is not None else None
-    return Stack(config, file, base, None, inventory, checked.burst_plan, checked.cost_report)
+    return Stack(config, file, base, None, inventory, checked.burst_plan, checked.cost_report, checked.onprem_plan)
 
 
 def config_from_pulumi_values(values: dict[str, Any], *, stack: str, file: str, root: Path | None = None) -> StackConfig:
@@ -158,7 +165,7 @@ def load_stack(stack: str, root: Path | None = None) -> Stack:
         raise StackFileError(f"{path.relative_to(root)}: no such stack file (stacks here: {available})")
     values = read_stack_file(path, root=root)
     loaded = validate_stack(values.values, stack=values.stack, file=values.file, root=root)
-    return Stack(loaded.config, loaded.file, root, values, loaded.inventory, loaded.burst_plan, loaded.cost_report)
+    return dataclasses.replace(loaded, root=root, values=values)
 
 
 def load_stack_config(stack: str, root: Path | None = None) -> tuple[StackConfig, StackValues]:

@@ -56,8 +56,9 @@ from hybridgpu.k8s import (
     OS_LABEL,
     ROLE_LABEL,
     SYSTEM_ROLE,
+    taint_object,
 )
-from hybridgpu.onprem import node_spec, plan_onprem
+from hybridgpu.onprem import OnPremPlan, node_spec, plan_onprem
 from hybridgpu.render.charts import GPU_NODE_DISCOVERED_LABELS, chart_placements
 from hybridgpu.render.efa import EFA_DEVICE_PLUGIN_CHART, efa_device_plugin_values, efa_node_classes, efa_nodepool_labels
 from hybridgpu.render.cilium import cilium_helm_values
@@ -100,16 +101,12 @@ class ClusterWorkloads:
     workloads: tuple[Workload, ...]
 
 
-def _taint(key: str, value: str | None, effect: str) -> dict[str, str]:
-    return {"key": key, **({"value": value} if value else {}), "effect": effect}
-
-
 def _eks_groups(cloud: CloudConfig, catalog: Catalog, nvidia: NvidiaConfig | None) -> list[tuple[NodeGroup, str]]:
     sng = cloud.system_node_group
     system = NodeGroup(
         name=f"EKS system node group {cloud.cluster.name}-system",
         labels={ROLE_LABEL: (SYSTEM_ROLE,), OS_LABEL: ("linux",), ARCH_LABEL: ("amd64",), INSTANCE_TYPE_LABEL: tuple(sng.instance_types)},
-        taints=(_taint(*CRITICAL_ADDONS_TAINT),) if sng.critical_addons_only else (),
+        taints=(taint_object(*CRITICAL_ADDONS_TAINT),) if sng.critical_addons_only else (),
         nodes=sng.desired_size,
     )
     groups = [(system, "hybridgpu:cloud.systemNodeGroup")]
@@ -152,7 +149,7 @@ def _onprem_groups(inventory: Inventory, mig_configs: dict[str, str | None]) -> 
         spec = node_spec(host, mig_configs.get(host.hostname))
         taints = node_taints(spec)
         if taints is None:  # kubeadm's default for a control plane without extra taints
-            taints = [_taint(*CONTROL_PLANE_TAINT)]
+            taints = [taint_object(*CONTROL_PLANE_TAINT)]
         taints = unschedulable(taints, host.state == "cordoned")
         labels = {k: (v,) for k, v in node_labels(spec).items()}
         labels[OS_LABEL] = ("linux",)
@@ -206,8 +203,18 @@ def _opencost_workloads(config: StackConfig, side: Literal["onprem", "eks"], clu
     return [Workload(p, "hybridgpu:economics.showback") for p in chart_placements("opencost", values, "opencost")]
 
 
-def cluster_workloads(config: StackConfig, catalog: Catalog, *, inventory: Inventory | None = None, burst_plan: BurstPlan | None = None) -> list[ClusterWorkloads]:
+def cluster_workloads(
+    config: StackConfig,
+    catalog: Catalog,
+    *,
+    inventory: Inventory | None = None,
+    burst_plan: BurstPlan | None = None,
+    onprem_plan: OnPremPlan | None = None,
+) -> list[ClusterWorkloads]:
     """The clusters of a checked stack, each with its node groups and the workloads the program installs there.
+
+    ``onprem_plan`` is the inventory's rendered plan when the caller has it (the stack checks
+    do); without it the plan is rendered here.
 
     Mirrors :func:`hybridgpu.components.program.main`: Karpenter and the NVIDIA layer on
     EKS; Cilium and the NVIDIA layer (with the inventory's MIG layouts) on-prem; Kueue on the
@@ -223,7 +230,7 @@ def cluster_workloads(config: StackConfig, catalog: Catalog, *, inventory: Inven
         kueue = [Workload(p, "hybridgpu:burst.plan") for p in chart_placements("kueue", values, "kueue")]
     clusters = []
     if config.onprem is not None and inventory is not None:
-        plan = plan_onprem(inventory, nvidia_toolkit=config.onprem.nvidia_toolkit)
+        plan = onprem_plan if onprem_plan is not None else plan_onprem(inventory, nvidia_toolkit=config.onprem.nvidia_toolkit)
         mig = {step.hostname: step.mig_config for step in plan.steps}
         workloads = [Workload(p, "hybridgpu:onprem") for p in chart_placements("cilium", cilium_helm_values(str(plan.cluster.pod_subnet)), "cilium")]
         if config.nvidia is not None:
@@ -376,10 +383,19 @@ def workload_issues(cluster: ClusterWorkloads, file: str) -> list[Issue]:
 
 
 def scheduling_issues(
-    config: StackConfig, file: str, catalog: Catalog, *, inventory: Inventory | None = None, burst_plan: BurstPlan | None = None
+    config: StackConfig,
+    file: str,
+    catalog: Catalog,
+    *,
+    inventory: Inventory | None = None,
+    burst_plan: BurstPlan | None = None,
+    onprem_plan: OnPremPlan | None = None,
 ) -> list[Issue]:
-    """Every workload of the stack that no node the stack creates can run (see the module docstring); empty when all fit."""
+    """Every workload of the stack that no node the stack creates can run (see the module docstring); empty when all fit.
+
+    ``onprem_plan``: the inventory's rendered plan, when the caller has it (else it is rendered again).
+    """
     issues: list[Issue] = []
-    for cluster in cluster_workloads(config, catalog, inventory=inventory, burst_plan=burst_plan):
+    for cluster in cluster_workloads(config, catalog, inventory=inventory, burst_plan=burst_plan, onprem_plan=onprem_plan):
         issues += workload_issues(cluster, file)
     return issues

@@ -102,7 +102,10 @@ def cloud_storage_issues(config: StackConfig, file: str, catalog: Catalog) -> li
 
 def _placement_issues(cloud: CloudConfig, file: str) -> list[Issue]:
     """Where the FSx file system of ``cloud.storage`` lives: with a VPC the stack builds, a zone of it (no
-    subnet); with an existing VPC, one of its private subnets (no zone). Issues have code ``storage-placement``."""
+    subnet); with an existing VPC, one of its private subnets (no zone). Issues have code ``storage-placement``
+    (none without ``cloud.storage``)."""
+    if cloud.storage is None:
+        return []
     fsx, net = cloud.storage.fsx_lustre, cloud.network
 
     def issue(field: str, message: str, fix: str) -> Issue:

@@ -24,7 +24,7 @@ read other files, so they live in the stack layer (docs/architecture.md, rule 1)
 * ``cost-labels``: each team's ``costLabels`` has exactly the keys the policy pack requires of the
   stack (``hybridgpu:requiredTagKeys``, default :data:`hybridgpu.k8s.DEFAULT_COST_KEYS`: ``team``,
   ``project``, ``cost-center``, which is also the default ``requiredLabels`` of the pack's
-  ``gpu-workload-cost-labels`` policy on GPU pods, :mod:`hybridgpu.policy.rules`);
+  ``gpu-workload-cost-labels`` policy on GPU pods, :mod:`hybridgpu.policy.untagged`);
 * ``gang-timeout``: ``waitForPodsReady.timeout`` is longer than the plan's ``karpenterLaunchSeconds``
   (the manager mirrors the worker Job's ready pods, ``SyncJob`` in Kueue v0.19.2
   ``pkg/controller/jobs/job/job_multikueue_adapter.go``, so a burst job's timer includes the node launch);
@@ -51,6 +51,78 @@ _KEY = "hybridgpu:teams.file"
 
 def _issue(file: str, key: str | None, message: str, fix: str, code: str) -> Issue:
     return Issue(file, key, message, fix, code)
+
+
+def _cloud_issues(plan: BurstPlan, teams: TeamsFile, file: str) -> list[Issue]:
+    """The ``cloud-type``, ``team-budget``, ``cloud-capacity``, ``borrowing-capacity`` (cloud) and ``plan-budget`` issues of ``teams`` (see the module docstring)."""
+    issues: list[Issue] = []
+    hours = plan.source.cloud.hours_per_month
+    cloud_totals: dict[str, int] = {}
+    cloud_last: dict[str, str] = {}
+    for t, team in enumerate(teams.teams):
+        classes = team_classes(plan, team)
+        spend = 0.0
+        parts = []
+        for c, share in enumerate(team.cloud):
+            where = f"teams[{t}].cloud[{c}]"
+            ctype = share.capacity_type
+            key = "spot" if ctype == "spot" else "onDemand"
+            cap = plan.cloud.get(ctype)
+            if cap is None:
+                issues.append(
+                    _issue(file, f"{where}.capacityType", f"the burst plan {plan.file} configures no `cloud.{key}`", f"remove this share, or add `cloud.{key}` to {plan.file}", "cloud-type")
+                )
+                continue
+            if ctype not in classes:
+                message = f"no queue of team {team.name!r} (namespaces {', '.join(team.namespaces)}) bursts to {ctype} in {plan.file}"
+                fix = f"remove this share, or set `burst: {ctype}` on one of the team's queues in {plan.file}"
+                issues.append(_issue(file, f"{where}.capacityType", message, fix, "cloud-type"))
+            cloud_totals[ctype] = cloud_totals.get(ctype, 0) + share.nominal_quota
+            cloud_last[ctype] = f"{where}.nominalQuota"
+            held = share.nominal_quota + share.borrowing_limit
+            cost = held * cap.usd_per_gpu_hour * hours
+            spend += cost
+            parts.append(f"{held} {ctype} GPUs x {cap.usd_per_gpu_hour:g} USD/GPU-hour")
+        if spend > team.monthly_cloud_budget_usd + 1e-6:
+            message = (
+                f"team {team.name!r}'s cloud shares can cost {spend:,.2f} USD a month ({' + '.join(parts)}, x {hours:g} h), "
+                f"more than its monthlyCloudBudgetUsd {team.monthly_cloud_budget_usd:,.2f}"
+            )
+            fix = f"raise `monthlyCloudBudgetUsd` to at least {spend:,.2f}, or lower the team's cloud `nominalQuota`/`borrowingLimit`"
+            issues.append(_issue(file, f"teams[{t}].monthlyCloudBudgetUsd", message, fix, "team-budget"))
+        for cls in classes:
+            if cls != "none" and cls in plan.cloud and not any(s.capacity_type == cls for s in team.cloud):
+                message = f"team {team.name!r} has a queue that bursts to {cls} but no {cls} share: Kueue would never admit its jobs in the cloud"
+                fix = f"add `{{capacityType: {cls}, nominalQuota: <GPUs>}}` to the team's `cloud`, or set `burst: none` on the queue in {plan.file}"
+                issues.append(_issue(file, f"teams[{t}].cloud", message, fix, "cloud-type"))
+    for kind, got in sorted(cloud_totals.items()):
+        cap = plan.cloud[kind]
+        if got > cap.gpus:
+            message = f"the teams' {kind} nominalQuota add up to {got} GPUs, more than the plan's ceiling {cap.gpus} (NodePool {cap.node_pool} gpuLimit)"
+            issues.append(_issue(file, cloud_last[kind], message, f"lower the teams' {kind} `nominalQuota` by {got - cap.gpus} in total", "cloud-capacity"))
+            continue
+        # A team borrows only the others' unused nominal quota: GPUs of the ceiling in no team's share are in no ClusterQueue.
+        for t, team in enumerate(teams.teams):
+            for c, share in enumerate(team.cloud):
+                if share.capacity_type != kind or share.nominal_quota + share.borrowing_limit <= got:
+                    continue
+                message = (
+                    f"nominalQuota + borrowingLimit = {share.nominal_quota + share.borrowing_limit} {kind} GPUs, but the teams' {kind} shares add up to {got} "
+                    f"(of the plan's ceiling {cap.gpus}): a team borrows only other teams' unused nominal quota"
+                )
+                fix = f"set `borrowingLimit` to at most {got - share.nominal_quota}, or give the other {cap.gpus - got} {kind} GPUs of the ceiling to teams' `nominalQuota`"
+                issues.append(_issue(file, f"teams[{t}].cloud[{c}].borrowingLimit", message, fix, "borrowing-capacity"))
+    plan_spend = sum(c.gpus * c.usd_per_gpu_hour * hours for c in plan.cloud.values())
+    budgets = sum(t.monthly_cloud_budget_usd for t in teams.teams)
+    if budgets > plan_spend + 1e-6:
+        detail = " + ".join(f"{c.gpus} {c.capacity_type} GPUs x {c.usd_per_gpu_hour:g} USD/GPU-hour" for c in plan.cloud.values()) or "no cloud capacity"
+        message = (
+            f"the teams' monthlyCloudBudgetUsd add up to {budgets:,.2f} USD, more than the plan's cloud capacity can cost in a month: "
+            f"{plan_spend:,.2f} ({detail}, x {hours:g} h)"
+        )
+        fix = f"lower the teams' budgets by {budgets - plan_spend:,.2f} USD in total, or raise the plan's ceilings/budgets in {plan.file}"
+        issues.append(_issue(file, f"teams[{len(teams.teams) - 1}].monthlyCloudBudgetUsd", message, fix, "plan-budget"))
+    return issues
 
 
 def teams_file_issues(plan: BurstPlan, teams: TeamsFile, file: str, required_keys: list[str]) -> list[Issue]:
@@ -118,73 +190,7 @@ def teams_file_issues(plan: BurstPlan, teams: TeamsFile, file: str, required_key
                     )
                 )
 
-    # ---- cloud
-    hours = plan.source.cloud.hours_per_month
-    cloud_totals: dict[str, int] = {}
-    cloud_last: dict[str, str] = {}
-    for t, team in enumerate(teams.teams):
-        classes = team_classes(plan, team)
-        spend = 0.0
-        parts = []
-        for c, share in enumerate(team.cloud):
-            where = f"teams[{t}].cloud[{c}]"
-            ctype = share.capacity_type
-            key = "spot" if ctype == "spot" else "onDemand"
-            cap = plan.cloud.get(ctype)
-            if cap is None:
-                issues.append(
-                    _issue(file, f"{where}.capacityType", f"the burst plan {plan.file} configures no `cloud.{key}`", f"remove this share, or add `cloud.{key}` to {plan.file}", "cloud-type")
-                )
-                continue
-            if ctype not in classes:
-                message = f"no queue of team {team.name!r} (namespaces {', '.join(team.namespaces)}) bursts to {ctype} in {plan.file}"
-                fix = f"remove this share, or set `burst: {ctype}` on one of the team's queues in {plan.file}"
-                issues.append(_issue(file, f"{where}.capacityType", message, fix, "cloud-type"))
-            cloud_totals[ctype] = cloud_totals.get(ctype, 0) + share.nominal_quota
-            cloud_last[ctype] = f"{where}.nominalQuota"
-            held = share.nominal_quota + share.borrowing_limit
-            cost = held * cap.usd_per_gpu_hour * hours
-            spend += cost
-            parts.append(f"{held} {ctype} GPUs x {cap.usd_per_gpu_hour:g} USD/GPU-hour")
-        if spend > team.monthly_cloud_budget_usd + 1e-6:
-            message = (
-                f"team {team.name!r}'s cloud shares can cost {spend:,.2f} USD a month ({' + '.join(parts)}, x {hours:g} h), "
-                f"more than its monthlyCloudBudgetUsd {team.monthly_cloud_budget_usd:,.2f}"
-            )
-            fix = f"raise `monthlyCloudBudgetUsd` to at least {spend:,.2f}, or lower the team's cloud `nominalQuota`/`borrowingLimit`"
-            issues.append(_issue(file, f"teams[{t}].monthlyCloudBudgetUsd", message, fix, "team-budget"))
-        for cls in classes:
-            if cls != "none" and cls in plan.cloud and not any(s.capacity_type == cls for s in team.cloud):
-                message = f"team {team.name!r} has a queue that bursts to {cls} but no {cls} share: Kueue would never admit its jobs in the cloud"
-                fix = f"add `{{capacityType: {cls}, nominalQuota: <GPUs>}}` to the team's `cloud`, or set `burst: none` on the queue in {plan.file}"
-                issues.append(_issue(file, f"teams[{t}].cloud", message, fix, "cloud-type"))
-    for ctype, got in sorted(cloud_totals.items()):
-        cap = plan.cloud[ctype]
-        if got > cap.gpus:
-            message = f"the teams' {ctype} nominalQuota add up to {got} GPUs, more than the plan's ceiling {cap.gpus} (NodePool {cap.node_pool} gpuLimit)"
-            issues.append(_issue(file, cloud_last[ctype], message, f"lower the teams' {ctype} `nominalQuota` by {got - cap.gpus} in total", "cloud-capacity"))
-            continue
-        # A team borrows only the others' unused nominal quota: GPUs of the ceiling in no team's share are in no ClusterQueue.
-        for t, team in enumerate(teams.teams):
-            for c, share in enumerate(team.cloud):
-                if share.capacity_type != ctype or share.nominal_quota + share.borrowing_limit <= got:
-                    continue
-                message = (
-                    f"nominalQuota + borrowingLimit = {share.nominal_quota + share.borrowing_limit} {ctype} GPUs, but the teams' {ctype} shares add up to {got} "
-                    f"(of the plan's ceiling {cap.gpus}): a team borrows only other teams' unused nominal quota"
-                )
-                fix = f"set `borrowingLimit` to at most {got - share.nominal_quota}, or give the other {cap.gpus - got} {ctype} GPUs of the ceiling to teams' `nominalQuota`"
-                issues.append(_issue(file, f"teams[{t}].cloud[{c}].borrowingLimit", message, fix, "borrowing-capacity"))
-    plan_spend = sum(c.gpus * c.usd_per_gpu_hour * hours for c in plan.cloud.values())
-    budgets = sum(t.monthly_cloud_budget_usd for t in teams.teams)
-    if budgets > plan_spend + 1e-6:
-        detail = " + ".join(f"{c.gpus} {c.capacity_type} GPUs x {c.usd_per_gpu_hour:g} USD/GPU-hour" for c in plan.cloud.values()) or "no cloud capacity"
-        message = (
-            f"the teams' monthlyCloudBudgetUsd add up to {budgets:,.2f} USD, more than the plan's cloud capacity can cost in a month: "
-            f"{plan_spend:,.2f} ({detail}, x {hours:g} h)"
-        )
-        fix = f"lower the teams' budgets by {budgets - plan_spend:,.2f} USD in total, or raise the plan's ceilings/budgets in {plan.file}"
-        issues.append(_issue(file, f"teams[{len(teams.teams) - 1}].monthlyCloudBudgetUsd", message, fix, "plan-budget"))
+    issues += _cloud_issues(plan, teams, file)
 
     # ---- gang admission: the pods of a burst job start only after Karpenter launched a node
     sim = plan.source.simulation

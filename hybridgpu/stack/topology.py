@@ -33,7 +33,7 @@ from typing import Any
 from hybridgpu.config.models import StackConfig
 from hybridgpu.errors import Issue
 from hybridgpu.inventory.models import Inventory
-from hybridgpu.k8s import GPU_RESOURCE, HOSTNAME_LABEL
+from hybridgpu.k8s import GPU_RESOURCE, HOSTNAME_LABEL, QuantityError, device_count
 from hybridgpu.render.topology import (
     LEVEL_LABELS,
     PREFERRED_TOPOLOGY_ANNOTATION,
@@ -110,13 +110,21 @@ def _templates(manifest: Mapping[str, Any]) -> Iterator[tuple[str, int, Mapping[
 
 
 def job_pod_sets(manifest: Mapping[str, Any]) -> list[tuple[str, int, int, dict[str, str]]]:
-    """``(pod set, pods, GPUs per pod, annotations)`` of a job manifest; GPUs from the first container limits of ``nvidia.com/gpu``."""
+    """``(pod set, pods, GPUs per pod, annotations)`` of a job manifest; GPUs: the sum of the containers' ``nvidia.com/gpu`` limits.
+
+    A limit is read as any Kubernetes quantity of whole devices (``8``, ``8.0``, ``"8"``, ``"8e0"``;
+    :func:`hybridgpu.k8s.device_count`). One that is not (``"0.5"``, ``"8 GPUs"``) counts 0 here: the
+    policy pack's ``gpu-workload-requests`` reports it, once, with the fix.
+    """
     found = []
     for name, pods, template in _templates(manifest):
         gpus = 0
         for container in (template.get("spec") or {}).get("containers") or []:
             limits = (container.get("resources") or {}).get("limits") or {}
-            gpus += int(limits.get(GPU_RESOURCE, 0))
+            try:
+                gpus += device_count(limits.get(GPU_RESOURCE, 0))
+            except QuantityError:
+                continue  # reported by the policy pack (gpu-workload-requests)
         found.append((name, pods, gpus, dict((template.get("metadata") or {}).get("annotations") or {})))
     return found
 

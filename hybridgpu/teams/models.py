@@ -32,22 +32,20 @@ from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from hybridgpu.datafile import DataFileError, read_model_file
 from hybridgpu.errors import FieldError
-from hybridgpu.k8s import GPU_RESOURCE, MIG_RESOURCE_PREFIX
-from hybridgpu.modelbase import Dns1123Name, Duration, Model
+from hybridgpu.k8s import GPU_RESOURCE, MIG_RESOURCE_PREFIX, Dns1123Name, Dns1123Subdomain, LabelKey, LabelValue
+from hybridgpu.modelbase import Duration, Model
 
 #: What documents every key of a teams file (named in fix hints).
 TEAMS_REFERENCE = "docs/teams.md"
 
-#: A label value as Kubernetes accepts it (at most 63 characters, alphanumerics with ``-_.`` inside).
-LabelValue = Annotated[str, StringConstraints(pattern=r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$", max_length=63)]
-#: A label key (optional DNS prefix, then a name of at most 63 characters).
-LabelKey = Annotated[str, StringConstraints(pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$", max_length=316)]
+# LabelValue (at most 63 characters, alphanumerics with ``-_.`` inside) and LabelKey (optional DNS prefix, then a
+# name of at most 63 characters) are hybridgpu.k8s's.
 #: ``nvidia.com/gpu`` or ``nvidia.com/mig-<profile>`` (mixed strategy, ``+`` of the profile written as ``.``).
 GpuResource = Annotated[str, StringConstraints(pattern=r"^nvidia\.com/(gpu|mig-[1-9][0-9]?g\.[0-9]+gb(\.[a-z]+)*)$")]
 #: Kueue's WorkloadPriorityClass ``value`` is an int32 (``apis/kueue/v1beta2/workloadpriorityclass_types.go`` at v0.19.2).
 INT32_MAX = 2**31 - 1
 
-PriorityClassName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", max_length=253)]
+PriorityClassName = Dns1123Subdomain
 
 
 class TeamsError(DataFileError):
@@ -229,12 +227,17 @@ class WaitForPodsReadySpec(Model):
     )
 
 
+#: Kueue `fairSharing.preemptionStrategies` values, in Kueue's default order.
+PreemptionStrategy = Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+_KUEUE_PREEMPTION_STRATEGIES: tuple[PreemptionStrategy, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+
+
 class FairSharingSpec(Model):
     """Kueue's preemption-based fair sharing (``fairSharing`` of the Kueue Configuration; on when present)."""
 
     enabled: bool = Field(default=True, description="Render `fairSharing` in the Kueue Configuration (Kueue enables it when the key is present). Default: true.")
-    preemption_strategies: list[Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]] = Field(
-        default_factory=lambda: ["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
+    preemption_strategies: list[PreemptionStrategy] = Field(
+        default_factory=lambda: list(_KUEUE_PREEMPTION_STRATEGIES),
         min_length=1,
         max_length=2,
         description="Kueue `fairSharing.preemptionStrategies`, tried in order. Default: `[LessThanOrEqualToFinalShare, LessThanInitialShare]` (Kueue's default).",

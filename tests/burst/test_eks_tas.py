@@ -113,7 +113,7 @@ def test_prod_preview_creates_them_after_kueue_and_dev_none(previews):
     prod, dev = previews["prod"], previews["dev"]
     kinds = {r.inputs["kind"]: r for r in prod.records if r.type.startswith("kubernetes:kueue.x-k8s.io") and "efa" in r.name}
     assert {"Topology", "ResourceFlavor", "ClusterQueue", "LocalQueue"} <= set(kinds)
-    assert not [r for r in dev.records if r.type == "hybridgpu:cloud:EfaQueues"]
+    assert not [r for r in dev.records if r.type == "hybridgpu:index:EfaQueues"]
     topology = next(r for r in prod.records if r.type == "kubernetes:kueue.x-k8s.io/v1beta2:Topology" and r.inputs["metadata"]["name"] == "eks")
     flavor = kinds["ResourceFlavor"]
     assert topology.urn in flavor.dependencies

@@ -35,7 +35,7 @@ def test_preview_all_example_stacks_writes_manifests(root, tmp_path):
 def test_preview_table_output(root, tmp_path):
     result = runner.invoke(app, ["preview", "dev", "--root", str(root), "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert "spot-g5-g6" in result.output and "hybridgpu:cloud:Karpenter" in result.output
+    assert "spot-g5-g6" in result.output and "hybridgpu:index:Karpenter" in result.output
 
 
 def test_preview_bad_config_exits_2_and_writes_nothing(project, tmp_path):

@@ -63,7 +63,7 @@ def test_preview_tables_are_byte_identical_across_runs(tmp_path):
         assert proc.returncode == 0, proc.stderr
         outputs.append(proc.stdout)
     assert outputs[0] == outputs[1]
-    assert "hybridgpu:cloud:Network" in outputs[0]
+    assert "hybridgpu:index:Network" in outputs[0]
 
 
 # --------------------------------------------------------------------------- one JSON document

@@ -18,9 +18,11 @@ import pytest
 from typer.testing import CliRunner
 
 import hybridgpu.economics.report
+import hybridgpu.onprem
 import hybridgpu.stack.checks
 from hybridgpu.cli import app
 from hybridgpu.stack.files import list_stacks
+from hybridgpu.stack.load import load_stack
 from tests.helpers import ROOT
 
 runner = CliRunner(env={"COLUMNS": "200"})
@@ -69,3 +71,15 @@ def test_cost_report_builds_the_report_once(monkeypatch):
     assert result.exit_code == 0, result.output
     assert len(checks) == 1
     assert len(builds) == 1, "the cost report was built again after validation built it"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_preview_renders_the_onprem_plan_once(monkeypatch, tmp_path, stack):
+    """Validation renders the on-prem plan (kubeadm configs and scripts of every host) and the
+    program deploys that plan: ``plan_onprem`` runs once per preview of a stack with
+    ``hybridgpu:onprem`` (not again in the scheduling check or the program), never without."""
+    expected = 1 if load_stack(stack, ROOT).config.onprem is not None else 0
+    renders = count_calls(monkeypatch, hybridgpu.onprem.plan_onprem)
+    result = runner.invoke(app, ["preview", stack, "--root", str(ROOT), "--out", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    assert len(renders) == expected, f"the on-prem plan was rendered {len(renders)} times"

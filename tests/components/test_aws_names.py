@@ -28,9 +28,9 @@ CLOUD_STACKS = ("dev", "hybrid", "prod")
 
 
 @pytest.fixture(scope="module")
-def cloud_previews(root):
-    """Offline previews of the example stacks with a cloud section (hybrid included)."""
-    return {stack: run_preview(stack, root) for stack in CLOUD_STACKS}
+def cloud_previews(all_previews):
+    """Offline previews of the example stacks with a cloud section (hybrid included; the session's, tests/conftest.py)."""
+    return {stack: all_previews[stack] for stack in CLOUD_STACKS}
 
 
 def _aws_names(result) -> dict[str, tuple[str, str, int]]:

@@ -25,10 +25,10 @@ def _parent(result, record):
 def test_resource_counts_by_type(previews, stack, pools, classes):
     counts = previews[stack].by_type()
     expected = {
-        "hybridgpu:cloud:Network": 1,
-        "hybridgpu:cloud:EksCluster": 1,
-        "hybridgpu:cloud:Karpenter": 1,
-        "hybridgpu:cloud:GpuNodePools": 1,
+        "hybridgpu:index:Network": 1,
+        "hybridgpu:index:EksCluster": 1,
+        "hybridgpu:index:Karpenter": 1,
+        "hybridgpu:index:GpuNodePools": 1,
         "aws:eks/cluster:Cluster": 1,
         "aws:eks/nodeGroup:NodeGroup": 1,
         "aws:eks/addon:Addon": 4,
@@ -43,7 +43,7 @@ def test_resource_counts_by_type(previews, stack, pools, classes):
         # for its PrometheusRule and ServiceMonitor; (issue 18) the EFA device plugin of h100-reserved and
         # the FSx CSI driver; (issue 19) OpenCost.
         "kubernetes:helm.sh/v3:Release": 3 if stack == "dev" else 8,
-        "hybridgpu:nvidia:NvidiaLayer": 1,
+        "hybridgpu:index:NvidiaLayer": 1,
         "kubernetes:karpenter.sh/v1:NodePool": pools,
         "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": classes,
         "aws:ec2/subnet:Subnet": 6,
@@ -54,8 +54,8 @@ def test_resource_counts_by_type(previews, stack, pools, classes):
     for typ, n in expected.items():
         assert counts.get(typ) == n, (typ, counts.get(typ))
     # EFA (issue 18): the component, its security-group rule and its Kueue queues only where a pool has EFA.
-    assert counts.get("hybridgpu:cloud:Efa", 0) == (stack == "prod")
-    assert counts.get("hybridgpu:cloud:EfaQueues", 0) == (stack == "prod")
+    assert counts.get("hybridgpu:index:Efa", 0) == (stack == "prod")
+    assert counts.get("hybridgpu:index:EfaQueues", 0) == (stack == "prod")
     nats = 1 if stack == "dev" else 3
     assert counts["aws:ec2/natGateway:NatGateway"] == nats
 
@@ -63,10 +63,10 @@ def test_resource_counts_by_type(previews, stack, pools, classes):
 def test_children_are_parented_to_their_component(previews):
     result = previews["prod"]
     for typ, component in [
-        ("aws:eks/cluster:Cluster", "hybridgpu:cloud:EksCluster"),
-        ("aws:sqs/queue:Queue", "hybridgpu:cloud:Karpenter"),
-        ("aws:ec2/subnet:Subnet", "hybridgpu:cloud:Network"),
-        ("kubernetes:karpenter.sh/v1:NodePool", "hybridgpu:cloud:GpuNodePools"),
+        ("aws:eks/cluster:Cluster", "hybridgpu:index:EksCluster"),
+        ("aws:sqs/queue:Queue", "hybridgpu:index:Karpenter"),
+        ("aws:ec2/subnet:Subnet", "hybridgpu:index:Network"),
+        ("kubernetes:karpenter.sh/v1:NodePool", "hybridgpu:index:GpuNodePools"),
     ]:
         for rec in result.of_type(typ):
             assert _parent(result, rec).type == component
@@ -97,7 +97,7 @@ def test_cluster_is_private_encrypted_logged_and_api_auth(previews):
 
 def test_private_endpoint_reachable_from_listed_networks(previews):
     # The EKS component's rules (FSx for Lustre adds Lustre-port rules of its own: tests/components/test_storage.py).
-    rules = [r for r in previews["prod"].of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule") if "hybridgpu:cloud:EksCluster$" in r.urn]
+    rules = [r for r in previews["prod"].of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule") if "hybridgpu:index:EksCluster$" in r.urn]
     # The VPN/CI network and the MultiKueue manager's VPC (stack hybrid, issue 15: it must reach this API).
     assert [(r.inputs["cidrIpv4"], r.inputs["fromPort"], r.inputs["toPort"]) for r in rules] == [("10.10.0.0/16", 443, 443), ("10.90.0.0/16", 443, 443)]
     assert {r.inputs["securityGroupId"] for r in rules} == {_one(previews["prod"], "aws:ec2/tag:Tag").inputs["resourceId"]}
@@ -226,7 +226,7 @@ def test_existing_vpc_creates_only_discovery_tags(project):
     }
     write_stack(project, "byo", data)
     result = run_preview("byo", project)
-    network = _one(result, "hybridgpu:cloud:Network")
+    network = _one(result, "hybridgpu:index:Network")
     children = [r for r in result.records if r.parent == network.urn]
     assert {r.type for r in children} == {"aws:ec2/tag:Tag"}
     assert sorted(r.inputs["resourceId"] for r in children) == ["subnet-0a1", "subnet-0b2"]

@@ -40,7 +40,7 @@ def test_dev_has_no_efa_pool_and_gets_no_plugin_and_no_rule(previews):
     dev = previews["dev"]
     assert _efa_releases(dev) == []
     assert _efa_rules(dev) == []
-    assert [r for r in dev.records if r.type == "hybridgpu:cloud:Efa"] == []
+    assert [r for r in dev.records if r.type == "hybridgpu:index:Efa"] == []
     for nodeclass in dev.of_type(NODECLASS):
         assert "networkInterfaces" not in nodeclass.inputs["spec"]
 

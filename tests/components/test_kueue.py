@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pulumi
 import pytest
 import yaml
@@ -16,8 +18,9 @@ KUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:"
 
 
 @pytest.fixture(scope="module")
-def runs():
-    return {stack: run_preview(stack, ROOT) for stack in ("hybrid", "onprem", "prod")}
+def runs(all_previews):
+    """The session's previews of the example stacks (tests/conftest.py), not built again here."""
+    return {stack: all_previews[stack] for stack in ("hybrid", "onprem", "prod")}
 
 
 def _kueue_counts(result) -> dict[str, int]:
@@ -44,14 +47,14 @@ def _kueue_counts(result) -> dict[str, int]:
 def test_kueue_objects_per_cluster(runs, stack, expected):
     result = runs[stack]
     assert _kueue_counts(result) == expected
-    component = [r for r in result.records if r.type == "hybridgpu:burst:KueueCluster"]
+    component = [r for r in result.records if r.type == "hybridgpu:index:KueueCluster"]
     assert len(component) == 1 and component[0].name == f"{stack}-burst"
     by_urn = {r.urn: r for r in result.records}
     for rec in result.records:
-        if rec.type.startswith(KUEUE) and by_urn[rec.parent].type == "hybridgpu:cloud:EfaQueues":
+        if rec.type.startswith(KUEUE) and by_urn[rec.parent].type == "hybridgpu:index:EfaQueues":
             continue  # the EFA pools' topology-aware queues (issue 18): their own component, after this one
         if rec.type.startswith(KUEUE) or rec.name.startswith(f"{stack}-burst-"):
-            assert by_urn[rec.parent].type == "hybridgpu:burst:KueueCluster", rec.name
+            assert by_urn[rec.parent].type == "hybridgpu:index:KueueCluster", rec.name
             assert rec.name.startswith(f"{stack}-burst-")
     worker = stack != "hybrid"
     assert len(result.of_type("kubernetes:core/v1:ServiceAccount")) == (1 if worker else 0)
@@ -140,7 +143,8 @@ def test_worker_kubeconfig_is_built_from_the_token_and_the_ca(runs):
     from pulumi.runtime.sync_await import _sync_await
 
     import pulumi_kubernetes as k8s
-    from hybridgpu.components.kueue import KueueCluster
+    from hybridgpu.components.base import as_input
+    from hybridgpu.components.kueue import KueueCluster, KueueClusterArgs
     from hybridgpu.stack.burst import load_burst_plan
     from hybridgpu.shell.preview import HybridMocks, _mock_jwt, _reset_runtime, _short_hash
 
@@ -149,8 +153,9 @@ def test_worker_kubeconfig_is_built_from_the_token_and_the_ca(runs):
     pulumi.runtime.set_mocks(HybridMocks("us-east-1"), project="hybridgpu", stack="prod", preview=False)
     try:
         provider = k8s.Provider("p", kubeconfig="{}")
-        endpoint = pulumi.Output.from_input(("https://api.example:443", "Q0E="))
-        kueue = KueueCluster("prod-burst", plan.clusters["prod"], plan.source, provider, endpoint=endpoint)
+        kubeconfig = json.dumps({"clusters": [{"name": "c", "cluster": {"server": "https://api.example:443", "certificate-authority-data": "Q0E="}}]})
+        args = KueueClusterArgs(plan=as_input(plan.clusters["prod"]), source=as_input(plan.source), provider=provider, kubeconfig=kubeconfig)
+        kueue = KueueCluster("prod-burst", args)
         assert _sync_await(kueue.worker_kubeconfig.is_secret())
         text = _sync_await(kueue.worker_kubeconfig.future())
     finally:

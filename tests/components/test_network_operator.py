@@ -79,7 +79,7 @@ def test_one_fabric_one_resource_and_gpudirect_on_operator_drivers(scratch_proje
 def test_no_fabric_no_operator(scratch_project, root, inventory):
     result = _preview_with(scratch_project, root, f"{FIXTURES}/{inventory}")
     assert not result.of_type(NCP) and not _release(result, "network-operator")
-    assert not [r for r in result.records if r.type == "hybridgpu:onprem:NetworkOperator"]
+    assert not [r for r in result.records if r.type == "hybridgpu:index:NetworkOperator"]
     assert _release(result, "gpu-operator")  # the rest of the NVIDIA layer is unchanged
 
 

@@ -11,7 +11,7 @@ from tests.helpers.scratch import example_stack, write_stack
 
 def test_gpu_operator_release_wired_to_our_configmaps(previews):
     result = previews["prod"]
-    layer = _one(result, "hybridgpu:nvidia:NvidiaLayer")
+    layer = _one(result, "hybridgpu:index:NvidiaLayer")
     release = [r for r in result.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == "gpu-operator"][0]
     assert release.parent == layer.urn
     assert release.inputs["repositoryOpts"]["repo"] == "https://helm.ngc.nvidia.com/nvidia"

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from hybridgpu.shell.preview import run_preview
-
 
 @pytest.fixture(scope="module")
-def onprem(root):
-    return run_preview("onprem", root)
+def onprem(previews):
+    return previews["onprem"]
 
 
 def _cmd(result, suffix):

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import pytest
 
-from hybridgpu.shell.preview import run_preview
 from hybridgpu.stack.inventory import load_inventory_of
 
 
 @pytest.fixture(scope="module")
-def onprem(root):
-    return run_preview("onprem", root)
+def onprem(previews):
+    return previews["onprem"]
 
 
 def _expected_key(kind: str, name: str) -> str:

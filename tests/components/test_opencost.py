@@ -68,15 +68,15 @@ def test_eks_opencost_uses_the_aws_provider_and_karpenter_capacity_type(previews
 def test_off_creates_nothing(previews):
     """The dev stack leaves `showback.opencost` at its default (false): no OpenCost component, release or namespace."""
     assert _opencost(previews["dev"]) == []
-    assert previews["dev"].of_type("hybridgpu:showback:OpenCost") == []
-    assert len(previews["onprem"].of_type("hybridgpu:showback:OpenCost")) == 1
+    assert previews["dev"].of_type("hybridgpu:index:OpenCost") == []
+    assert len(previews["onprem"].of_type("hybridgpu:index:OpenCost")) == 1
 
 
 def test_opencost_waits_for_the_cluster_and_lives_in_its_namespace(previews):
     """The release depends on its namespace and on what the cluster needs first (Karpenter on EKS, the CNI on-prem)."""
     for stack in ("prod", "onprem"):
         result = previews[stack]
-        (component,) = result.of_type("hybridgpu:showback:OpenCost")
+        (component,) = result.of_type("hybridgpu:index:OpenCost")
         (release,) = _opencost(result)
         (namespace,) = [r for r in result.of_type("kubernetes:core/v1:Namespace") if r.parent == component.urn]
         assert release.parent == component.urn and namespace.urn in release.dependencies

@@ -32,7 +32,7 @@ def test_dev_declares_no_storage_and_gets_none(previews):
     for typ in FSX_TYPES:
         assert dev.of_type(typ) == [], typ
     assert [r.name for r in dev.of_type("aws:ec2/securityGroup:SecurityGroup") if "-fsx-" in r.name] == []
-    assert [r for r in dev.records if r.type == "hybridgpu:storage:TrainingData"] == []
+    assert [r for r in dev.records if r.type == "hybridgpu:index:TrainingData"] == []
     assert not {"aws-fsx-csi-driver", "csi-driver-nfs"} & set(_releases(dev))
     assert dev.of_type("kubernetes:core/v1:PersistentVolumeClaim") == []
     # No Lustre port on any security group.
@@ -53,7 +53,7 @@ def test_prod_file_system_is_persistent_2_sized_as_declared(previews):
 def test_prod_lustre_rules_reference_the_fsx_and_node_groups(previews):
     prod = previews["prod"]
     node_sg = one_record(prod, "aws:ec2/tag:Tag", "cluster-sg-discovery").inputs["resourceId"]
-    mine = "hybridgpu:cloud:FsxLustre$"  # other components (EFA) add rules of their own
+    mine = "hybridgpu:index:FsxLustre$"  # other components (EFA) add rules of their own
     ingress = [r for r in prod.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule") if mine in r.urn]
     egress = [r for r in prod.of_type("aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule") if mine in r.urn]
     assert len(ingress) == 6 and len(egress) == 4

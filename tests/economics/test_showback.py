@@ -9,16 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hybridgpu.economics.showback import (
-    UNATTRIBUTED,
-    ShowbackPrices,
-    UsageError,
-    UsageRecord,
-    compute_showback,
-    gpu_fraction,
-    load_usage,
-    parse_usage,
-)
+from hybridgpu.economics.showback import UNATTRIBUTED, ShowbackPrices, compute_showback
+from hybridgpu.economics.usage import UsageError, UsageRecord, gpu_fraction, load_usage, parse_usage
 from hybridgpu.teams.models import read_teams_file
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "showback"

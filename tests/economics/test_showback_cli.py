@@ -74,7 +74,8 @@ def test_json_is_stable_and_sorted():
 
 
 def test_plot_writes_one_stacked_bar_per_team(tmp_path):
-    from hybridgpu.economics.showback import ShowbackPrices, compute_showback, load_usage
+    from hybridgpu.economics.showback import ShowbackPrices, compute_showback
+    from hybridgpu.economics.usage import load_usage
     from hybridgpu.economics.showback_plot import plot_showback
     from hybridgpu.teams.models import read_teams_file
 

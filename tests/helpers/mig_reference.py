@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from hybridgpu.economics.planner import quiet_highs
+from hybridgpu.highs import quiet_highs
 from hybridgpu.mig.placement import valid_layouts
 from hybridgpu.mig.profiles import mig_gpu
 

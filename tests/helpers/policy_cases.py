@@ -145,8 +145,8 @@ CASES: list[Case] = [
     ),
     Case(
         "onprem-host-owner",
-        good=[res("hybridgpu:onprem:Host", "site-a-dgx-01", {"hostname": "dgx-01", "owner": "ml-platform"})],
-        bad=[res("hybridgpu:onprem:Host", "site-a-dgx-02", {"hostname": "dgx-02", "owner": None})],
+        good=[res("hybridgpu:index:OnPremHost", "site-a-dgx-01", {"hostname": "dgx-01", "owner": "ml-platform"})],
+        bad=[res("hybridgpu:index:OnPremHost", "site-a-dgx-02", {"hostname": "dgx-02", "owner": None})],
         bad_names=["site-a-dgx-02"],
         expect="metadata.owner",
     ),
@@ -277,11 +277,11 @@ CASES: list[Case] = [
     Case(
         "kubeadm-ca-verification",
         good=[
-            res("hybridgpu:onprem:Host", "pinned-host", {"kubeadmConfig": "discovery:\n  bootstrapToken:\n    caCertHashes: [sha256:abc]\n"}),
+            res("hybridgpu:index:OnPremHost", "pinned-host", {"kubeadmConfig": "discovery:\n  bootstrapToken:\n    caCertHashes: [sha256:abc]\n"}),
             res("command:remote:Command", "join", {"create": "sudo kubeadm join --config /etc/kubeadm.yaml"}),
         ],
         bad=[
-            res("hybridgpu:onprem:Host", "skip-host", {"kubeadmConfig": "discovery:\n  bootstrapToken:\n    unsafeSkipCAVerification: true\n"}),
+            res("hybridgpu:index:OnPremHost", "skip-host", {"kubeadmConfig": "discovery:\n  bootstrapToken:\n    unsafeSkipCAVerification: true\n"}),
             res("command:remote:Command", "skip-flag", {"stdin": "kubeadm join x --discovery-token-unsafe-skip-ca-verification"}),
         ],
         bad_names=["skip-host", "skip-flag"],

@@ -28,15 +28,8 @@ from hybridgpu.render.bootstrap import (
     kubeadm_run_script,
     reset_script,
 )
-from hybridgpu.render.kubeadm import (
-    KUBELET_PROTECTED_SYSCTLS,
-    ClusterSpec,
-    NodeSpec,
-    audit_policy,
-    join_config_worker,
-    to_yaml,
-    validate_kubeadm_docs,
-)
+from hybridgpu.render.kubeadm import KUBELET_PROTECTED_SYSCTLS, audit_policy, join_config_worker, to_yaml, validate_kubeadm_docs
+from hybridgpu.render.kubeadm_specs import ClusterSpec, NodeSpec
 
 SHELLCHECK = shutil.which("shellcheck")
 BASH = shutil.which("bash")
@@ -301,7 +294,7 @@ def test_random_nodes_give_clean_scripts_and_yaml(hostname, labels, role, mig):
 @pytest.mark.parametrize("control_plane", [True, False])
 def test_join_credentials_script_is_shellcheck_clean_and_only_uses_placeholders(control_plane):
     from hybridgpu.render.bootstrap import join_credentials_script
-    from hybridgpu.render.kubeadm import substitute
+    from hybridgpu.render.kubeadm_secrets import substitute
 
     script = join_credentials_script(control_plane=control_plane)
     values = {"BOOTSTRAP_TOKEN": "abcdef.0123456789abcdef", "CERTIFICATE_KEY": "ab" * 32}

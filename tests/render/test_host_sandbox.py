@@ -26,7 +26,7 @@ import pytest
 
 from hybridgpu.render.bootstrap import bootstrap_script, kubeadm_run_script, reset_script
 from hybridgpu.render.containerd import CONTAINERD_MARKER, containerd_config
-from hybridgpu.render.kubeadm import ClusterSpec, NodeSpec
+from hybridgpu.render.kubeadm_specs import ClusterSpec, NodeSpec
 from tests.helpers import TOOLS_REQUIRED
 
 BASH = shutil.which("bash")

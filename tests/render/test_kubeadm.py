@@ -17,23 +17,23 @@ from hypothesis import strategies as st
 
 from hybridgpu.k8s import is_kubelet_settable_label
 from hybridgpu.render.kubeadm import (
-    BOOTSTRAP_TOKEN_PLACEHOLDER,
-    CA_CERT_HASH_PLACEHOLDER,
-    CERTIFICATE_KEY_PLACEHOLDER,
     CRI_SOCKET,
     KUBEADM_API,
     KUBELET_CONFIGURATION_FIELDS,
-    ClusterSpec,
-    NodeSpec,
     init_config,
     join_config_control_plane,
     join_config_worker,
     kubelet_configuration,
-    label_value_from,
-    substitute,
     to_yaml,
     validate_kubeadm_docs,
 )
+from hybridgpu.render.kubeadm_secrets import (
+    BOOTSTRAP_TOKEN_PLACEHOLDER,
+    CA_CERT_HASH_PLACEHOLDER,
+    CERTIFICATE_KEY_PLACEHOLDER,
+    substitute,
+)
+from hybridgpu.render.kubeadm_specs import ClusterSpec, NodeSpec, label_value_from
 from tests import helpers
 
 GOLDEN = helpers.GOLDEN / "kubeadm"

@@ -153,19 +153,20 @@ SHOWBACK_PRICES = "owned=3.00,reserved=4.00,spot=2.40,on-demand=6.88"
 
 
 def _showback(path: Path, **kwargs) -> None:
-    from hybridgpu.economics.showback import ShowbackPrices, compute_showback, load_usage
+    from hybridgpu.economics.showback import ShowbackPrices, compute_showback
+    from hybridgpu.economics.usage import load_usage
 
     compute_showback(load_usage(path, **kwargs), ShowbackPrices.parse(SHOWBACK_PRICES), onprem_gpus=1024, window_hours=720, file=str(path))
 
 
 def run_showback_usage(data: bytes) -> None:
-    """hybridgpu.economics.showback (load_usage, compute_showback) on a malformed usage CSV."""
+    """hybridgpu.economics.usage.load_usage and showback.compute_showback on a malformed usage CSV."""
     _run_file_loader(_showback, "usage.csv", data)
 
 
 def run_showback_opencost(data: bytes) -> None:
-    """hybridgpu.economics.showback on a malformed OpenCost /allocation export (with a valid node list)."""
-    from hybridgpu.economics.showback import load_nodes
+    """hybridgpu.economics.usage on a malformed OpenCost /allocation export (with a valid node list)."""
+    from hybridgpu.economics.usage import load_nodes
 
     nodes = load_nodes(ROOT / "tests" / "fixtures" / "showback" / "nodes.json")
     _run_file_loader(lambda path: _showback(path, nodes=nodes), "allocation.json", data)

@@ -2,7 +2,7 @@
 
 Before issue 17, each inventory below passed ``hybridgpu validate onprem`` and then crashed
 ``hybridgpu preview onprem`` with a traceback (the program's ``pulumi.Config.require_secret`` for
-an unset ``keySecret.pulumiConfig`` key; :class:`hybridgpu.render.kubeadm.NodeSpec` for a label
+an unset ``keySecret.pulumiConfig`` key; :class:`hybridgpu.render.kubeadm_specs.NodeSpec` for a label
 the kubelet may not set). Now ``validate`` refuses them, naming the file, host and field, and
 ``preview`` stops with the same message and exit code 2, before any resource is registered.
 """

@@ -71,20 +71,39 @@ class AnalyzerResource:
     property_dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Diagnostic:
-    """A violation reported by the pack.
+@dataclass(frozen=True, kw_only=True)
+class Violation:
+    """One policy violation: the one type of a policy result, from the pack's answer to ``hybridgpu check``'s output.
+
+    The validators (:mod:`hybridgpu.policy`) yield only the message; ``pulumi_policy`` carries it
+    to the engine as an ``AnalyzeDiagnostic`` (policy name, level, ``description + "\\n" + message``,
+    URN); :class:`Analyzer` turns each diagnostic into a ``Violation`` with the resource it is
+    attributed to. ``dataclasses.asdict`` of it, in this field order, is one violation of
+    ``hybridgpu check --format json``.
 
     Attributes:
-        policy: policy name. level: ``mandatory`` / ``advisory``. message: the text (the
-        policy's description, a newline, then the validator's message). urn: the resource
-        ('' for the stack as a whole).
+        stack: the stack analyzed (the last :meth:`Analyzer.configure_stack`).
+        policy: the policy's name.
+        level: ``mandatory``, ``advisory`` (or ``remediate``, ``disabled`` from another pack).
+        message: the validator's message (what is wrong and the fix), without the policy
+            description ``pulumi_policy`` puts before it.
+        urn: the resource ('' for the stack as a whole).
+        type, name: the resource's type token and logical name ('' when ``urn`` names no
+            resource that was sent).
     """
 
+    stack: str
     policy: str
     level: str
     message: str
     urn: str
+    type: str = ""
+    name: str = ""
+
+    @property
+    def mandatory(self) -> bool:
+        """True when the violation blocks (level ``mandatory``)."""
+        return self.level == "mandatory"
 
 
 def _struct(value: Any) -> struct_pb2.Struct:
@@ -110,6 +129,8 @@ class Analyzer:
 
     def __init__(self, pack_dir: Path, *, project: str, stack: str, python: str | None = None, timeout: float = 60.0):
         self.pack_dir = Path(pack_dir).resolve()
+        #: The stack the violations are attributed to (:meth:`configure_stack` changes it).
+        self.stack = stack
         if not (self.pack_dir / "PulumiPolicy.yaml").is_file():
             raise AnalyzerError(f"{self.pack_dir}: not a policy pack (no PulumiPolicy.yaml)")
         env = {
@@ -189,7 +210,8 @@ class Analyzer:
         self._call("Configure", request)
 
     def configure_stack(self, *, project: str, stack: str, tags: Mapping[str, str] | None = None) -> None:
-        """Tell the pack which stack it analyzes (``ConfigureStack``)."""
+        """Tell the pack which stack it analyzes (``ConfigureStack``); later violations carry ``stack``."""
+        self.stack = stack
         request = analyzer_pb2.AnalyzerStackConfigureRequest(stack=stack, project=project, organization="organization", dry_run=True)
         for k, v in (tags or {}).items():
             request.tags[k] = v
@@ -212,11 +234,11 @@ class Analyzer:
             request.provider.CopyFrom(provider)
         return request
 
-    def analyze(self, r: AnalyzerResource) -> list[Diagnostic]:
+    def analyze(self, r: AnalyzerResource) -> list[Violation]:
         """Violations of the resource policies for one resource (``Analyze``)."""
-        return [_diagnostic(d, r.urn) for d in self._call("Analyze", self._analyze_request(r)).diagnostics]
+        return [self._violation(d, r.urn, {r.urn: r}) for d in self._call("Analyze", self._analyze_request(r)).diagnostics]
 
-    def analyze_each(self, resources: Sequence[AnalyzerResource], window: int = ANALYZE_WINDOW) -> list[Diagnostic]:
+    def analyze_each(self, resources: Sequence[AnalyzerResource], window: int = ANALYZE_WINDOW) -> list[Violation]:
         """Violations of the resource policies for each resource (one ``Analyze`` call each), in
         the order of ``resources``: the same requests and answers as :meth:`analyze` in a loop.
 
@@ -228,7 +250,8 @@ class Analyzer:
         Raises:
             AnalyzerError: a call failed (the first failure, in request order).
         """
-        out: list[Diagnostic] = []
+        by_urn = {r.urn: r for r in resources}
+        out: list[Violation] = []
         pending: deque[tuple[AnalyzerResource, Any]] = deque()
 
         def collect() -> None:
@@ -241,7 +264,7 @@ class Analyzer:
                 pending.clear()
                 detail = exc.details() if hasattr(exc, "details") else exc
                 raise AnalyzerError(f"policy pack {self.pack_dir}: Analyze failed: {detail}") from None
-            out.extend(_diagnostic(d, r.urn) for d in response.diagnostics)
+            out.extend(self._violation(d, r.urn, by_urn) for d in response.diagnostics)
 
         for r in resources:
             pending.append((r, self.stub.Analyze.future(self._analyze_request(r))))
@@ -251,7 +274,7 @@ class Analyzer:
             collect()
         return out
 
-    def analyze_stack(self, resources: Sequence[AnalyzerResource]) -> list[Diagnostic]:
+    def analyze_stack(self, resources: Sequence[AnalyzerResource]) -> list[Violation]:
         """Violations of the stack policies (``AnalyzeStack`` with every resource)."""
         request = analyzer_pb2.AnalyzeStackRequest()
         for r in resources:
@@ -265,8 +288,24 @@ class Analyzer:
             for key, urns in sorted(r.property_dependencies.items()):
                 item.propertyDependencies[key].urns.extend(urns)
             request.resources.append(item)
-        return [_diagnostic(d, "") for d in self._call("AnalyzeStack", request).diagnostics]
+        by_urn = {r.urn: r for r in resources}
+        return [self._violation(d, "", by_urn) for d in self._call("AnalyzeStack", request).diagnostics]
+
+    def _violation(self, d: Any, default_urn: str, by_urn: Mapping[str, AnalyzerResource]) -> Violation:
+        """The :class:`Violation` of one ``AnalyzeDiagnostic`` ``d`` (URN ``default_urn`` when it names none)."""
+        urn = d.urn or default_urn
+        resource = by_urn.get(urn)
+        return Violation(
+            stack=self.stack, policy=d.policyName, level=_LEVEL_NAMES.get(d.enforcementLevel, "advisory"),
+            message=_validator_message(d.message, d.description), urn=urn,
+            type=resource.type if resource is not None else "", name=resource.name if resource is not None else "",
+        )
 
 
-def _diagnostic(d: Any, default_urn: str) -> Diagnostic:
-    return Diagnostic(policy=d.policyName, level=_LEVEL_NAMES.get(d.enforcementLevel, "advisory"), message=d.message, urn=d.urn or default_urn)
+def _validator_message(message: str, description: str) -> str:
+    """``message`` without the ``description + "\\n"`` ``pulumi_policy`` puts before a validator's
+    message (pulumi-policy 1.21 ``policy.py`` ``_create_report_violation``; the diagnostic carries
+    the description on its own too); a message that does not start with it is returned whole."""
+    if description and message.startswith(description + "\n"):
+        return message[len(description) + 1 :]
+    return message

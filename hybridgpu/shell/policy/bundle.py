@@ -48,10 +48,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from hybridgpu.datafile import ORDERED, dump_yaml
 from hybridgpu.errors import HybridGpuError
 
 #: The local version label of the pack's wheel (PEP 440): the hybridgpu code, trimmed dependencies.
@@ -151,7 +151,6 @@ def pinned_closure(roots: set[str]) -> list[Pin]:
     Raises:
         PackBuildError: a needed distribution is not installed (the fix: install it first).
     """
-    env = default_environment()
     installed: dict[str, str] = {}
     wanted: dict[str, list[tuple[str, Requirement]]] = {}
     todo = sorted(roots)
@@ -166,7 +165,7 @@ def pinned_closure(roots: set[str]) -> list[Pin]:
         installed[name] = dist.version
         for text in dict.fromkeys(dist.requires or ()):
             req = Requirement(text)
-            if req.marker is not None and not req.marker.evaluate({**env, "extra": ""}):
+            if req.marker is not None and not req.marker.evaluate({"extra": ""}):  # over this interpreter's environment
                 continue
             dep = canonicalize_name(req.name)
             wanted.setdefault(dep, []).append((f"{name} {dist.version}", req))
@@ -288,7 +287,7 @@ def build_pack(root: Path, out: Path, *, python: str | None = None) -> BuiltPack
         (out / "PulumiPolicy.yaml").write_text(
             "# Built by `hybridgpu policy build-pack` from hybridgpu's policies/ (docs/policies.md, \"Publishing\").\n"
             "# The Pulumi CLI creates the virtualenv in ./venv and runs `pip install -r requirements.txt` here.\n"
-            + yaml.safe_dump(policy_yaml, sort_keys=False),
+            + dump_yaml(policy_yaml, ORDERED),
             encoding="utf-8",
         )
         lines = (f"./{wheel.name}", *(pin.line for pin in pins))

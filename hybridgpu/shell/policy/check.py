@@ -5,7 +5,8 @@ the policy pack's real analyzer, as ``pulumi preview --policy-pack policies`` wo
 starts the pack once (:class:`hybridgpu.shell.policy.analyzer.Analyzer`), sends every resource
 through ``Analyze`` with its provider (explicit, or the default provider the engine builds from
 the stack config) and the whole stack through ``AnalyzeStack`` (with property dependencies), and
-returns the violations. Inputs reach the pack exactly as they went over the wire (secrets
+returns the violations (:class:`~hybridgpu.shell.policy.analyzer.Violation`, the one policy-result
+type, attributed by the analyzer). Inputs reach the pack exactly as they went over the wire (secrets
 marked), with URNs of the engine's form, so the pack sees what it would see under the CLI. Any
 Pulumi Python project can be checked (:func:`is_hybridgpu_project` decides whether hybridgpu's
 stack validation runs); a program that fails under the mocks is a one-line :class:`ProgramError`.
@@ -28,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from hybridgpu.config.keys import PROJECT
-from hybridgpu.errors import HybridGpuError
-from hybridgpu.shell.policy.analyzer import Analyzer, AnalyzerResource, Diagnostic
+from hybridgpu.errors import HybridGpuError, Issue
+from hybridgpu.shell.policy.analyzer import Analyzer, AnalyzerResource, Violation
 from hybridgpu.policy.registry import BY_NAME, PACK_NAME, PolicyConfigError
 from hybridgpu.shell.preview import PreviewResult, run_preview
 from hybridgpu.stack.files import project_name, pulumi_config_strings, read_stack_file, stack_config_dir
@@ -38,8 +39,41 @@ from hybridgpu.stack.load import load_stack
 LEVELS = ("mandatory", "advisory", "disabled")
 
 
+#: The fix of every problem with a policy's entry in a policy config file.
+POLICY_CONFIG_FIX = "see docs/policies.md for each policy's settings"
+
+
 class PolicyConfigFileError(HybridGpuError):
-    """The ``--policy-pack-config`` file is unreadable or invalid (names the file, the policy and the field)."""
+    """The ``--policy-pack-config`` file is unreadable or invalid (names the file, the policy and the field).
+
+    Args:
+        issues: every problem (at least one): ``file`` the config file, ``key`` the policy (and
+            its field), ``code`` ``file`` (unreadable, not an object), ``config`` (an unknown
+            policy or level, an entry of the wrong kind) or ``settings`` (the policy's
+            settings do not validate; ``message`` is the whole
+            :class:`~hybridgpu.policy.registry.PolicyConfigError` text).
+
+    Attributes:
+        issues: as given.
+
+    The message is one line: ``<file>: <problem>; <problem>. Fix: <fix>.`` (a ``file`` issue:
+    ``<file>: <problem>``).
+
+    Raises:
+        ValueError: (on construction) no issue given.
+    """
+
+    def __init__(self, issues: Sequence[Issue]):
+        if not issues:
+            raise ValueError("PolicyConfigFileError needs at least one issue")
+        self.issues = list(issues)
+        first = self.issues[0]
+        if first.code == "file":
+            text = f"{first.file}: {first.message}"
+        else:
+            parts = [i.message if i.code == "settings" or i.key is None else f"{i.key}: {i.message}" for i in self.issues]
+            text = f"{first.file}: " + "; ".join(parts) + f". Fix: {first.fix}."
+        super().__init__(text)
 
 
 class ProgramError(HybridGpuError):
@@ -47,24 +81,6 @@ class ProgramError(HybridGpuError):
     in the program). The message is one line: the program file and line, the stack, the
     resource being registered when known, and the cause; ``__cause__`` keeps the original
     exception (``hybridgpu check --debug`` prints its traceback)."""
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One violation, attributed to a resource (or to the stack when ``urn`` is '').
-
-    Attributes:
-        stack: stack name. policy: policy name. level: ``mandatory`` or ``advisory``.
-        message: the validator's message (what is wrong and the fix). urn, type, name: the resource.
-    """
-
-    stack: str
-    policy: str
-    level: str
-    message: str
-    urn: str
-    type: str
-    name: str
 
 
 @dataclass(frozen=True)
@@ -78,7 +94,7 @@ class StackReport:
     @property
     def mandatory(self) -> list[Violation]:
         """The violations that block (mandatory level)."""
-        return [v for v in self.violations if v.level == "mandatory"]
+        return [v for v in self.violations if v.mandatory]
 
 
 def load_policy_config(path: Path | None) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -93,7 +109,7 @@ def load_policy_config(path: Path | None) -> dict[str, tuple[str, dict[str, Any]
 
     Raises:
         PolicyConfigFileError: unreadable JSON, an unknown policy or level, or properties
-            that do not match the policy's settings.
+            that do not match the policy's settings (every problem, as :class:`~hybridgpu.errors.Issue`).
     """
     raw: Mapping[str, Any] = {}
     label = str(path) if path is not None else "(no policy config)"
@@ -101,18 +117,24 @@ def load_policy_config(path: Path | None) -> dict[str, tuple[str, dict[str, Any]
         try:
             raw = json.loads(Path(path).read_text())
         except (OSError, ValueError) as exc:
-            raise PolicyConfigFileError(f"{label}: cannot read the policy config: {exc}") from None
+            fix = "give a readable JSON file (Pulumi's --policy-pack-config format, docs/policies.md)"
+            raise PolicyConfigFileError([Issue(label, None, f"cannot read the policy config: {exc}", fix, code="file")]) from None
         if not isinstance(raw, Mapping):
-            raise PolicyConfigFileError(f"{label}: must be a JSON object of policy name -> settings")
-    problems: list[str] = []
+            fix = "write a JSON object whose keys are policy names (or all)"
+            raise PolicyConfigFileError([Issue(label, None, "must be a JSON object of policy name -> settings", fix, code="file")])
+    problems: list[Issue] = []
+
+    def problem(key: str, message: str) -> None:
+        problems.append(Issue(label, key, message, POLICY_CONFIG_FIX, code="config"))
+
     default_level = raw.get("all")
     if default_level is not None and default_level not in LEVELS:
-        problems.append(f"all: level {default_level!r} is not one of {', '.join(LEVELS)}")
+        problem("all", f"level {default_level!r} is not one of {', '.join(LEVELS)}")
     for key in raw:
         if key != "all" and key not in BY_NAME:
             close = difflib.get_close_matches(str(key), list(BY_NAME), n=1, cutoff=0.6)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            problems.append(f"{key}: no such policy{hint} (policies: {', '.join(sorted(BY_NAME))})")
+            problem(str(key), f"no such policy{hint} (policies: {', '.join(sorted(BY_NAME))})")
     config: dict[str, tuple[str, dict[str, Any]]] = {}
     for name, spec in BY_NAME.items():
         entry = raw.get(name, {})
@@ -124,19 +146,19 @@ def load_policy_config(path: Path | None) -> dict[str, tuple[str, dict[str, Any]
             props = {k: v for k, v in entry.items() if k != "enforcementLevel"}
             level = entry.get("enforcementLevel", level)
         else:
-            problems.append(f"{name}: must be a level string or an object")
+            problem(name, "must be a level string or an object")
             continue
         if level not in LEVELS:
-            problems.append(f"{name}.enforcementLevel: {level!r} is not one of {', '.join(LEVELS)}")
+            problem(f"{name}.enforcementLevel", f"{level!r} is not one of {', '.join(LEVELS)}")
             continue
         try:
             spec.parse_settings(props)
         except PolicyConfigError as exc:
-            problems.append(str(exc))
+            problems.append(Issue(label, name, str(exc), POLICY_CONFIG_FIX, code="settings"))
             continue
         config[name] = (level, props)
     if problems:
-        raise PolicyConfigFileError(f"{label}: " + "; ".join(problems) + ". Fix: see docs/policies.md for each policy's settings.")
+        raise PolicyConfigFileError(problems)
     return config
 
 
@@ -181,29 +203,11 @@ def _analyzer_resources(records: Sequence[Any], preview: PreviewResult | None = 
     return out
 
 
-def _split(message: str, policy: str) -> str:
-    """Drop the policy description pulumi_policy puts before the validator's message."""
-    spec = BY_NAME.get(policy)
-    if spec is not None and message.startswith(spec.description + "\n"):
-        return message[len(spec.description) + 1 :]
-    return message
-
-
-def _violations(stack: str, diagnostics: Sequence[Diagnostic], by_urn: Mapping[str, AnalyzerResource]) -> list[Violation]:
-    out = []
-    for d in diagnostics:
-        r = by_urn.get(d.urn)
-        out.append(Violation(stack, d.policy, d.level, _split(d.message, d.policy), d.urn, r.type if r else "", r.name if r else ""))
-    return out
-
-
 def analyze_resources(analyzer: Analyzer, stack: str, resources: Sequence[AnalyzerResource], project: str = PROJECT) -> StackReport:
     """Put ``resources`` through a running pack: ``Analyze`` each, then ``AnalyzeStack``."""
     analyzer.configure_stack(project=project, stack=stack)
-    diagnostics = analyzer.analyze_each(resources)
-    diagnostics += analyzer.analyze_stack(resources)
-    by_urn = {r.urn: r for r in resources}
-    return StackReport(stack, len(resources), tuple(_violations(stack, diagnostics, by_urn)))
+    violations = analyzer.analyze_each(resources) + analyzer.analyze_stack(resources)
+    return StackReport(stack, len(resources), tuple(violations))
 
 
 def check_stacks(
@@ -245,7 +249,7 @@ def check_stacks(
     program = _entrypoint(root)
     if is_hybridgpu_project(root):
         loaded = [load_stack(name, root) for name in stacks]  # every stack file is sound before any program runs
-        runs = [dict(stack=s.config.stack, loaded=s) for s in loaded]
+        runs: list[dict[str, Any]] = [dict(stack=s.config.stack, loaded=s) for s in loaded]
     else:
         if program is None:
             raise ProgramError(f"{root}: no __main__.py; hybridgpu check runs Pulumi Python projects (runtime: python)")
@@ -294,9 +298,13 @@ class _StartInBackground:
 
 
 def check_previews(previews: Sequence[PreviewResult], config: Mapping[str, tuple[str, Mapping[str, Any]]], analyzer: Analyzer) -> list[StackReport]:
-    """Put finished previews through a running pack (``Configure``, then each stack)."""
+    """Put finished previews through a running pack (``Configure``, then each stack).
+
+    The resources go in URN order: the mocks record registrations in a thread-dependent order,
+    and the report (which follows the order the resources are sent in) must be the same in every run.
+    """
     analyzer.configure(config)
-    return [analyze_resources(analyzer, p.stack, _analyzer_resources(p.records, p), p.project) for p in previews]
+    return [analyze_resources(analyzer, p.stack, _analyzer_resources(sorted(p.records, key=lambda r: r.urn), p), p.project) for p in previews]
 
 
 def is_hybridgpu_project(root: Path) -> bool:
@@ -320,12 +328,12 @@ def _program_failure(root: Path, stack: str, exc: BaseException) -> str:
     """``<file>:<line>: stack <stack>: the program failed: <Type>: <message>`` from the deepest
     traceback frame inside the project (the Pulumi runtime's frames are skipped)."""
     where = str(root / "__main__.py")
-    frames = traceback.extract_tb(exc.__traceback__)
+    frames: list[traceback.FrameSummary] = list(traceback.extract_tb(exc.__traceback__))
     cause: BaseException = exc
     seen = {id(exc)}
     while (nxt := cause.__cause__ or cause.__context__) is not None and id(nxt) not in seen:  # chains can loop
         seen.add(id(nxt))
-        frames = traceback.extract_tb(nxt.__traceback__) + frames
+        frames = list(traceback.extract_tb(nxt.__traceback__)) + frames
         cause = nxt
     resolved = str(root.resolve())
     inside = [f for f in frames if str(Path(f.filename).resolve()).startswith(resolved)]

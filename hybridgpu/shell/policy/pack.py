@@ -77,6 +77,7 @@ def _config_key(args: Any) -> str:
     return json.dumps(dict(args.get_config()), sort_keys=True, default=str)
 
 
+# report_violation(message, urn): urn None blames the resource (or stack) under validation.
 def _resource_validate(spec: PolicySpec):
     def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
         if not spec.applies(args.resource_type):
@@ -85,14 +86,14 @@ def _resource_validate(spec: PolicySpec):
         try:
             settings = _settings(spec, _config_key(args))
         except PolicyConfigError as exc:
-            report_violation(f"{resource.label}: {exc}. Fix: correct the policy pack config.")
+            report_violation(f"{resource.label}: {exc}. Fix: correct the policy pack config.", None)
             return
         try:
             messages = spec.run_resource(resource, settings)
         except UnknownValueError as exc:
             messages = [_unknown_message(spec, resource.label, exc)]
         for message in messages:
-            report_violation(message)
+            report_violation(message, None)
 
     return validate
 
@@ -102,7 +103,7 @@ def _stack_validate(spec: PolicySpec):
         try:
             settings = _settings(spec, _config_key(args))
         except PolicyConfigError as exc:
-            report_violation(f"{exc}. Fix: correct the policy pack config.")
+            report_violation(f"{exc}. Fix: correct the policy pack config.", None)
             return
         resources = [_resource(r) for r in args.resources]
         try:

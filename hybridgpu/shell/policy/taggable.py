@@ -9,7 +9,7 @@ This lives in the shell because it imports ``pulumi_aws`` (by name, at run time:
 module of the asked type, since ``pulumi_aws`` imports its submodules lazily). The pack
 (:mod:`hybridgpu.shell.policy.pack`) puts the answer on each
 :class:`~hybridgpu.policy.base.PolicyResource` (``taggable``), so the validator
-:func:`hybridgpu.policy.rules.required_cost_tags` stays pure and never loads Pulumi.
+:func:`hybridgpu.policy.untagged.required_cost_tags` stays pure and never loads Pulumi.
 """
 
 from __future__ import annotations

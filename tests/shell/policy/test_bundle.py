@@ -23,7 +23,9 @@ import socket
 import subprocess
 import sys
 import tarfile
+import traceback
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -58,9 +60,22 @@ def _index_reachable() -> bool:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> Path:
+def sources(tmp_path_factory) -> Path:
+    """A snapshot of the checkout's sources the pack is built from (``build-pack --root``), so an
+    edit to the checkout during the run cannot differ two builds."""
+    src = tmp_path_factory.mktemp("sources")
+    shutil.copytree(ROOT / "hybridgpu", src / "hybridgpu", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(ROOT / "policies", src / "policies", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "venv"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, src / name)
+    return src
+
+
+@pytest.fixture(scope="module")
+def built(sources, tmp_path_factory) -> Path:
+    """The pack as ``hybridgpu policy build-pack`` writes it (built once for the module: the wheel build is the slow part)."""
     out = tmp_path_factory.mktemp("publisher") / "hybridgpu-policy-pack"
-    proc = _cli("policy", "build-pack", "--out", str(out))
+    proc = _cli("policy", "build-pack", "--out", str(out), "--root", str(sources))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out
 
@@ -162,11 +177,11 @@ def test_the_pack_directory_holds_the_pack_a_wheel_and_pinned_requirements(built
     assert f"{PACK_VIRTUALENV}/" in (built / ".gitignore").read_text().splitlines()
 
 
-def test_nothing_in_the_pack_points_at_this_checkout(built):
+def test_nothing_in_the_pack_points_at_this_checkout(built, sources):
     for path in built.rglob("*"):
         if path.is_file() and path.suffix != ".whl":
             text = path.read_text()
-            assert str(ROOT) not in text and "../" not in text, path
+            assert str(ROOT) not in text and str(sources) not in text and "../" not in text, path
             assert not any(line.startswith(("-e", "--editable")) for line in text.splitlines()), path
 
 
@@ -205,18 +220,13 @@ def test_a_version_another_requirement_refuses_is_not_pinned(monkeypatch):
     assert pins["lib"].conflict == "lib 1.5 is installed here but app 1.0 requires <3,>=2"
 
 
-def test_two_builds_of_the_same_checkout_are_byte_identical(tmp_path):
-    # A snapshot of the sources, so an edit to the checkout between the two builds cannot differ them.
-    src = tmp_path / "src"
-    shutil.copytree(ROOT / "hybridgpu", src / "hybridgpu", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    shutil.copytree(ROOT / "policies", src / "policies", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "venv"))
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, src / name)
-    first, second = build_pack(src, tmp_path / "a"), build_pack(src, tmp_path / "b")
-    files = sorted(p.name for p in first.directory.iterdir())
-    assert files == sorted(p.name for p in second.directory.iterdir())
+def test_two_builds_of_the_same_checkout_are_byte_identical(sources, built, tmp_path):
+    # The second build through the API, the first (``built``) through the CLI, from the same snapshot.
+    second = build_pack(sources, tmp_path / "b").directory
+    files = sorted(p.name for p in built.iterdir())
+    assert files == sorted(p.name for p in second.iterdir())
     for name in files:
-        assert (first.directory / name).read_bytes() == (second.directory / name).read_bytes(), name
+        assert (built / name).read_bytes() == (second / name).read_bytes(), name
 
 
 # --------------------------------------------------------------------------- installed elsewhere, run
@@ -260,42 +270,62 @@ def test_installed_pack_gives_the_same_verdicts(remote_analyzer, case: Case):
 
 
 # --------------------------------------------------------------------------- refused before anything is written
+# In this process (typer's CliRunner): a refusal happens before any subprocess, and a Python start-up
+# with the CLI's imports per case cost more than the rest of the file's checks.
 
 
-def test_out_under_a_gitignored_directory_is_refused():
+@dataclass(frozen=True)
+class _Refusal:
+    returncode: int
+    stderr: str
+
+
+def _refused(monkeypatch: pytest.MonkeyPatch, *args: str, cwd: Path = ROOT) -> _Refusal:
+    """``hybridgpu <args>`` run in ``cwd``: its exit code and stderr; fails on an uncaught exception (a traceback)."""
+    from typer.testing import CliRunner
+
+    from hybridgpu.cli.main import app
+
+    monkeypatch.chdir(cwd)
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(app, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), "".join(traceback.format_exception(result.exception))
+    return _Refusal(result.exit_code, result.stderr)
+
+
+def test_out_under_a_gitignored_directory_is_refused(monkeypatch):
     if shutil.which("git") is None or not (ROOT / ".git").exists():
         pytest.skip("needs git and this checkout's .git (the check asks `git check-ignore`)")
     target = ROOT / "out" / "policy-pack-test"
-    proc = _cli("policy", "build-pack", "--out", str(target))
+    proc = _refused(monkeypatch, "policy", "build-pack", "--out", str(target))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert ".gitignore" in proc.stderr and "fix:" in proc.stderr
     assert not target.exists()
 
 
 @pytest.mark.parametrize("where", ["policies", "hybridgpu"])
-def test_out_inside_the_sources_is_refused(where):
+def test_out_inside_the_sources_is_refused(where, monkeypatch):
     target = ROOT / where / "pack-test"
-    proc = _cli("policy", "build-pack", "--out", str(target))
+    proc = _refused(monkeypatch, "policy", "build-pack", "--out", str(target))
     assert proc.returncode == 2 and "fix:" in proc.stderr and "Traceback" not in proc.stderr
     assert not target.exists()
 
 
-def test_a_non_empty_out_is_refused_and_left_alone(tmp_path):
+def test_a_non_empty_out_is_refused_and_left_alone(tmp_path, monkeypatch):
     (tmp_path / "keep.txt").write_text("mine")
-    proc = _cli("policy", "build-pack", "--out", str(tmp_path))
+    proc = _refused(monkeypatch, "policy", "build-pack", "--out", str(tmp_path))
     assert proc.returncode == 2 and "not an empty directory" in proc.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
 
 
-def test_outside_a_checkout_says_what_is_missing(tmp_path):
-    proc = _cli("policy", "build-pack", "--out", str(tmp_path / "pack"), "--root", str(tmp_path), cwd=tmp_path)
+def test_outside_a_checkout_says_what_is_missing(tmp_path, monkeypatch):
+    proc = _refused(monkeypatch, "policy", "build-pack", "--out", str(tmp_path / "pack"), "--root", str(tmp_path), cwd=tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "pyproject.toml" in proc.stderr and "--root" in proc.stderr
     assert not (tmp_path / "pack").exists()
 
 
-def test_out_is_required():
-    proc = _cli("policy", "build-pack")
+def test_out_is_required(monkeypatch):
+    proc = _refused(monkeypatch, "policy", "build-pack")
     assert proc.returncode == 2 and "--out" in proc.stderr
 
 

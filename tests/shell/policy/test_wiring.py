@@ -13,7 +13,7 @@ def test_policy_reference_is_current():
 
 
 def test_validators_import_no_pulumi():
-    result = import_fresh("hybridgpu.policy.rules", "hybridgpu.policy.registry", "hybridgpu.policy.workloads", "hybridgpu.policy.base")
+    result = import_fresh("hybridgpu.policy.untagged", "hybridgpu.policy.oversized", "hybridgpu.policy.safety", "hybridgpu.policy.efa", "hybridgpu.policy.registry", "hybridgpu.policy.workloads", "hybridgpu.policy.base")
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -1,287 +1,67 @@
-"""The validators of the hybridgpu policy pack, one function per policy, plus their settings.
+"""Policies of the ``oversized`` group: GPU capacity and spend beyond the configured bounds (pure validators and their settings).
 
-Every validator is pure: it takes :class:`~hybridgpu.policy.base.PolicyResource` values (or the
-whole stack for stack policies) and a settings model, and yields messages. Each message names
-the resource and says how to fix it. The pack (``policies/__main__.py``) turns them into
-``pulumi_policy`` policies; :data:`hybridgpu.policy.registry.POLICIES` lists them with their
-names and default enforcement.
+* NodePools: :func:`nodepool_gpu_limit`, :func:`nodepool_instance_bounds`;
+* everything that launches or reserves GPU instances: :func:`gpu_instance_size`;
+* workloads: :func:`gpu_workload_requests`, :func:`gpu_autoscaling` (HPA and KEDA),
+  :func:`mig_profiles`, :func:`helm_values_capacity` (Helm values the pack cannot see into);
+* the whole stack: :func:`stack_gpu_ceiling`, :func:`burst_budget`.
 
-Groups:
-
-* untagged: :func:`required_cost_tags`, :func:`ec2nodeclass_cost_tags`,
-  :func:`gpu_workload_cost_labels`, :func:`onprem_host_owner`;
-* oversized: :func:`nodepool_gpu_limit`, :func:`nodepool_instance_bounds`,
-  :func:`gpu_instance_size`, :func:`gpu_workload_requests`, :func:`mig_profiles`,
-  :func:`stack_gpu_ceiling`, :func:`burst_budget`;
-* safety: :func:`imdsv2_required`, :func:`encrypted_volumes`, :func:`eks_endpoint_private`,
-  :func:`ami_alias_pinned`, :func:`kubeadm_ca_verification`, :func:`multikueue_kubeconfig`.
+Each validator takes a :class:`~hybridgpu.policy.base.PolicyResource` (or the stack's resources)
+and its settings, and yields messages that name the resource and say how to fix it;
+:data:`hybridgpu.policy.registry.POLICIES` lists them with their names and enforcement.
 """
 
 from __future__ import annotations
 
-import base64
-import fnmatch
 import functools
-import ipaddress
-import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Annotated, Any
+from typing import Any
 
 import yaml
-from pydantic import AfterValidator, Field
+from pydantic import Field
 
-from hybridgpu.burst.kueue import kubeconfig_problems
 from hybridgpu.catalog import load_catalog
 from hybridgpu.datafile import load_yaml
-from hybridgpu.mig.profiles import load_mig_models
-from hybridgpu.policy import capacity as cap_mod
-from hybridgpu.policy.capacity import instance_type as _instance
-from hybridgpu.policy.capacity import is_gpu_type as _is_gpu_type
-from hybridgpu.policy.base import (
-    CONFIGMAP,
-    EC2NODECLASS_TYPES,
-    KUBERNETES_BUNDLES,
-    NODEPOOL_TYPES,
-    ONPREM_HOST,
-    SECRET,
-    UNKNOWN_ERRORS,
-    PolicyResource,
-    PolicySettings,
-    Unknown,
-    as_list,
-    check_per_stack,
-    dig,
-    for_stack,
-    known,
-    names,
-    parse_quantity,
-    walk_known_strings,
-)
 from hybridgpu.k8s import (
-    DEFAULT_COST_KEYS,
     GPU_RESOURCE,
     INSTANCE_FAMILY_LABEL,
     INSTANCE_GPU_COUNT_LABEL,
     INSTANCE_TYPE_LABEL,
     MIG_RESOURCE_PREFIX,
+    QuantityError,
+    device_count,
 )
+from hybridgpu.mig.profiles import load_mig_models
+from hybridgpu.policy import capacity as cap_mod
+from hybridgpu.policy.base import (
+    CONFIGMAP,
+    KUBERNETES_BUNDLES,
+    NODEPOOL_TYPES,
+    UNKNOWN_ERRORS,
+    Findings,
+    PerStackFloat,
+    PerStackInt,
+    PerStackOptList,
+    PolicyResource,
+    PolicySettings,
+    StackFindings,
+    Unknown,
+    as_list,
+    dig,
+    for_stack,
+    known,
+    names,
+    parse_quantity,
+)
+from hybridgpu.policy.capacity import instance_type as _instance
+from hybridgpu.policy.capacity import is_gpu_type as _is_gpu_type
 from hybridgpu.policy.workloads import is_gpu_resource, pod_templates
-
-PerStackInt = Annotated[int | dict[str, int], AfterValidator(check_per_stack)]
-PerStackFloat = Annotated[float | dict[str, float] | None, AfterValidator(check_per_stack)]
-PerStackList = Annotated[list[str] | dict[str, list[str]], AfterValidator(check_per_stack)]
-PerStackOptList = Annotated[list[str] | dict[str, list[str]] | None, AfterValidator(check_per_stack)]
-
-Findings = Iterator[str]
-StackFindings = Iterator[tuple[PolicyResource | None, str]]
 
 
 def _gpu_families() -> list[str]:
     return sorted(load_catalog().families())
 
-
-# ---------------------------------------------------------------------------------- untagged
-
-
-class CostTagSettings(PolicySettings):
-    """Settings of ``required-cost-tags`` and ``ec2nodeclass-cost-tags``."""
-
-    required_tag_keys: PerStackList = Field(
-        default_factory=lambda: list(DEFAULT_COST_KEYS),
-        description="Tag keys every taggable AWS resource must carry (after merging the provider's default tags); "
-        "a list, or per stack {\"default\": [...], \"<stack glob>\": [...]}. "
-        f"Default: {', '.join(DEFAULT_COST_KEYS)}.",
-    )
-
-
-def _tags_of(value: Any, keys: Sequence[str] | None = None) -> dict[str, Any]:
-    """Tags as a dict, from either a map or a list of ``{key, value}`` (autoscaling groups).
-
-    With ``keys``, only those tags are read, so a tag unknown during preview that the policy
-    does not need (a computed ``Name``) is never touched; a needed one comes back as
-    :class:`~hybridgpu.policy.base.Unknown`.
-    """
-    if isinstance(value, Mapping):
-        if keys is None:
-            return {str(k): known(value, k) for k in value}
-        return {str(k): v for k in keys if (v := known(value, k)) is not None}
-    tags: dict[str, Any] = {}
-    for i, item in enumerate(as_list(value)):
-        key = known(item, "key")
-        if isinstance(key, str) and (keys is None or key in keys):
-            tags[key] = known(item, "value")
-        elif isinstance(key, Unknown) and keys is not None:
-            tags.setdefault(f"?{i}", key)
-    return tags
-
-
-def _has_text(value: Any) -> bool:
-    """A tag value counts when it holds non-whitespace text (or is unknown: see the callers)."""
-    return isinstance(value, str) and bool(value.strip())
-
-
-def _missing_tags(tags: Mapping[str, Any], required: Sequence[str]) -> tuple[list[str], list[str]]:
-    """``(missing or blank keys, keys whose value is unknown during preview)``."""
-    missing = [k for k in required if not isinstance(tags.get(k), Unknown) and not _has_text(tags.get(k))]
-    unknown = [k for k in required if isinstance(tags.get(k), Unknown)]
-    return missing, unknown
-
-
-#: Launch-template tagSpecifications resource types whose tags reach what a GPU instance
-#: launches: the instance and its EBS volumes. pulumi-aws 7.51.1 ``ec2/launch_template.py``
-#: (tag_specifications: "Default tags are currently not propagated to ASG created resources"),
-#: read 2026-11-24.
-_LAUNCH_TAG_TARGETS = ("instance", "volume")
-ASG_TYPE = cap_mod.ASG
-
-
-def _provider_config(props: Mapping[str, Any]) -> dict[str, Any]:
-    """Provider inputs with JSON-encoded values decoded: provider SDKs send non-string settings
-    as JSON strings (pulumi_aws 7.x ``provider.py`` wraps ``default_tags`` in
-    ``pulumi.runtime.to_json``; read 2026-11-22)."""
-    out: dict[str, Any] = {}
-    for key, value in props.items():
-        if isinstance(value, str) and value[:1] in "{[":
-            try:
-                value = json.loads(value)
-            except ValueError:
-                pass
-        out[key] = value
-    return out
-
-
-def required_cost_tags(res: PolicyResource, cfg: CostTagSettings) -> Findings:
-    """Taggable AWS resources carry the cost tags, counting the provider's ``defaultTags``.
-
-    Whether a type takes tags is ``res.taggable`` (the pack reads it from the installed
-    pulumi-aws SDK); when unknown, a resource whose inputs carry ``tags`` is checked.
-
-    Yields:
-        One message per resource missing keys (empty values count as missing).
-    """
-    if not res.type.startswith("aws:") or res.type.startswith("pulumi:providers:"):
-        return
-    if res.taggable is False or (res.taggable is None and "tags" not in res.props):
-        return
-    required = list(for_stack(cfg.required_tag_keys, res.stack))
-    if res.type == ASG_TYPE:
-        yield from _asg_tags(res, required)
-        return
-    defaults = _tags_of(dig(_provider_config(res.provider_props or {}), "defaultTags", "tags") or {}, required)
-    tags = {**defaults, **_tags_of(known(res.props, "tags"), required)}
-    missing, unknown = _missing_tags(tags, required)
-    if missing:
-        yield (
-            f"{res.label} has no cost tag {names(missing)} (empty or whitespace-only values count as missing). "
-            "Fix: add them to hybridgpu:tags in the stack file, which every AWS resource gets through the "
-            "provider's defaultTags, or to the resource's tags."
-        )
-    if unknown:
-        yield (
-            f"{res.label}: cost tag {names(unknown)} is an unknown value during preview, so the policy cannot see it "
-            "(it fails closed). Fix: give the tag a literal or config value."
-        )
-    if res.type == cap_mod.LAUNCH_TEMPLATE and _is_gpu_type(str(known(res.props, "instanceType") or "")):
-        yield from _launch_tag_specs(res, required)
-
-
-def _asg_tags(res: PolicyResource, required: list[str]) -> Findings:
-    """An Auto Scaling group's own ``tags`` with ``propagateAtLaunch: true`` are what its instances
-    get; the provider's defaultTags do not apply to it (pulumi-aws ``ec2/launch_template.py``,
-    tag_specifications; AWS provider docs, "default_tags" known limitation for aws_autoscaling_group)."""
-    propagated: dict[str, Any] = {}
-    for item in as_list(known(res.props, "tags")):
-        key = known(item, "key")
-        if key in required and known(item, "propagateAtLaunch") in (True, "true"):
-            propagated[str(key)] = known(item, "value")
-    missing, unknown = _missing_tags(propagated, required)
-    if missing:
-        yield (
-            f"{res.label} does not tag the instances it launches with {names(missing)}: provider defaultTags never "
-            "reach an Auto Scaling group. Fix: add tags=[{key, value, propagateAtLaunch: true}] for each cost tag."
-        )
-    if unknown:
-        yield f"{res.label}: cost tag {names(unknown)} is an unknown value during preview. Fix: give it a literal or config value."
-
-
-def _launch_tag_specs(res: PolicyResource, required: list[str]) -> Findings:
-    """A GPU launch template's ``tagSpecifications`` tag the instance and its volumes."""
-    specs = known(res.props, "tagSpecifications")
-    by_target: dict[str, dict[str, Any]] = {}
-    for spec in as_list(specs):
-        target = known(spec, "resourceType")
-        if isinstance(target, str):
-            by_target.setdefault(target, {}).update(_tags_of(known(spec, "tags"), required))
-    for target in _LAUNCH_TAG_TARGETS:
-        missing, unknown = _missing_tags(by_target.get(target, {}), required)
-        if missing or unknown:
-            yield (
-                f"{res.label} launches GPU instances whose {target}s carry no cost tag {names(missing + unknown)}: "
-                "provider defaultTags do not reach what a launch template launches. Fix: add tagSpecifications "
-                f"[{{resourceType: \"{target}\", tags: {{...cost tags}}}}] (for instance and volume)."
-            )
-
-
-def ec2nodeclass_cost_tags(res: PolicyResource, cfg: CostTagSettings) -> Findings:
-    """EC2NodeClass ``spec.tags`` carries the cost tags (Karpenter puts them on every instance,
-    volume and network interface it launches; provider default tags never reach those)."""
-    if res.type not in EC2NODECLASS_TYPES:
-        return
-    required = list(for_stack(cfg.required_tag_keys, res.stack))
-    tags = _tags_of(dig(res.props, "spec", "tags") or {}, required)
-    missing, unknown = _missing_tags(tags, required)
-    missing += unknown
-    if missing:
-        yield (
-            f"{res.label} sets no spec.tags {names(missing)}: the GPU instances Karpenter launches from it "
-            "would carry no cost attribution. Fix: set them in hybridgpu:tags (hybridgpu copies them into "
-            "every EC2NodeClass) or in the node class's tags."
-        )
-
-
-class WorkloadLabelSettings(PolicySettings):
-    """Settings of ``gpu-workload-cost-labels``."""
-
-    required_labels: PerStackList = Field(
-        default_factory=lambda: list(DEFAULT_COST_KEYS),
-        description="Labels every pod that requests GPUs must carry (read by cost tools such as OpenCost); "
-        f"a list or per stack. Default: {', '.join(DEFAULT_COST_KEYS)}.",
-    )
-
-
-def gpu_workload_cost_labels(res: PolicyResource, cfg: WorkloadLabelSettings) -> Findings:
-    """Pods that request ``nvidia.com/gpu`` or ``nvidia.com/mig-*`` carry the cost-attribution labels
-    on the pod (template) itself: labels on the Deployment/Job alone do not reach the pods."""
-    if not res.type.startswith("kubernetes:") or res.type in KUBERNETES_BUNDLES:
-        return
-    required = for_stack(cfg.required_labels, res.stack)
-    for template in pod_templates(res.props):
-        if not template.gpu_limits():
-            continue
-        missing = [k for k in required if not template.labels.get(k)]
-        if missing:
-            where = f"{template.path}.metadata.labels" if template.path else "metadata.labels"
-            yield (
-                f"{res.label} requests GPUs but its pods lack the cost labels {names(missing)}. "
-                f"Fix: set them under {where}."
-            )
-
-
-def onprem_host_owner(resources: Sequence[PolicyResource], cfg: PolicySettings) -> StackFindings:
-    """Every on-prem host (``hybridgpu:onprem:Host``) names an owner (inventory ``owner``, or the
-    site's ``metadata.owner``)."""
-    for res in resources:
-        if res.type != ONPREM_HOST or cfg.exempt(res):
-            continue
-        if not str(res.props.get("owner") or "").strip():
-            yield res, (
-                f"{res.label} (host {res.props.get('hostname', res.name)}) has no owner. Fix: set `owner` on the "
-                "host in the inventory, or `metadata.owner` on its Site for every host of the site."
-            )
-
-
-# --------------------------------------------------------------------------------- oversized
 
 
 class CapacitySettings(PolicySettings):
@@ -496,10 +276,10 @@ def gpu_workload_requests(res: PolicyResource, cfg: WorkloadSettings) -> Finding
     unknown: list[str] = []
     for template in pod_templates(res.props):
         for where, name, value in template.malformed():
-            yield (
-                f"{res.label} {where} asks for {name} {value!r}, which is not a Kubernetes quantity (or is negative), "
-                "so its GPUs cannot be counted. Fix: use a whole number such as \"1\" or \"8\"."
-            )
+            try:
+                device_count(value, name)
+            except QuantityError as exc:  # always: malformed() lists the values device_count refuses
+                yield f"{res.label} {where}: {exc.problem}, so its GPUs cannot be counted. Fix: {exc.fix}."
         if template.gpu_limits():
             unknown += [u for u in template.unknown if u not in unknown]
         for path, c in template.containers():
@@ -783,166 +563,6 @@ def burst_budget(resources: Sequence[PolicyResource], cfg: BudgetSettings) -> St
         )
 
 
-# ------------------------------------------------------------------------------------ safety
-
-
-def imdsv2_required(res: PolicyResource, cfg: PolicySettings) -> Findings:
-    """Instances require IMDSv2 session tokens (``httpTokens: required``): launch templates and EC2
-    instances must say so (EC2's default is ``optional``: EC2 API reference,
-    InstanceMetadataOptions, read 2026-11-22); an EC2NodeClass may omit it (Karpenter defaults
-    it to ``required``: EC2NodeClass ``MetadataOptions`` of the Karpenter v1 CRD, as packaged in
-    @kubernetes-models/karpenter 2.0.0) but must not set anything else."""
-    if res.type in ("aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance"):
-        tokens = dig(res.props, "metadataOptions", "httpTokens")
-        if tokens != "required":
-            said = "does not set metadataOptions.httpTokens" if tokens is None else f"has metadataOptions.httpTokens {tokens!r}"
-            yield (
-                f"{res.label} {said}: IMDSv1 lets any process or SSRF read the "
-                "instance role's credentials. Fix: set metadataOptions.httpTokens to \"required\"."
-            )
-    elif res.type in EC2NODECLASS_TYPES:
-        tokens = dig(res.props, "spec", "metadataOptions", "httpTokens")
-        if tokens is not None and tokens != "required":
-            yield f"{res.label} sets spec.metadataOptions.httpTokens {tokens!r}. Fix: set it to \"required\" (IMDSv2)."
-
-
-def _encrypted(value: Any) -> bool:
-    return value is True or (isinstance(value, str) and value.lower() == "true")
-
-
-def encrypted_volumes(res: PolicyResource, cfg: PolicySettings) -> Findings:
-    """EBS volumes are encrypted: launch template and EC2NodeClass block device mappings, EC2
-    instance root and EBS devices, standalone EBS volumes; node groups use a launch template
-    (otherwise their disks follow the account default)."""
-    fix = "Fix: set encrypted: true on it."
-    if res.type == "aws:ec2/launchTemplate:LaunchTemplate":
-        for i, m in enumerate(as_list(res.props.get("blockDeviceMappings"))):
-            if dig(m, "ebs") is not None and not _encrypted(dig(m, "ebs", "encrypted")):
-                yield f"{res.label} blockDeviceMappings[{i}] ({dig(m, 'deviceName')}) is not encrypted. {fix}"
-    elif res.type in EC2NODECLASS_TYPES:
-        for i, m in enumerate(as_list(dig(res.props, "spec", "blockDeviceMappings"))):
-            if not _encrypted(dig(m, "ebs", "encrypted")):
-                yield f"{res.label} spec.blockDeviceMappings[{i}] ({dig(m, 'deviceName')}) is not encrypted. {fix}"
-    elif res.type == "aws:ec2/instance:Instance":
-        if not _encrypted(dig(res.props, "rootBlockDevice", "encrypted")):
-            yield f"{res.label} rootBlockDevice is not encrypted. Fix: set rootBlockDevice.encrypted: true."
-        for i, d in enumerate(as_list(res.props.get("ebsBlockDevices"))):
-            if not _encrypted(dig(d, "encrypted")):
-                yield f"{res.label} ebsBlockDevices[{i}] is not encrypted. {fix}"
-    elif res.type == "aws:ebs/volume:Volume":
-        if not _encrypted(res.props.get("encrypted")):
-            yield f"{res.label} is not encrypted. Fix: set encrypted: true (and a kmsKeyId)."
-    elif res.type == "aws:eks/nodeGroup:NodeGroup" and not res.props.get("launchTemplate"):
-        yield (
-            f"{res.label} has no launch template, so its root volumes follow the account's default encryption. "
-            "Fix: give it a launch template with encrypted block devices."
-        )
-
-
-_OPEN = (ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
-
-
-def eks_endpoint_private(res: PolicyResource, cfg: PolicySettings) -> Findings:
-    """An EKS API endpoint is private, or public only to listed CIDRs.
-
-    EKS defaults ``endpointPublicAccess`` to true and ``publicAccessCidrs`` to ``0.0.0.0/0``
-    (Amazon EKS API reference, VpcConfigRequest; EKS User Guide, "Cluster API server endpoint";
-    read 2026-11-22), so an unset field counts as open.
-    """
-    if res.type != "aws:eks/cluster:Cluster":
-        return
-    vpc = res.props.get("vpcConfig") or {}
-    public = vpc.get("endpointPublicAccess", True)
-    if public is False or (isinstance(public, str) and public.lower() == "false"):
-        return
-    cidrs = [str(c) for c in as_list(vpc.get("publicAccessCidrs"))]
-    open_cidrs = []
-    for c in cidrs:
-        try:
-            if ipaddress.ip_network(c, strict=False) in _OPEN:
-                open_cidrs.append(c)
-        except ValueError:
-            open_cidrs.append(c)
-    if not cidrs or open_cidrs:
-        yield (
-            f"{res.label} has a public API endpoint open to {names(open_cidrs) if open_cidrs else '0.0.0.0/0 (EKS default)'}. "
-            "Fix: set vpcConfig.endpointPublicAccess to false (hybridgpu's default), or list narrow publicAccessCidrs."
-        )
-
-
-class AmiSettings(PolicySettings):
-    """Settings of ``ami-alias-pinned``."""
-
-    production_stacks: list[str] = Field(
-        default_factory=lambda: ["prod", "prod-*", "*-prod", "production*"],
-        description="Stack-name globs treated as production. Default: prod, prod-*, *-prod, production*.",
-    )
-
-
-def ami_alias_pinned(res: PolicyResource, cfg: AmiSettings) -> Findings:
-    """Production EC2NodeClasses pin their AMI (``al2023@v20261112``), never ``@latest``: a new AMI
-    would roll every GPU node through drift replacement without review."""
-    if res.type not in EC2NODECLASS_TYPES or not any(fnmatch.fnmatchcase(res.stack, p) for p in cfg.production_stacks):
-        return
-    for i, term in enumerate(as_list(dig(res.props, "spec", "amiSelectorTerms"))):
-        alias = dig(term, "alias")
-        if isinstance(alias, str) and alias.endswith("@latest"):
-            yield (
-                f"{res.label} in production stack {res.stack} selects the floating AMI alias {alias} "
-                f"(amiSelectorTerms[{i}]). Fix: pin a version, e.g. {alias.split('@')[0]}@v20261112."
-            )
-
-
-#: EC2 resources whose user data may run ``kubeadm join``: ``userData`` (plain on instances,
-#: base64 on launch templates: pulumi-aws 7.51.1 ``ec2/launch_template.py`` user_data "The
-#: base64-encoded user data") and ``userDataBase64``.
-_USER_DATA_TYPES = (cap_mod.INSTANCE, cap_mod.SPOT_INSTANCE, cap_mod.LAUNCH_TEMPLATE, cap_mod.LAUNCH_CONFIGURATION)
-
-
-def _user_data_texts(text: str) -> list[str]:
-    """The user data as given and, when it is base64 of UTF-8 text, decoded (gzip is not read)."""
-    out = [text]
-    try:
-        out.append(base64.b64decode(text.strip(), validate=True).decode())
-    except (ValueError, UnicodeDecodeError):
-        pass
-    return out
-
-
-_SKIP_CA = re.compile(r"unsafeSkipCAVerification\"?\s*:\s*\"?true|discovery-token-unsafe-skip-ca-verification", re.I)
-
-
-def kubeadm_ca_verification(res: PolicyResource, cfg: PolicySettings) -> Findings:
-    """No kubeadm join skips CA verification (``unsafeSkipCAVerification: true`` or
-    ``--discovery-token-unsafe-skip-ca-verification``): a joining node would trust any API server.
-
-    Reads the non-secret kubeadm config each on-prem host records (``kubeadmConfig`` of
-    ``hybridgpu:onprem:Host``; fails closed when unknown), and the known strings of
-    remote/local commands and ConfigMaps (best effort: unknown parts, such as stdin computed
-    from the join token, are skipped). The message never quotes the text (it may hold secrets).
-    """
-    if res.type == ONPREM_HOST:
-        texts = [res.props.get("kubeadmConfig") or ""]
-    elif res.type in _USER_DATA_TYPES:
-        texts = []
-        for key in ("userData", "userDataBase64"):
-            value = known(res.props, key)
-            if isinstance(value, str):
-                texts += _user_data_texts(value)
-    elif res.type.startswith("command:") or res.type == CONFIGMAP:
-        # Best effort: command stdin usually holds computed secrets (the join token), unknown
-        # during a first preview; the Host record above is the check that must see its value.
-        texts = list(walk_known_strings(res.props))
-    else:
-        return
-    if any(_SKIP_CA.search(t) for t in texts if isinstance(t, str)):
-        yield (
-            f"{res.label} joins a node with kubeadm CA verification switched off. Fix: remove "
-            "unsafeSkipCAVerification / --discovery-token-unsafe-skip-ca-verification and pass caCertHashes "
-            "(hybridgpu computes the hash from the first control plane)."
-        )
-
-
 #: Helm releases whose values the pack reads (the chart's templates are not rendered offline).
 HELM_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart")
 #: The NodePool API group (``karpenter.sh``), read from the NodePool type token.
@@ -955,7 +575,7 @@ def _helm_findings(node: Any, path: str, found: list[str]) -> None:
     if isinstance(node, Mapping):
         try:
             kind, api = node.get("kind"), node.get("apiVersion")
-        except errors:  # type: ignore[misc]
+        except errors:
             kind = api = None
         if kind == "NodePool" or (isinstance(api, str) and api.split("/", 1)[0] == _NODEPOOL_GROUP):
             found.append(f"a Karpenter NodePool at values.{path}" if path else "a Karpenter NodePool in values")
@@ -966,7 +586,7 @@ def _helm_findings(node: Any, path: str, found: list[str]) -> None:
                 continue
             try:
                 value = node[key]
-            except errors:  # type: ignore[misc]
+            except errors:
                 continue
             _helm_findings(value, where, found)
     elif isinstance(node, str):
@@ -976,7 +596,7 @@ def _helm_findings(node: Any, path: str, found: list[str]) -> None:
         for i in range(len(node)):
             try:
                 value = node[i]
-            except errors:  # type: ignore[misc]
+            except errors:
                 continue
             _helm_findings(value, f"{path}[{i}]", found)
 
@@ -1005,62 +625,3 @@ def helm_values_capacity(res: PolicyResource, cfg: PolicySettings) -> Findings:
             "(it never sees the rendered objects). Fix: define NodePools and GPU workloads as Pulumi resources "
             "(or yaml ConfigGroup objects) so the pack checks them, or waive the release with the review's reason."
         )
-
-
-class MultiKueueSettings(PolicySettings):
-    """Settings of ``multikueue-kubeconfig``."""
-
-    kueue_namespace: str = Field(default="kueue-system", description="Namespace of Kueue's manager (where worker kubeconfig Secrets live). Default: kueue-system.")
-
-
-_MKC_TYPES = ("kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueCluster", "kubernetes:kueue.x-k8s.io/v1beta1:MultiKueueCluster")
-
-
-def _kubeconfig_text(secret: PolicyResource) -> str | None:
-    text = dig(secret.props, "stringData", "kubeconfig")
-    if isinstance(text, str):
-        return text
-    data = dig(secret.props, "data", "kubeconfig")
-    if isinstance(data, str):
-        try:
-            return base64.b64decode(data, validate=True).decode()
-        except (ValueError, UnicodeDecodeError):
-            return None
-    return None
-
-
-def multikueue_kubeconfig(resources: Sequence[PolicyResource], cfg: MultiKueueSettings) -> StackFindings:
-    """Every MultiKueueCluster's kubeconfig Secret is in this stack and holds an exec-free
-    kubeconfig with an inline token and CA data (what the MultiKueue manager accepts). Messages
-    never quote the kubeconfig."""
-    secrets = {
-        (dig(r.props, "metadata", "namespace") or "default", dig(r.props, "metadata", "name")): r
-        for r in resources
-        if r.type == SECRET
-    }
-    for res in resources:
-        if res.type not in _MKC_TYPES or cfg.exempt(res):
-            continue
-        source = dig(res.props, "spec", "clusterSource", "kubeConfig") or dig(res.props, "spec", "kubeConfig") or {}
-        location, kind = source.get("location"), source.get("locationType", "Secret")
-        if kind != "Secret":
-            yield res, f"{res.label} reads its kubeconfig from a {kind}. Fix: use locationType Secret (hybridgpu builds it)."
-            continue
-        secret = secrets.get((cfg.kueue_namespace, location))
-        if secret is None:
-            yield res, (
-                f"{res.label} uses Secret {cfg.kueue_namespace}/{location}, which this stack does not manage, so its "
-                "kubeconfig cannot be checked. Fix: let hybridgpu create it (burst config), or waive with a reason."
-            )
-            continue
-        text = _kubeconfig_text(secret)
-        if text is None:
-            yield secret, f"{secret.label} has no readable `kubeconfig` key. Fix: store the worker kubeconfig under data.kubeconfig."
-            continue
-        problems = kubeconfig_problems(text)
-        if problems:
-            yield secret, (
-                f"{secret.label} (kubeconfig of {res.label}) would be refused by MultiKueue or is unsafe: "
-                f"{'; '.join(problems)}. Fix: use a service-account token and inline CA data (no exec plugins, "
-                "files or insecure TLS)."
-            )
