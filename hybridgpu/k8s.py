@@ -29,7 +29,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, NamedTuple
 
-from pydantic import StringConstraints
+from pydantic import BeforeValidator, StringConstraints
 
 __all__ = [
     "ARCH_LABEL",
@@ -581,6 +581,19 @@ def device_count(value: Any, resource: str = GPU_RESOURCE) -> int:
         )
     return int(number)
 
+
+
+def _as_device_count(value: Any) -> Any:
+    """``value`` as a whole count when written as a quantity (``"8e0"``, ``8.0``, ``"1k"``); anything else as it is, for the int field to judge."""
+    if isinstance(value, (str, float, Decimal)) and not isinstance(value, bool):
+        return device_count(value, "the count")
+    return value
+
+
+#: A whole number of devices in a config model (Kueue quotas of the teams file): the quantity
+#: grammar of :func:`device_count`, so ``8``, ``8.0``, ``"8"`` and ``"8e0"`` are 8 on this path too,
+#: and a fraction gets the one message.
+DeviceCount = Annotated[int, BeforeValidator(_as_device_count)]
 
 # --------------------------------------------------------------------------- taints and tolerations
 # kube-scheduler's matching: kubernetes/api ``core/v1/toleration.go`` ``Toleration.ToleratesTaint`` (master

@@ -32,7 +32,7 @@ from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from hybridgpu.datafile import DataFileError, read_model_file
 from hybridgpu.errors import FieldError
-from hybridgpu.k8s import GPU_RESOURCE, MIG_RESOURCE_PREFIX, Dns1123Name, Dns1123Subdomain, LabelKey, LabelValue
+from hybridgpu.k8s import GPU_RESOURCE, MIG_RESOURCE_PREFIX, DeviceCount, Dns1123Name, Dns1123Subdomain, LabelKey, LabelValue
 from hybridgpu.modelbase import Duration, Model
 
 #: What documents every key of a teams file (named in fix hints).
@@ -93,13 +93,13 @@ class OnPremShare(Model):
         default=GPU_RESOURCE,
         description="`nvidia.com/gpu` (whole GPUs) or `nvidia.com/mig-<profile>` (MIG instances, mixed strategy). Default: `nvidia.com/gpu`.",
     )
-    nominal_quota: int = Field(ge=0, description="Guaranteed GPUs (or MIG instances) of the team: Kueue `nominalQuota`. Required.")
-    borrowing_limit: int | None = Field(
+    nominal_quota: DeviceCount = Field(ge=0, description="Guaranteed GPUs (or MIG instances) of the team: Kueue `nominalQuota`. Required.")
+    borrowing_limit: DeviceCount | None = Field(
         default=None,
         ge=0,
         description="Most GPUs (instances) the team may borrow from the unused quota of other teams: Kueue `borrowingLimit`. Default: none (up to what the cohort lends).",
     )
-    lending_limit: int | None = Field(
+    lending_limit: DeviceCount | None = Field(
         default=None,
         ge=0,
         description=(
@@ -123,11 +123,11 @@ class CloudShare(Model):
     """
 
     capacity_type: Literal["spot", "on-demand"] = Field(description="Karpenter capacity type: `spot` or `on-demand` (the burst plan's `cloud.spot` / `cloud.onDemand`). Required.")
-    nominal_quota: int = Field(ge=0, description="GPUs of this capacity type the team may hold at once: Kueue `nominalQuota`. Required.")
-    borrowing_limit: int = Field(
+    nominal_quota: DeviceCount = Field(ge=0, description="GPUs of this capacity type the team may hold at once: Kueue `nominalQuota`. Required.")
+    borrowing_limit: DeviceCount = Field(
         default=0, ge=0, description="GPUs it may borrow from other teams' unused cloud share (counted against its budget). Default: 0."
     )
-    lending_limit: int | None = Field(
+    lending_limit: DeviceCount | None = Field(
         default=None, ge=0, description="Most of its unused cloud share others may borrow. Default: none (all of it)."
     )
 
