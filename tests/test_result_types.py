@@ -123,7 +123,7 @@ def test_policy_config_problems_are_issues(tmp_path):
     issues = err.value.issues
     assert all(isinstance(i, Issue) and i.file == str(cfg) and i.fix for i in issues)
     assert sorted((i.key or "", i.code) for i in issues) == [
-        ("burst-budget", "settings"), ("gpu-instance-sise", "config"), ("imdsv2-required.enforcementLevel", "config")
+        ("burst-budget.monthlyBudgetUsd", "config"), ("gpu-instance-sise", "config"), ("imdsv2-required.enforcementLevel", "config")
     ]
     assert str(err.value).startswith(f"{cfg}: gpu-instance-sise: no such policy; did you mean 'gpu-instance-size'?")
     assert str(err.value).endswith(". Fix: see docs/policies.md for each policy's settings.")

@@ -10,7 +10,8 @@ and hybridgpu's stack validation runs only for hybridgpu's own project.
 Exit codes: 0 no mandatory violation (advisory ones may be printed); 1 mandatory violations,
 and only then; 2 the check could not run: a bad stack or policy config, the pack failed to
 start, or the program failed under the offline mocks (a missing mock answer for an invoke, an
-exception in the program). Exit 2 prints one line naming the file, the resource or stack and
+exception in the program, a non-zero ``sys.exit``, no end within ``$HYBRIDGPU_CHECK_TIMEOUT``
+seconds (default 120), no resource registered). Exit 2 prints one line naming the file, the resource or stack and
 the cause; ``--debug`` adds the traceback.
 """
 
@@ -27,6 +28,7 @@ from rich.table import Table
 from hybridgpu.cli.common import console as make_console
 from hybridgpu.cli.common import fail
 from hybridgpu.errors import HybridGpuError
+from hybridgpu.shell.invokes import answers_from
 from hybridgpu.shell.policy.check import ProgramError, check_stacks, to_github, to_json
 from hybridgpu.stack.files import find_project_root, list_stacks, stack_config_dir
 
@@ -51,6 +53,10 @@ def check(
         bool, typer.Option("--first-preview", help="Check what a first `pulumi preview` sends: every computed value unknown.")
     ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="On a failure (exit 2), also print the Python traceback.")] = False,
+    invoke_answers: Annotated[
+        Path | None,
+        typer.Option("--invoke-answers", help="YAML/JSON file of answers to invokes (token -> answer), merged over the derived ones."),
+    ] = None,
 ) -> None:
     """Check stacks against the policy pack offline (no cloud credentials, no Pulumi CLI)."""
     try:
@@ -58,9 +64,10 @@ def check(
         names = stacks or list_stacks(project)
         if not names:
             raise HybridGpuError(f"no stack files (Pulumi.<stack>.yaml) in {stack_config_dir(project)}")
-        reports = check_stacks(
-            names, project, pack_dir=pack.resolve() if pack else None, config_file=policy_config, first_preview=first_preview
-        )
+        with answers_from(invoke_answers):
+            reports = check_stacks(
+                names, project, pack_dir=pack.resolve() if pack else None, config_file=policy_config, first_preview=first_preview
+            )
     except HybridGpuError as exc:
         if debug:
             make_console(stderr=True).print("".join(traceback.format_exception(exc.__cause__ or exc)), markup=False, highlight=False)

@@ -17,6 +17,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, Field
 
+from hybridgpu.config.keys import PROJECT
 from hybridgpu.k8s import parse_quantity  # noqa: F401 - re-exported: the validators' one quantity parser
 from hybridgpu.modelbase import Model
 
@@ -89,6 +90,17 @@ class PolicyResource:
         return stack_of_urn(self.urn)
 
     @property
+    def project(self) -> str:
+        """Project name read from the URN ('' when the URN is not a Pulumi URN)."""
+        return project_of_urn(self.urn)
+
+    @property
+    def hybridgpu(self) -> bool:
+        """True when the resource belongs to a hybridgpu project (fix hints may then name
+        hybridgpu's stack settings, such as ``hybridgpu:tags``); False for any other project."""
+        return is_hybridgpu(self.project)
+
+    @property
     def label(self) -> str:
         """How messages name the resource: ``<type> "<name>"``."""
         return f'{self.type} "{self.name}"'
@@ -99,6 +111,29 @@ def stack_of_urn(urn: str) -> str:
     if not urn.startswith("urn:pulumi:"):
         return ""
     return urn[len("urn:pulumi:") :].split("::", 1)[0]
+
+
+def project_of_urn(urn: str) -> str:
+    """Project name of a URN (``urn:pulumi:dev::hybridgpu::...`` -> ``hybridgpu``); '' if not a URN."""
+    if not urn.startswith("urn:pulumi:"):
+        return ""
+    parts = urn[len("urn:pulumi:") :].split("::")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def is_hybridgpu(project: str) -> bool:
+    """True for hybridgpu's own project name (:data:`hybridgpu.config.keys.PROJECT`, the namespace its
+    program reads config from); also for '' (no URN, e.g. a resource built in a test), where
+    hybridgpu's wording is kept."""
+    return project in ("", PROJECT)
+
+
+def fix_for(resources: PolicyResource | Iterable[PolicyResource], ours: str, theirs: str) -> str:
+    """The fix text that works in the checked project: ``ours`` (names hybridgpu's settings) for a
+    hybridgpu project, ``theirs`` (names what any Pulumi program has: ``aws:defaultTags``, the
+    resource's own arguments) for any other. Given several resources, the first one's project decides."""
+    first = resources if isinstance(resources, PolicyResource) else next(iter(resources), None)
+    return ours if first is None or first.hybridgpu else theirs
 
 
 def for_stack(value: T | Mapping[str, T], stack: str) -> T:

@@ -12,6 +12,13 @@ analyzers (camelCase). Every AWS resource that can launch or reserve instances i
 | ``aws:ec2/fleet:Fleet`` | ``launchTemplateConfigs[]`` (specification, ``overrides``) | ``targetCapacitySpecification.totalTargetCapacity`` |
 | ``aws:ec2/capacityReservation:CapacityReservation`` | ``instanceType`` | ``instanceCount`` |
 | ``aws:ec2/launchTemplate:LaunchTemplate``, ``aws:ec2/launchConfiguration:LaunchConfiguration`` | ``instanceType`` | launches nothing itself |
+| ``aws:batch/computeEnvironment:ComputeEnvironment`` | ``computeResources.instanceTypes`` (a family: each catalog size of it) | ``computeResources.maxVcpus`` / the type's vCPUs, rounded up (Fargate: none) |
+| ``aws:sagemaker/endpointConfiguration:EndpointConfiguration`` | ``productionVariants[]`` / ``shadowProductionVariants[]`` ``.instanceType`` (``ml.`` + EC2 type) | per variant ``managedInstanceScaling.maxInstanceCount``, else ``initialInstanceCount``; summed |
+| ``aws:sagemaker/notebookInstance:NotebookInstance`` | ``instanceType`` | 1 |
+| ``aws-native:sagemaker:Cluster`` (HyperPod; pulumi-aws 7.51.1 has none) | ``instanceGroups[].instanceType`` | ``instanceGroups[].instanceCount``, summed |
+| ``aws:emr/cluster:Cluster`` | ``master``/``coreInstanceGroup.instanceType``, ``master``/``coreInstanceFleet.instanceTypeConfigs[]`` | groups: ``instanceCount`` (or the autoscaling policy's ``MaxCapacity``); fleets: on-demand + spot target capacity / ``weightedCapacity``; summed |
+| ``aws:emr/instanceGroup:InstanceGroup``, ``aws:emr/instanceFleet:InstanceFleet`` | as in the cluster | as in the cluster |
+| ``aws:ec2/capacityBlockReservation:CapacityBlockReservation`` | its offering's (``capacityBlockOfferingId``): unseen, fails closed | the offering's |
 
 Property names: the pulumi-aws 7.51.1 Python SDK (``autoscaling/_inputs.py`` GroupLaunchTemplate,
 GroupMixedInstancesPolicyLaunchTemplate{,LaunchTemplateSpecification,Override};
@@ -29,6 +36,7 @@ policies fail closed on it when GPUs may be involved.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,23 +56,61 @@ CAPACITY_RESERVATION = "aws:ec2/capacityReservation:CapacityReservation"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 LAUNCH_CONFIGURATION = "aws:ec2/launchConfiguration:LaunchConfiguration"
 
+#: GPU capacity bought outside EC2 instances, fleets and Auto Scaling groups (input names: pulumi-aws
+#: 7.51.1 Python SDK, ``batch/compute_environment.py`` + ``batch/_inputs.py``
+#: ComputeEnvironmentComputeResourcesArgs; ``sagemaker/endpoint_configuration.py`` +
+#: EndpointConfigurationProductionVariantArgs{,ManagedInstanceScalingArgs};
+#: ``sagemaker/notebook_instance.py``; ``emr/cluster.py`` + ClusterCoreInstanceGroupArgs /
+#: ClusterCoreInstanceFleetArgs / ClusterCoreInstanceFleetInstanceTypeConfigArgs;
+#: ``emr/instance_group.py``; ``emr/instance_fleet.py``; ``ec2/capacity_block_reservation.py``; read 2026-11-26).
+BATCH_COMPUTE_ENVIRONMENT = "aws:batch/computeEnvironment:ComputeEnvironment"
+SAGEMAKER_ENDPOINT_CONFIGURATION = "aws:sagemaker/endpointConfiguration:EndpointConfiguration"
+SAGEMAKER_NOTEBOOK = "aws:sagemaker/notebookInstance:NotebookInstance"
+EMR_CLUSTER = "aws:emr/cluster:Cluster"
+EMR_INSTANCE_GROUP = "aws:emr/instanceGroup:InstanceGroup"
+EMR_INSTANCE_FLEET = "aws:emr/instanceFleet:InstanceFleet"
+CAPACITY_BLOCK = "aws:ec2/capacityBlockReservation:CapacityBlockReservation"
+#: SageMaker HyperPod clusters: pulumi-aws 7.51.1 has no resource for them (no ``sagemaker/cluster.py``);
+#: the aws-native provider's ``sagemaker:Cluster`` (CloudFormation ``AWS::SageMaker::Cluster``:
+#: ``InstanceGroups[].InstanceType`` / ``InstanceCount``) does.
+HYPERPOD_CLUSTER = "aws-native:sagemaker:Cluster"
+#: Resources whose capacity is the sum of independent groups (variants, instance groups), each sized on its own.
+SERVICE_TYPES = (BATCH_COMPUTE_ENVIRONMENT, SAGEMAKER_ENDPOINT_CONFIGURATION, SAGEMAKER_NOTEBOOK, EMR_CLUSTER,
+                 EMR_INSTANCE_GROUP, EMR_INSTANCE_FLEET, CAPACITY_BLOCK, HYPERPOD_CLUSTER)
+
 #: Every type token this module reads (the capacity policies' ``types``).
-CAPACITY_TYPES = (INSTANCE, SPOT_INSTANCE, NODEGROUP, ASG, SPOT_FLEET, FLEET, CAPACITY_RESERVATION, LAUNCH_TEMPLATE, LAUNCH_CONFIGURATION)
+CAPACITY_TYPES = (INSTANCE, SPOT_INSTANCE, NODEGROUP, ASG, SPOT_FLEET, FLEET, CAPACITY_RESERVATION, LAUNCH_TEMPLATE,
+                  LAUNCH_CONFIGURATION, *SERVICE_TYPES)
 #: Types that launch nothing themselves (a template); their types are checked, their count is not.
 TEMPLATES = (LAUNCH_TEMPLATE, LAUNCH_CONFIGURATION)
 
 
+#: SageMaker instance types are the EC2 type behind an ``ml.`` prefix (``ml.p4d.24xlarge`` runs on a
+#: p4d.24xlarge: SageMaker pricing page, "Instance types" tables, read 2026-11-26).
+SAGEMAKER_PREFIX = "ml."
+
+
+def ec2_type(name: str) -> str:
+    """The EC2 instance type behind a name: ``ml.g5.xlarge`` -> ``g5.xlarge``; other names unchanged."""
+    return name[len(SAGEMAKER_PREFIX):] if name.startswith(SAGEMAKER_PREFIX) else name
+
+
+def family_of(name: str) -> str:
+    """The EC2 family of an instance type (``ml.p5.48xlarge`` -> ``p5``)."""
+    return ec2_type(name).split(".", 1)[0]
+
+
 def instance_type(name: str) -> InstanceType | None:
-    """The catalog entry of an EC2 instance type, or None."""
+    """The catalog entry of an EC2 instance type (or of the EC2 type behind a SageMaker ``ml.`` type), or None."""
     try:
-        return load_catalog().instance_type(name)
+        return load_catalog().instance_type(ec2_type(name))
     except KeyError:
         return None
 
 
 def is_gpu_type(name: str) -> bool:
     """GPU or accelerator capacity: in the catalog, or of a family named like one (g*, gr*, p*, dl*, trn*, inf*)."""
-    return instance_type(name) is not None or is_accelerator_type(name)
+    return instance_type(name) is not None or is_accelerator_type(ec2_type(name))
 
 
 def unknown_family_message(label: str, types: Sequence[str]) -> str:
@@ -87,6 +133,9 @@ class Capacity:
         instances: ``type -> most instances of that type at once`` (None for templates, which launch nothing).
         problems: what cannot be known (unknown values, templates outside the stack, attribute-based
             selection); meaningful when GPUs may be involved.
+        groups: for resources made of independently sized groups (SageMaker variants, EMR instance
+            groups and fleets, HyperPod instance groups): each group's ``type -> most instances``;
+            the resource holds the sum of the groups' worst cases. None: one group, ``instances``.
     """
 
     resource: PolicyResource
@@ -94,6 +143,7 @@ class Capacity:
     derived: dict[str, str] = field(default_factory=dict)
     instances: dict[str, float] | None = None
     problems: list[str] = field(default_factory=list)
+    groups: list[dict[str, float]] | None = None
 
     @property
     def types(self) -> list[str]:
@@ -109,16 +159,42 @@ class Capacity:
         """Most GPUs it can hold at once (the worst type filling the whole capacity); 0 for templates."""
         if self.instances is None:
             return 0.0
-        best = 0.0
-        for t in self.types:
-            it = instance_type(t)
-            if it is not None:
-                best = max(best, it.gpu_count * self.instances.get(t, 0.0))
-        return best
+        return sum(_worst(group) for group in (self.groups if self.groups is not None else [self.instances]))
 
     def uncatalogued(self) -> list[str]:
         """Accelerator-looking types the catalog does not know (their GPU count is unknown)."""
         return sorted(t for t in self.types if instance_type(t) is None and is_accelerator_type(t))
+
+
+#: The inputs that size each service resource (named in fix hints).
+SIZE_INPUTS = {
+    BATCH_COMPUTE_ENVIRONMENT: "computeResources.maxVcpus (or drop the large GPU types from computeResources.instanceTypes)",
+    SAGEMAKER_ENDPOINT_CONFIGURATION: "the variants' initialInstanceCount / managedInstanceScaling.maxInstanceCount",
+    SAGEMAKER_NOTEBOOK: "instanceType to a smaller ml. type",
+    EMR_CLUSTER: "the instance groups' instanceCount / autoscaling MaxCapacity and the fleets' target capacities",
+    EMR_INSTANCE_GROUP: "instanceCount / the autoscaling policy's MaxCapacity",
+    EMR_INSTANCE_FLEET: "targetOnDemandCapacity + targetSpotCapacity",
+    CAPACITY_BLOCK: "the offering's instance count",
+    HYPERPOD_CLUSTER: "the instance groups' instanceCount",
+}
+
+
+def worst_of(group: Mapping[str, float]) -> str:
+    """``"<n> x <type>"`` for the type of ``group`` that holds the most GPUs ('' when none is a GPU type)."""
+    best = max(group, key=lambda t: (it.gpu_count if (it := instance_type(t)) else 0) * group[t], default=None)
+    if best is None or instance_type(best) is None:
+        return ""
+    return f"{group[best]:g} x {best}"
+
+
+def _worst(group: Mapping[str, float]) -> float:
+    """Most GPUs one group holds: its worst type filling the group's whole capacity."""
+    best = 0.0
+    for t, count in group.items():
+        it = instance_type(t)
+        if it is not None:
+            best = max(best, it.gpu_count * count)
+    return best
 
 
 class StackIndex:
@@ -256,6 +332,8 @@ def capacity_of(res: PolicyResource, index: StackIndex) -> Capacity | None:
         return None
     cap = Capacity(res)
     props = res.props
+    if t in SERVICE_TYPES:
+        return _service_capacity(res, cap)
     if t in (INSTANCE, SPOT_INSTANCE, CAPACITY_RESERVATION, LAUNCH_TEMPLATE, LAUNCH_CONFIGURATION):
         direct = known(props, "instanceType")
         if isinstance(direct, Unknown):
@@ -343,6 +421,166 @@ def capacity_of(res: PolicyResource, index: StackIndex) -> Capacity | None:
         cap.problems.append("the target capacity unit type is an unknown value during preview")
         unit = None
     cap.instances = _per_type(total, weights, unit, cap.types)
+    return cap
+
+
+def _add_group(cap: Capacity, group: dict[str, float]) -> None:
+    """Record one independently sized group of a service resource."""
+    assert cap.groups is not None and cap.instances is not None
+    cap.groups.append(group)
+    for t, n in group.items():
+        cap.direct.append(t)
+        cap.instances[t] = cap.instances.get(t, 0.0) + n
+
+
+def _group(cap: Capacity, itype: Any, count: Any, where: str, default_count: float | None = 1.0) -> None:
+    """One instance group: ``itype`` x ``count`` (``default_count`` when unset; None: required)."""
+    if isinstance(itype, Unknown):
+        cap.problems.append(f"{where}.instanceType is an unknown value during preview")
+        return
+    if not isinstance(itype, str) or not itype:
+        return
+    number = _number(count, f"{where} instance count", cap)
+    if number is None and count is None:
+        number = default_count
+    if number is None:
+        cap.problems.append(f"{where} sets no instance count")
+        number = 0.0
+    _add_group(cap, {itype: number})
+
+
+def _emr_max(policy: Any, where: str, cap: Capacity) -> Any:
+    """``Constraints.MaxCapacity`` of an EMR automatic-scaling policy (a JSON string: pulumi-aws
+    ``emr/instance_group.py`` autoscaling_policy), or None when there is none."""
+    if policy is None or policy == "":
+        return None
+    if isinstance(policy, Unknown):
+        cap.problems.append(f"{where}.autoscalingPolicy is an unknown value during preview")
+        return None
+    try:
+        data = json.loads(policy) if isinstance(policy, str) else policy
+    except ValueError:
+        cap.problems.append(f"{where}.autoscalingPolicy is not JSON")
+        return None
+    return known(data, "Constraints", "MaxCapacity") or known(data, "constraints", "maxCapacity")
+
+
+def _emr_fleet(cap: Capacity, fleet: Any, where: str) -> None:
+    """An EMR instance fleet: ``instanceTypeConfigs[]`` with ``weightedCapacity`` (default 1) filling
+    ``targetOnDemandCapacity + targetSpotCapacity`` units (EMR API reference, InstanceFleetConfig)."""
+    if isinstance(fleet, Unknown):
+        cap.problems.append(f"{where} is an unknown value during preview")
+        return
+    if not isinstance(fleet, Mapping):
+        return
+    weights: dict[str, float] = {}
+    types: list[str] = []
+    configs = known(fleet, "instanceTypeConfigs")
+    if isinstance(configs, Unknown):
+        cap.problems.append(f"{where}.instanceTypeConfigs is an unknown value during preview")
+    for i, c in enumerate(as_list(configs)):
+        t = known(c, "instanceType")
+        if isinstance(t, Unknown):
+            cap.problems.append(f"{where}.instanceTypeConfigs[{i}].instanceType is an unknown value during preview")
+        elif isinstance(t, str) and t:
+            types.append(t)
+            w = _number(known(c, "weightedCapacity"), f"{where}.instanceTypeConfigs[{i}].weightedCapacity", cap)
+            if w is not None and w > 0:
+                weights[t] = min(weights.get(t, w), w)
+    total = 0.0
+    for key in ("targetOnDemandCapacity", "targetSpotCapacity"):
+        total += _number(known(fleet, key), f"{where}.{key}", cap) or 0.0
+    _add_group(cap, _per_type(total, weights, None, types))
+
+
+def _batch_types(value: Any, cap: Capacity) -> list[str]:
+    """Instance types a Batch compute environment may launch: types as given, families expanded to
+    their catalog types (Batch picks any size of a listed family: AWS Batch API reference,
+    ComputeResource ``instanceTypes``); ``optimal`` and other CPU names stay as given."""
+    if isinstance(value, Unknown):
+        cap.problems.append("computeResources.instanceTypes is an unknown value during preview")
+        return []
+    out: list[str] = []
+    catalog = load_catalog()
+    for name in (str(x) for x in as_list(value)):
+        if "." in name:
+            out.append(name)
+            continue
+        members = [it.name for it in catalog.gpu_instance_types(families=[name])] if name in catalog.families() else []
+        if members:
+            out += members
+        elif is_accelerator_type(name + ".x"):
+            out.append(f"{name}.*")  # an accelerator family the catalog does not know: fails closed
+        else:
+            out.append(name)
+    return out
+
+
+def _service_capacity(res: PolicyResource, cap: Capacity) -> Capacity:
+    """Capacity of the resources in :data:`SERVICE_TYPES`.
+
+    How many instances each can hold:
+
+    * Batch compute environment: ``computeResources.maxVcpus`` / the type's vCPUs, rounded up
+      (each type on its own, the worst counts; Batch may exceed maxVcpus by at most one instance:
+      AWS Batch User Guide, "Compute environment parameters", maxvCpus); Fargate environments launch no instances;
+    * SageMaker endpoint configuration: per production and shadow variant, ``managedInstanceScaling.maxInstanceCount``
+      if set, else ``initialInstanceCount``, summed over variants;
+    * notebook instance: 1; HyperPod cluster: ``instanceGroups[].instanceCount``, summed;
+    * EMR cluster: master and core instance groups (``instanceCount``, or its autoscaling policy's
+      ``MaxCapacity``) and fleets, summed; EMR instance group / fleet: the same for one group;
+    * Capacity Block for ML: its type and count come from the offering (``capacityBlockOfferingId``),
+      an input the pack cannot resolve, so it fails closed unless the inputs carry ``instanceType``.
+    """
+    t, props = res.type, res.props
+    cap.instances, cap.groups = {}, []
+    if t == BATCH_COMPUTE_ENVIRONMENT:
+        kind = known(props, "computeResources", "type")
+        if known(props, "computeResources") is None or (isinstance(kind, str) and kind.upper().startswith("FARGATE")):
+            return cap
+        types = _batch_types(known(props, "computeResources", "instanceTypes"), cap)
+        most = _number(known(props, "computeResources", "maxVcpus"), "computeResources.maxVcpus", cap)
+        _add_group(cap, _per_type(most, {}, "vcpu", types))
+    elif t == SAGEMAKER_ENDPOINT_CONFIGURATION:
+        for key in ("productionVariants", "shadowProductionVariants"):
+            variants = known(props, key)
+            if isinstance(variants, Unknown):
+                cap.problems.append(f"{key} is an unknown value during preview")
+            for i, v in enumerate(as_list(variants)):
+                scaled = known(v, "managedInstanceScaling", "maxInstanceCount")
+                _group(cap, known(v, "instanceType"), scaled if scaled is not None else known(v, "initialInstanceCount"), f"{key}[{i}]")
+    elif t == SAGEMAKER_NOTEBOOK:
+        _group(cap, known(props, "instanceType"), None, "notebook")
+    elif t == HYPERPOD_CLUSTER:
+        groups = known(props, "instanceGroups")
+        if isinstance(groups, Unknown):
+            cap.problems.append("instanceGroups is an unknown value during preview")
+        for i, g in enumerate(as_list(groups)):
+            _group(cap, known(g, "instanceType"), known(g, "instanceCount"), f"instanceGroups[{i}]", None)
+    elif t in (EMR_CLUSTER, EMR_INSTANCE_GROUP):
+        groups = [("masterInstanceGroup", known(props, "masterInstanceGroup")), ("coreInstanceGroup", known(props, "coreInstanceGroup"))] if t == EMR_CLUSTER else [("instance group", props)]
+        for where, g in groups:
+            if isinstance(g, Unknown):
+                cap.problems.append(f"{where} is an unknown value during preview")
+                continue
+            if not isinstance(g, Mapping):
+                continue
+            most = _emr_max(known(g, "autoscalingPolicy"), where, cap)
+            _group(cap, known(g, "instanceType"), most if most is not None else known(g, "instanceCount"), where)
+        if t == EMR_CLUSTER:
+            for key in ("masterInstanceFleet", "coreInstanceFleet"):
+                _emr_fleet(cap, known(props, key), key)
+    elif t == EMR_INSTANCE_FLEET:
+        _emr_fleet(cap, props, "instance fleet")
+    elif t == CAPACITY_BLOCK:
+        itype = known(props, "instanceType")
+        if isinstance(itype, str) and itype:
+            _group(cap, itype, known(props, "instanceCount"), "capacity block", None)
+        else:
+            cap.problems.append(
+                "a Capacity Block for ML reserves GPU instances (p4d, p5, p5e, p5en, trn1, trn2) whose type and count come "
+                "from its offering (capacityBlockOfferingId), which the pack cannot see"
+            )
     return cap
 
 

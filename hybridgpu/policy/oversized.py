@@ -49,6 +49,7 @@ from hybridgpu.policy.base import (
     Unknown,
     as_list,
     dig,
+    fix_for,
     for_stack,
     known,
     names,
@@ -97,24 +98,32 @@ def _gpu_limit(res: PolicyResource) -> float | None:
 def nodepool_gpu_limit(res: PolicyResource, cfg: CapacitySettings) -> Findings:
     """Each NodePool sets an ``nvidia.com/gpu`` limit, within ``maxGpusPerNodePool``.
 
-    CPU-only NodePools need one too (``"0"``): without it Karpenter may pick a GPU type for them.
+    CPU-only NodePools need one too (``"0"``): without it Karpenter may pick a GPU type for them,
+    unless their requirements already rule out every GPU type (:func:`_may_pick_gpus`, e.g.
+    ``karpenter.k8s.aws/instance-category In [c, m, r]``).
     """
-    if res.type not in NODEPOOL_TYPES:
+    if res.type not in NODEPOOL_TYPES or not _may_pick_gpus(res):
         return
     most = for_stack(cfg.max_gpus_per_node_pool, res.stack)
     limits = dig(res.props, "spec", "limits")
     if not isinstance(limits, Mapping) or GPU_RESOURCE not in limits:
         yield (
-            f"{res.label} sets no spec.limits[\"{GPU_RESOURCE}\"], so it can launch GPUs without bound. Fix: set "
-            f"gpuLimit on the pool (at most {most}); a CPU-only pool sets \"0\"."
+            f"{res.label} sets no spec.limits[\"{GPU_RESOURCE}\"], so it can launch GPUs without bound. "
+            + fix_for(
+                res,
+                f"Fix: set gpuLimit on the pool (at most {most}); a CPU-only pool sets \"0\".",
+                f"Fix: set spec.limits[\"{GPU_RESOURCE}\"] on the NodePool (at most {most}); a CPU-only pool sets \"0\" "
+                "or restricts karpenter.k8s.aws/instance-category to CPU categories.",
+            )
         )
         return
     value = _gpu_limit(res)
     if value is None:
         yield f"{res.label} has a malformed {GPU_RESOURCE} limit {limits[GPU_RESOURCE]!r}. Fix: use a whole number such as \"32\"."
     elif value > most:
+        limit_name = fix_for(res, "gpuLimit", f"spec.limits[\"{GPU_RESOURCE}\"]")
         yield (
-            f"{res.label} may launch {value:g} GPUs, above the allowed {most} per NodePool. Fix: lower gpuLimit, "
+            f"{res.label} may launch {value:g} GPUs, above the allowed {most} per NodePool. Fix: lower {limit_name}, "
             "split the pool across stacks, or raise maxGpusPerNodePool in the policy config with a reason."
         )
 
@@ -132,14 +141,107 @@ def _in_values(req: Mapping[str, Any] | None) -> list[str] | None:
     return [str(v) for v in as_list(req.get("values"))]
 
 
+#: Karpenter's well-known label for the instance category, the letters of the family before its
+#: generation (``g`` for g6, ``gr`` for gr6, ``t`` for t3): karpenter-provider-aws
+#: ``pkg/apis/v1/labels.go`` (``LabelInstanceCategory``) and its generated instance-types reference
+#: (``website/content/en/*/reference/instance-types.md``, e.g. a1.medium: instance-category ``a``).
+INSTANCE_CATEGORY_LABEL = "karpenter.k8s.aws/instance-category"
+#: Accelerator categories whose families the catalog may not (yet) know (:data:`hybridgpu.catalog.ACCELERATOR_FAMILY`).
+_ACCELERATOR_CATEGORIES = ("gr", "g", "p", "dl", "trn", "inf")
+
+
+def _category(family: str) -> str:
+    """The Karpenter instance category of a family: its leading letters (``g6e`` -> ``g``)."""
+    return re.match(r"[a-z]*", family.lower()).group(0)  # type: ignore[union-attr]
+
+
+def _satisfies(req: Mapping[str, Any], value: Any) -> bool:
+    """Whether a label value meets one NodePool requirement (Kubernetes node-selector operators;
+    ``value`` None: the label is absent). Operators: In, NotIn, Exists, DoesNotExist, Gt, Lt."""
+    op = req.get("operator")
+    values = [str(v) for v in as_list(req.get("values"))]
+    if op == "In":
+        return value is not None and str(value) in values
+    if op == "NotIn":
+        return value is None or str(value) not in values
+    if op == "Exists":
+        return value is not None
+    if op == "DoesNotExist":
+        return value is None
+    if op in ("Gt", "Lt") and values:
+        try:
+            bound, got = float(values[0]), float(value)
+        except (TypeError, ValueError):
+            return False
+        return got > bound if op == "Gt" else got < bound
+    return True  # an operator Karpenter would refuse: not ours to judge here
+
+
+def _may_pick_gpus(res: PolicyResource) -> bool:
+    """True unless the pool's requirements rule out every GPU type.
+
+    Each catalog GPU type is matched against the requirements on instance type, family, category
+    and GPU count; so is an accelerator family the catalog does not know, of every accelerator
+    category (it matches an ``In`` on type or family only when one of the values is of its category,
+    and a GPU-count bound of 0). A pool limited to ``instance-category In [c, m, r, t]`` is not a
+    GPU pool.
+    """
+    reqs = [r for r in as_list(dig(res.props, "spec", "template", "spec", "requirements")) if isinstance(r, Mapping)]
+    keys = (INSTANCE_TYPE_LABEL, INSTANCE_FAMILY_LABEL, INSTANCE_CATEGORY_LABEL, INSTANCE_GPU_COUNT_LABEL)
+    reqs = [r for r in reqs if r.get("key") in keys]
+    if not reqs:
+        return True
+    for labels in _catalog_labels():
+        if all(_satisfies(r, labels[r["key"]]) for r in reqs):
+            return True
+    for category in _ACCELERATOR_CATEGORIES:
+        if all(_uncatalogued_may_match(r, category) for r in reqs):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=1)
+def _catalog_labels() -> tuple[dict[str, Any], ...]:
+    """The Karpenter labels of every catalog GPU type that NodePool requirements select on."""
+    return tuple(
+        {INSTANCE_TYPE_LABEL: it.name, INSTANCE_FAMILY_LABEL: it.family,
+         INSTANCE_CATEGORY_LABEL: _category(it.family), INSTANCE_GPU_COUNT_LABEL: it.gpu_count}
+        for it in load_catalog().gpu_instance_types()
+    )
+
+
+def _uncatalogued_may_match(req: Mapping[str, Any], category: str) -> bool:
+    key, op = req.get("key"), req.get("operator")
+    values = [str(v) for v in as_list(req.get("values"))]
+    if key == INSTANCE_CATEGORY_LABEL:
+        return _satisfies(req, category)
+    if key == INSTANCE_GPU_COUNT_LABEL:  # at least one GPU, how many unknown
+        if op == "DoesNotExist" or (op == "Lt" and values and (parse_quantity(values[0]) or 0) <= 1):
+            return False
+        return not (op == "In" and all((parse_quantity(v) or 0) <= 0 for v in values))
+    if op == "In":  # instance type or family: one of the values must be of this accelerator category
+        return any(_cat_of(v) == category and _is_gpu_type(v.split(".", 1)[0] + ".x") for v in values)
+    return True
+
+
+def _cat_of(name: str) -> str:
+    return _category(name.split(".", 1)[0])
+
+
 def nodepool_instance_bounds(res: PolicyResource, cfg: CapacitySettings) -> Findings:
     """A NodePool bounds the GPU instances it may pick: an ``In`` list of instance types (or of
-    families plus a GPU-count bound), all in allowed families and within ``maxGpusPerInstance``."""
+    families plus a GPU-count bound), all in allowed families and within ``maxGpusPerInstance``.
+
+    A pool whose GPU limit is 0, or whose requirements rule out every GPU type (e.g.
+    ``karpenter.k8s.aws/instance-category In [t]``; :func:`_may_pick_gpus`), is not a GPU pool and passes.
+    """
     if res.type not in NODEPOOL_TYPES:
         return
     limit = _gpu_limit(res)
     if limit is not None and limit == 0:
         return  # a CPU-only pool: its zero GPU limit already keeps GPU types out
+    if not _may_pick_gpus(res):
+        return  # its requirements (category, family, type, GPU count) rule out every GPU type
     stack = res.stack
     allowed = cfg.families(stack)
     most = for_stack(cfg.max_gpus_per_instance, stack)
@@ -169,8 +271,13 @@ def nodepool_instance_bounds(res: PolicyResource, cfg: CapacitySettings) -> Find
     if families is None:
         yield (
             f"{res.label} does not bound its instance types (no `In` requirement on {INSTANCE_TYPE_LABEL} "
-            f"or {INSTANCE_FAMILY_LABEL}): Karpenter may pick any GPU size. Fix: list instanceTypes, or "
-            "gpuNames/families with a GPU-count bound."
+            f"or {INSTANCE_FAMILY_LABEL}): Karpenter may pick any GPU size. "
+            + fix_for(
+                res,
+                "Fix: list instanceTypes, or gpuNames/families with a GPU-count bound.",
+                f"Fix: add a requirement {INSTANCE_TYPE_LABEL} In [types], or {INSTANCE_FAMILY_LABEL} In [families] with "
+                f"{INSTANCE_GPU_COUNT_LABEL} Lt {most + 1}; a CPU pool restricts {INSTANCE_CATEGORY_LABEL} to CPU categories.",
+            )
         )
         return
     bad = sorted(f for f in families if f not in allowed)
@@ -202,7 +309,7 @@ def _type_problems(label: str, types: list[str], stack: str, cfg: CapacitySettin
     for t in sorted(set(types)):
         if not _is_gpu_type(t):
             continue
-        family = t.split(".", 1)[0]
+        family = cap_mod.family_of(t)
         it = _instance(t)
         if family not in allowed and (it is not None or family in _gpu_families()):
             yield (
@@ -218,7 +325,9 @@ def _type_problems(label: str, types: list[str], stack: str, cfg: CapacitySettin
 def gpu_instance_size(resources: Sequence[PolicyResource], cfg: CapacitySettings) -> StackFindings:
     """Every AWS resource that can launch or reserve GPU instances (EC2 instances and spot
     requests, EKS node groups, Auto Scaling groups, Spot Fleets, EC2 Fleets, capacity
-    reservations, launch templates and configurations; :mod:`hybridgpu.policy.capacity`) uses
+    reservations and Capacity Blocks, launch templates and configurations, Batch compute
+    environments, SageMaker endpoint configurations, notebooks and HyperPod clusters, EMR
+    clusters, instance groups and fleets; :mod:`hybridgpu.policy.capacity`) uses
     allowed families and sizes, and can hold at most ``maxGpusPerNodePool`` GPUs at once.
 
     Instance types are followed through launch templates of the same stack (by name, or the
@@ -245,9 +354,13 @@ def gpu_instance_size(resources: Sequence[PolicyResource], cfg: CapacitySettings
         if gpus > most:
             worst = max(cap.types, key=lambda t: (it.gpu_count if (it := _instance(t)) else 0) * (cap.instances or {}).get(t, 0))
             via = f", instance type from launch template {cap.derived[worst]}" if worst in cap.derived and worst not in cap.direct else ""
+            detail = f"{(cap.instances or {}).get(worst, 0):g} x {worst}{via}"
+            if cap.groups is not None and len(cap.groups) > 1:
+                detail = " + ".join(cap_mod.worst_of(g) for g in cap.groups if cap_mod.worst_of(g))
+            size = cap_mod.SIZE_INPUTS.get(res.type, "its maximum size / target capacity / instance count")
             yield res, (
-                f"{res.label} may hold {gpus:g} GPUs at once ({(cap.instances or {}).get(worst, 0):g} x {worst}{via}), above {most}. "
-                "Fix: lower its maximum size / target capacity / instance count, or raise maxGpusPerNodePool in the policy config."
+                f"{res.label} may hold {gpus:g} GPUs at once ({detail}), above {most}. "
+                f"Fix: lower {size}, or raise maxGpusPerNodePool in the policy config."
             )
 
 
@@ -485,7 +598,8 @@ def stack_gpu_ceiling(resources: Sequence[PolicyResource], cfg: StackCapacitySet
     if total > most:
         yield None, (
             f"stack {stack or '?'} may add {total:g} GPUs ({', '.join(parts)}), above {most}. Fix: lower NodePool "
-            "gpuLimits / node group, Auto Scaling group and fleet sizes, or raise maxGpusPerStack in the policy config."
+            f"{fix_for(resources, 'gpuLimits', 'spec.limits')} / node group, Auto Scaling group, fleet and service sizes, "
+            "or raise maxGpusPerStack in the policy config."
         )
     if unbounded:
         yield None, (
@@ -533,11 +647,12 @@ def burst_budget(resources: Sequence[PolicyResource], cfg: BudgetSettings) -> St
     total = 0.0
     parts: list[str] = []
     for res in resources:
-        if res.type not in NODEPOOL_TYPES or cfg.exempt(res):
-            continue
+        if res.type not in NODEPOOL_TYPES or cfg.exempt(res) or not _may_pick_gpus(res):
+            continue  # a pool whose requirements rule out GPU types spends nothing on GPUs
         limit = _gpu_limit(res)
         if limit is None:
-            yield res, f"{res.label} has no {GPU_RESOURCE} limit, so its spend is unbounded. Fix: set gpuLimit."
+            yield res, (f"{res.label} has no {GPU_RESOURCE} limit, so its spend is unbounded. "
+                        f"Fix: set {fix_for(res, 'gpuLimit', f'spec.limits[{GPU_RESOURCE!r}] on the NodePool')}.")
             continue
         if limit == 0:
             continue
@@ -559,7 +674,8 @@ def burst_budget(resources: Sequence[PolicyResource], cfg: BudgetSettings) -> St
     if total > budget:
         yield None, (
             f"stack {stack or '?'} NodePools may spend ${total:,.0f}/month at their GPU limits ({'; '.join(parts)}), "
-            f"above the ${budget:,.0f} budget. Fix: lower gpuLimit on the pools, or raise monthlyBudgetUsd."
+            f"above the ${budget:,.0f} budget. Fix: lower {fix_for(resources, 'gpuLimit', 'spec.limits')} on the pools, "
+            "or raise monthlyBudgetUsd."
         )
 
 
@@ -570,7 +686,33 @@ _NODEPOOL_GROUP = NODEPOOL_TYPES[0].split(":")[1].split("/")[0]
 _NODEPOOL_TEXT = re.compile(r"kind:\s*[\"']?NodePool\b|apiVersion:\s*[\"']?" + re.escape(_NODEPOOL_GROUP) + "/")
 
 
-def _helm_findings(node: Any, path: str, found: list[str]) -> None:
+#: Keys of Helm values whose mappings hold Kubernetes resource quantities (a container's
+#: ``resources.limits`` / ``resources.requests``: Kubernetes ``ResourceRequirements``, API reference v1.35).
+_QUANTITY_MAPS = frozenset({"limits", "requests"})
+#: Keys of Helm values whose mappings hold label keys, not resources: node selectors, labels,
+#: annotations, label selectors (Kubernetes API reference v1.35: PodSpec ``nodeSelector``,
+#: ObjectMeta ``labels``/``annotations``, LabelSelector ``matchLabels``). A GPU-named key there
+#: (``nodeSelector: {nvidia.com/gpu.present: "true"}``, the NVIDIA device-plugin chart's values) selects
+#: GPU nodes and asks for no GPU.
+_LABEL_MAPS = frozenset({"nodeselector", "labels", "annotations", "matchlabels", "podlabels", "podannotations", "commonlabels", "selector"})
+
+
+def _requests_gpus(parent: str, key: str, value: Any) -> bool:
+    """True when ``key`` (a GPU resource name) is used as a resource request or limit under ``parent``:
+    inside ``limits``/``requests``, or with a quantity as its value outside a label map. A GPU name used as
+    a label or selector key (``nodeSelector``, ``labels``, ``matchLabels``) asks for nothing."""
+    if not is_gpu_resource(key):
+        return False
+    if parent in _QUANTITY_MAPS:
+        return True
+    if parent.lower() in _LABEL_MAPS:
+        return False
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return False
+    return parse_quantity(value) is not None
+
+
+def _helm_findings(node: Any, path: str, found: list[str], parent: str = "") -> None:
     errors = tuple(UNKNOWN_ERRORS)
     if isinstance(node, Mapping):
         try:
@@ -581,14 +723,16 @@ def _helm_findings(node: Any, path: str, found: list[str]) -> None:
             found.append(f"a Karpenter NodePool at values.{path}" if path else "a Karpenter NodePool in values")
         for key in list(node):
             where = f"{path}.{key}" if path else str(key)
-            if is_gpu_resource(str(key)):
-                found.append(f"a GPU request {key} at values.{where}")
-                continue
             try:
                 value = node[key]
             except errors:
+                if is_gpu_resource(str(key)) and parent.lower() not in _LABEL_MAPS:
+                    found.append(f"a GPU request {key} at values.{where}")  # unknown amount: still a request
                 continue
-            _helm_findings(value, where, found)
+            if _requests_gpus(parent, str(key), value):
+                found.append(f"a GPU request {key} at values.{where}")
+                continue
+            _helm_findings(value, where, found, str(key))
     elif isinstance(node, str):
         if _NODEPOOL_TEXT.search(node):
             found.append(f"NodePool YAML in the string at values.{path}")
@@ -598,7 +742,7 @@ def _helm_findings(node: Any, path: str, found: list[str]) -> None:
                 value = node[i]
             except errors:
                 continue
-            _helm_findings(value, f"{path}[{i}]", found)
+            _helm_findings(value, f"{path}[{i}]", found, parent)
 
 
 def helm_values_capacity(res: PolicyResource, cfg: PolicySettings) -> Findings:
@@ -607,8 +751,10 @@ def helm_values_capacity(res: PolicyResource, cfg: PolicySettings) -> Findings:
     The pack sees a release's inputs (chart, version, values), never the objects its templates
     render (the Helm provider renders them at deploy time), so every policy above is blind to a
     NodePool or a GPU workload defined in values. This policy flags such values so a reviewer
-    sees them: a GPU resource name used as a key (``nvidia.com/gpu: 8`` under ``resources``), an
-    object of kind NodePool or apiVersion ``karpenter.sh/*``, or NodePool YAML in a string.
+    sees them: a GPU resource name used as a request or limit (``nvidia.com/gpu: 8`` under
+    ``resources.limits``, or with a quantity outside a label map), an object of kind NodePool or
+    apiVersion ``karpenter.sh/*``, or NodePool YAML in a string. A GPU name used as a label,
+    selector or toleration key (``nodeSelector: {nvidia.com/gpu.present: "true"}``) is not a request.
     """
     if res.type not in HELM_TYPES:
         return

@@ -6,6 +6,8 @@ check, the docs and the tests read the same list, so a policy exists in one plac
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -85,6 +87,30 @@ class PolicySpec:
         """Findings of a stack policy: ``(resource or None for the stack, message)``."""
         return list(self.validator(resources, settings))
 
+    def schema_problems(self, raw: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+        """Where a config entry breaks the pack's published config schema, as the Pulumi CLI checks it.
+
+        The CLI validates each policy's properties (defaults filled in, ``enforcementLevel`` removed)
+        against ``{"type": "object", "properties": <configSchema>}`` with gojsonschema and refuses
+        the run on any error (pulumi/pulumi ``pkg/resource/analyzer/config.go``,
+        ``validatePolicyConfig`` / ``convertSchema``). JSON Schema types are strict where the
+        settings model is lax: ``"64"`` is not an integer.
+
+        Args:
+            raw: the policy's properties (without ``enforcementLevel``); None: none.
+
+        Returns:
+            ``(path of the setting, what is wrong and how to write it)`` per problem, sorted; [] when valid.
+        """
+        problems = []
+        for err in _schema_validator(self).iter_errors(dict(raw or {})):
+            deeper = [e for e in err.context or () if len(e.absolute_path) > len(err.absolute_path)]
+            if deeper:  # an anyOf branch got further in: report where it broke ({"default": "8"} -> .default)
+                err = max(deeper, key=lambda e: len(e.absolute_path))
+            path = ".".join(str(p) for p in err.absolute_path) or "(top)"
+            problems.append((path, _schema_message(err.instance, err.schema)))
+        return sorted(set(problems))
+
     def config_schema(self) -> dict[str, Any]:
         """JSON-schema ``properties`` of the settings (``$ref``s inlined, as Pulumi's config schema wants)."""
         schema = self.settings.model_json_schema(by_alias=True)
@@ -112,6 +138,40 @@ class PolicyConfigError(ValueError):
         self.issues = list(issues)
         problems = "; ".join(f"{i.key or '(top)'}: {i.message} (fix: {i.fix})" for i in self.issues)
         super().__init__(f"policy config of {policy!r} is invalid: {problems}")
+
+
+@functools.lru_cache(maxsize=None)
+def _schema_validator(spec: PolicySpec) -> Any:
+    """The JSON-schema validator of a policy's config, as the Pulumi CLI builds it (``convertSchema``:
+    an object with the published properties); built once per policy (schema generation is slow)."""
+    import jsonschema  # a runtime dependency; imported here so the validators' import stays light
+
+    return jsonschema.Draft7Validator({"type": "object", "properties": spec.config_schema()})
+
+
+def _schema_types(schema: Mapping[str, Any]) -> list[str]:
+    """The JSON types a schema node accepts (through ``anyOf``), e.g. ``["integer", "object"]``."""
+    kinds = [schema["type"]] if isinstance(schema.get("type"), str) else list(schema.get("type") or [])
+    for sub in schema.get("anyOf", []):
+        kinds += _schema_types(sub)
+    return [k for k in dict.fromkeys(kinds) if k != "null"]
+
+
+def _schema_message(value: Any, schema: Mapping[str, Any]) -> str:
+    """What is wrong with ``value`` against one schema node, with the way to write it."""
+    kinds = _schema_types(schema)
+    shown = json.dumps(value)[:80]
+    if isinstance(value, str) and {"integer", "number"} & set(kinds):
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+        if number is not None:
+            as_json = json.dumps(int(number) if number.is_integer() else number)
+            return f"{shown} is a string where the pack's config schema wants a number: write {as_json}, without quotes (the Pulumi CLI refuses the string)"
+    if kinds:
+        return f"{shown} is not of the types the pack's config schema accepts ({' or '.join(kinds)})"
+    return f"{shown} does not match the pack's config schema"
 
 
 def _inline(node: Any, defs: Mapping[str, Any]) -> Any:
@@ -169,7 +229,8 @@ POLICIES: tuple[PolicySpec, ...] = (
     PolicySpec(
         "gpu-instance-size", "oversized", "stack",
         "Every AWS resource that launches or reserves GPU instances (instances, node groups, Auto Scaling groups, "
-        "Spot Fleets, EC2 Fleets, capacity reservations, launch templates) stays within allowed families, sizes and counts.",
+        "Spot Fleets, EC2 Fleets, capacity reservations and blocks, launch templates, Batch compute environments, "
+        "SageMaker endpoints, notebooks and HyperPod clusters, EMR clusters) stays within allowed families, sizes and counts.",
         "Capacity outside Karpenter bypasses NodePool limits; the same bounds must hold there, wherever the instance type is set.",
         oversized.gpu_instance_size, oversized.CapacitySettings,
     ),
@@ -222,17 +283,17 @@ POLICIES: tuple[PolicySpec, ...] = (
     ),
     PolicySpec(
         "imdsv2-required", "safety", "resource",
-        "Instances, launch templates and EC2NodeClasses require IMDSv2 tokens.",
+        "Instances, spot instance requests, launch templates and EC2NodeClasses require IMDSv2 tokens.",
         "IMDSv1 hands the node role's credentials to any SSRF or pod that can reach 169.254.169.254.",
         safety.imdsv2_required, PolicySettings,
-        types=("aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance", *EC2NODECLASS_TYPES),
+        types=(LAUNCH_TEMPLATE, INSTANCE, SPOT_INSTANCE, *EC2NODECLASS_TYPES),
     ),
     PolicySpec(
         "encrypted-volumes", "safety", "resource",
-        "EBS volumes (launch templates, EC2NodeClasses, instances, volumes, node groups) are encrypted.",
+        "EBS volumes (launch templates, EC2NodeClasses, instances, spot instance requests, volumes, node groups) are encrypted.",
         "Checkpoints and datasets on GPU nodes are often the most valuable data in the account.",
         safety.encrypted_volumes, PolicySettings,
-        types=("aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance", *EC2NODECLASS_TYPES, "aws:ebs/volume:Volume", "aws:eks/nodeGroup:NodeGroup"),
+        types=(LAUNCH_TEMPLATE, INSTANCE, SPOT_INSTANCE, *EC2NODECLASS_TYPES, "aws:ebs/volume:Volume", "aws:eks/nodeGroup:NodeGroup"),
     ),
     PolicySpec(
         "eks-endpoint-private", "safety", "resource",

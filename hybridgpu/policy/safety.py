@@ -34,6 +34,7 @@ from hybridgpu.policy.base import (
     StackFindings,
     as_list,
     dig,
+    fix_for,
     known,
     names,
     walk_known_strings,
@@ -41,12 +42,12 @@ from hybridgpu.policy.base import (
 
 
 def imdsv2_required(res: PolicyResource, cfg: PolicySettings) -> Findings:
-    """Instances require IMDSv2 session tokens (``httpTokens: required``): launch templates and EC2
-    instances must say so (EC2's default is ``optional``: EC2 API reference,
+    """Instances require IMDSv2 session tokens (``httpTokens: required``): launch templates, EC2
+    instances and spot instance requests must say so (EC2's default is ``optional``: EC2 API reference,
     InstanceMetadataOptions, read 2026-11-22); an EC2NodeClass may omit it (Karpenter defaults
     it to ``required``: EC2NodeClass ``MetadataOptions`` of the Karpenter v1 CRD, as packaged in
     @kubernetes-models/karpenter 2.0.0) but must not set anything else."""
-    if res.type in ("aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance"):
+    if res.type in (cap_mod.LAUNCH_TEMPLATE, cap_mod.INSTANCE, cap_mod.SPOT_INSTANCE):
         tokens = dig(res.props, "metadataOptions", "httpTokens")
         if tokens != "required":
             said = "does not set metadataOptions.httpTokens" if tokens is None else f"has metadataOptions.httpTokens {tokens!r}"
@@ -66,7 +67,7 @@ def _encrypted(value: Any) -> bool:
 
 def encrypted_volumes(res: PolicyResource, cfg: PolicySettings) -> Findings:
     """EBS volumes are encrypted: launch template and EC2NodeClass block device mappings, EC2
-    instance root and EBS devices, standalone EBS volumes; node groups use a launch template
+    instance and spot instance request root and EBS devices, standalone EBS volumes; node groups use a launch template
     (otherwise their disks follow the account default)."""
     fix = "Fix: set encrypted: true on it."
     if res.type == "aws:ec2/launchTemplate:LaunchTemplate":
@@ -77,7 +78,7 @@ def encrypted_volumes(res: PolicyResource, cfg: PolicySettings) -> Findings:
         for i, m in enumerate(as_list(dig(res.props, "spec", "blockDeviceMappings"))):
             if not _encrypted(dig(m, "ebs", "encrypted")):
                 yield f"{res.label} spec.blockDeviceMappings[{i}] ({dig(m, 'deviceName')}) is not encrypted. {fix}"
-    elif res.type == "aws:ec2/instance:Instance":
+    elif res.type in (cap_mod.INSTANCE, cap_mod.SPOT_INSTANCE):  # a spot request takes an instance's arguments (pulumi-aws 7.51.1 ec2/spot_instance_request.py)
         if not _encrypted(dig(res.props, "rootBlockDevice", "encrypted")):
             yield f"{res.label} rootBlockDevice is not encrypted. Fix: set rootBlockDevice.encrypted: true."
         for i, d in enumerate(as_list(res.props.get("ebsBlockDevices"))):
@@ -193,7 +194,8 @@ def kubeadm_ca_verification(res: PolicyResource, cfg: PolicySettings) -> Finding
         yield (
             f"{res.label} joins a node with kubeadm CA verification switched off. Fix: remove "
             "unsafeSkipCAVerification / --discovery-token-unsafe-skip-ca-verification and pass caCertHashes "
-            "(hybridgpu computes the hash from the first control plane)."
+            + fix_for(res, "(hybridgpu computes the hash from the first control plane).",
+                      "(--discovery-token-ca-cert-hash sha256:<hash>, as `kubeadm token create --print-join-command` prints it).")
         )
 
 
@@ -241,7 +243,9 @@ def multikueue_kubeconfig(resources: Sequence[PolicyResource], cfg: MultiKueueSe
         if secret is None:
             yield res, (
                 f"{res.label} uses Secret {cfg.kueue_namespace}/{location}, which this stack does not manage, so its "
-                "kubeconfig cannot be checked. Fix: let hybridgpu create it (burst config), or waive with a reason."
+                "kubeconfig cannot be checked. "
+                + fix_for(res, "Fix: let hybridgpu create it (burst config), or waive with a reason.",
+                          "Fix: manage the Secret in this stack, or waive with a reason.")
             )
             continue
         text = _kubeconfig_text(secret)

@@ -33,6 +33,7 @@ from hybridgpu.policy.base import (
     Unknown,
     as_list,
     dig,
+    fix_for,
     for_stack,
     known,
     names,
@@ -131,8 +132,13 @@ def required_cost_tags(res: PolicyResource, cfg: CostTagSettings) -> Findings:
     if missing:
         yield (
             f"{res.label} has no cost tag {names(missing)} (empty or whitespace-only values count as missing). "
-            "Fix: add them to hybridgpu:tags in the stack file, which every AWS resource gets through the "
-            "provider's defaultTags, or to the resource's tags."
+            + fix_for(
+                res,
+                "Fix: add them to hybridgpu:tags in the stack file, which every AWS resource gets through the "
+                "provider's defaultTags, or to the resource's tags.",
+                "Fix: add them to aws:defaultTags in the stack config (or the default_tags of the resource's AWS "
+                "provider), which every taggable AWS resource gets, or to the resource's own tags.",
+            )
         )
     if unknown:
         yield (
@@ -141,6 +147,25 @@ def required_cost_tags(res: PolicyResource, cfg: CostTagSettings) -> Findings:
         )
     if res.type == cap_mod.LAUNCH_TEMPLATE and _is_gpu_type(str(known(res.props, "instanceType") or "")):
         yield from _launch_tag_specs(res, required)
+    if res.type == cap_mod.BATCH_COMPUTE_ENVIRONMENT:
+        yield from _batch_instance_tags(res, required)
+
+
+def _batch_instance_tags(res: PolicyResource, required: list[str]) -> Findings:
+    """A Batch compute environment tags the instances it launches through ``computeResources.tags``
+    ("Key-value pair tags to be applied to resources that are launched in the compute environment",
+    not applicable to Fargate: pulumi-aws 7.51.1 ``batch/_inputs.py`` ComputeEnvironmentComputeResourcesArgs);
+    the provider's default tags reach only the environment's own ``tags``."""
+    kind = known(res.props, "computeResources", "type")
+    if known(res.props, "computeResources") is None or (isinstance(kind, str) and kind.upper().startswith("FARGATE")):
+        return
+    tags = _tags_of(known(res.props, "computeResources", "tags") or {}, required)
+    missing, unknown = _missing_tags(tags, required)
+    if missing or unknown:
+        yield (
+            f"{res.label} launches instances without the cost tag {names(missing + unknown)} in computeResources.tags: "
+            "provider defaultTags reach only the compute environment itself. Fix: set computeResources.tags with the cost tags."
+        )
 
 
 def _asg_tags(res: PolicyResource, required: list[str]) -> Findings:
@@ -192,8 +217,12 @@ def ec2nodeclass_cost_tags(res: PolicyResource, cfg: CostTagSettings) -> Finding
     if missing:
         yield (
             f"{res.label} sets no spec.tags {names(missing)}: the GPU instances Karpenter launches from it "
-            "would carry no cost attribution. Fix: set them in hybridgpu:tags (hybridgpu copies them into "
-            "every EC2NodeClass) or in the node class's tags."
+            "would carry no cost attribution. "
+            + fix_for(
+                res,
+                "Fix: set them in hybridgpu:tags (hybridgpu copies them into every EC2NodeClass) or in the node class's tags.",
+                "Fix: set them in the EC2NodeClass's spec.tags (provider default tags never reach what Karpenter launches).",
+            )
         )
 
 

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import glob
 import hashlib
 import json
 import os
 import shutil
+import signal
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -34,7 +36,7 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.config import set_all_config
 from pulumi.runtime.stack import run_pulumi_func
-from pulumi.runtime.sync_await import _sync_await
+from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 from google.protobuf import struct_pb2
 import yaml
 
@@ -42,6 +44,7 @@ from hybridgpu.config.keys import PROJECT
 from hybridgpu.datafile import load_yaml_all
 from hybridgpu.k8s import SERVICE_ACCOUNT_TOKEN_SECRET_TYPE
 from hybridgpu.components.program import main as program_main
+from hybridgpu.shell.outputs import fill_outputs, first_preview_state
 from hybridgpu.stack.files import StackValues, find_project_root, pulumi_config_strings
 from hybridgpu.stack.load import Stack, load_stack, preloaded
 from hybridgpu.config.models import StackConfig
@@ -205,18 +208,32 @@ class HybridMocks(pulumi.runtime.Mocks):
             kubeconfig = worker_kubeconfig(name=target.replace("/", "-"), server=f"https://{hs}.worker.invalid", ca_data=ca, token=_mock_jwt(hs))
             rid = target
             state.update(name=target, outputs={WORKER_KUBECONFIG_OUTPUT: kubeconfig, "burst_role": "worker"}, secretOutputNames=[WORKER_KUBECONFIG_OUTPUT])
-        return rid, state
+        # Every other output the provider always returns (any type): generated, never over inputs or the above.
+        return fill_outputs(typ, name, inputs, state, rid, region=region, account=acct, generic_id=rid == f"{name}-{h[:8]}")
 
     # Pulumi's MockMonitor takes a plain dict (no check failures) as well as the annotated
     # (result, failures) tuple (pulumi/runtime/mocks.py, `if isinstance(tup, dict)`), and a tuple
     # whose failures are None fails there; the dict is the form its own examples return.
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:  # type: ignore[override]
-        """Answer the invokes the program makes (partition, caller identity, session context, add-on
-        versions, region, ``kubernetes:yaml:decode``).
+        """Answer any invoke: the hand answers below (partition, caller identity, session context,
+        add-on versions, region, ``kubernetes:yaml:decode``: facts our own program relies on),
+        else one derived from the provider SDK's result type (:mod:`hybridgpu.shell.invokes`), in
+        the invoke's region (its explicit provider's); an ``--invoke-answers`` file's entry is
+        merged over either.
 
         Raises:
-            UnknownInvokeError: any other invoke (names it and where to add an answer).
+            UnknownInvokeError: no installed SDK has the function and the answers file has no entry.
         """
+        from hybridgpu.shell import invokes
+
+        token = args.token
+        region = invokes.invoke_region(args, self.region)
+        answer = invokes.answer_invoke(args, self._hand_answer(args, region), region=region, account=self.account_id)
+        if answer is None:
+            raise UnknownInvokeError(token)
+        return answer
+
+    def _hand_answer(self, args: pulumi.runtime.MockCallArgs, region: str) -> dict[str, Any] | None:
         token = args.token
         if token == "aws:index/getPartition:getPartition":
             return {"partition": "aws", "dnsSuffix": "amazonaws.com", "reverseDnsPrefix": "com.amazonaws", "id": "aws"}
@@ -240,10 +257,10 @@ class HybridMocks(pulumi.runtime.Mocks):
             name = args.args.get("addonName")
             return {"version": MOCK_ADDON_VERSIONS.get(str(name), "v1.0.0-eksbuild.1"), "addonName": name, "id": name}
         if token == "aws:index/getRegion:getRegion":
-            return {"name": self.region, "region": self.region, "id": self.region}
+            return {"name": region, "region": region, "id": region}
         if token == YAML_DECODE:
             return {"result": decode_manifests(str(args.args.get("text") or ""))}
-        raise UnknownInvokeError(token)
+        return None
 
 
 #: The invoke pulumi-kubernetes' ``yaml.ConfigFile`` / ``ConfigGroup`` (v1) make to split YAML into
@@ -265,8 +282,9 @@ class UnknownInvokeError(NotImplementedError):
     def __init__(self, token: str):
         self.token = token
         super().__init__(
-            f"unknown invoke {token}: the offline preview has no answer for it; add a mock answer in "
-            "hybridgpu/shell/preview.py (HybridMocks.call)"
+            f"unknown invoke {token}: no installed provider SDK has this function, so the offline preview "
+            f"cannot derive an answer; give one in a file passed with `hybridgpu check --invoke-answers FILE` "
+            f"(YAML: '{token}: {{<result wire name>: <value>}}')"
         )
 
 
@@ -382,6 +400,55 @@ def _has_secret(struct) -> bool:
     return _SECRET_SIG_BYTES in struct.SerializeToString()
 
 
+#: Marker of a resource reference on the wire (pulumi/runtime/rpc.py ``_special_resource_sig``):
+#: ``{sig, urn, id?, packageVersion?}``, sent for a Resource object among a registration's inputs.
+_RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
+_RESOURCE_SIG_BYTES = _RESOURCE_SIG.encode()
+#: Pulumi's wire form of an unknown (computed) value (pulumi/runtime/rpc.py ``UNKNOWN``).
+_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
+
+def without_resource_references(struct: struct_pb2.Struct) -> struct_pb2.Struct:
+    """``struct`` with every resource reference replaced as the Pulumi CLI marshals it for a plugin
+    that does not keep resources: a custom resource becomes its id (unknown when the id is not yet
+    known), a component its URN (pulumi/pulumi ``sdk/go/common/resource/plugin/rpc.go``
+    ``MarshalPropertyValue``, ``!opts.KeepResources``; the SDK sends an unknown id as ``""``:
+    ``sdk/python/lib/pulumi/runtime/rpc.py`` ``deserialize_resource``). Analyzers get their inputs
+    this way (``analyzer_plugin.go`` marshals without ``KeepResources``).
+
+    Returns ``struct`` itself when it holds no reference (checked on its wire bytes), else a copy.
+    """
+    if _RESOURCE_SIG_BYTES not in struct.SerializeToString():
+        return struct
+    out = struct_pb2.Struct()
+    out.CopyFrom(struct)
+    for value in out.fields.values():
+        _replace_reference(value)
+    return out
+
+
+def _replace_reference(value: struct_pb2.Value) -> None:
+    """Replace the resource references in ``value`` in place (see :func:`without_resource_references`)."""
+    kind = value.WhichOneof("kind")
+    if kind == "list_value":
+        for item in value.list_value.values:
+            _replace_reference(item)
+    elif kind == "struct_value":
+        fields = value.struct_value.fields
+        if _SIG_KEY in fields and fields[_SIG_KEY].string_value == _RESOURCE_SIG:
+            if "id" in fields:
+                ident = struct_pb2.Value()
+                ident.CopyFrom(fields["id"])
+                if ident.WhichOneof("kind") == "string_value" and ident.string_value == "":
+                    ident.string_value = _UNKNOWN
+                value.CopyFrom(ident)
+            else:
+                value.string_value = fields["urn"].string_value
+            return
+        for item in fields.values():
+            _replace_reference(item)
+
+
 class _InputsTap(pulumi.runtime.Mocks):
     """Wraps the mocks to hand each registration's already-deserialized inputs to the monitor.
 
@@ -414,18 +481,64 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self._tap = _InputsTap(mocks)
         super().__init__(self._tap)
         self.records: list[ResourceRecord] = []
+        #: The event loops of the worker threads registrations ran on (the stock monitor runs one per thread).
+        self._loops: set[asyncio.AbstractEventLoop] = set()
+
+    def release(self) -> None:
+        """Cancel whatever the worker threads' event loops still wait for (a registration stuck in
+        the stock monitor), so those threads end and the process can exit after a timed-out run."""
+        for loop in list(self._loops):
+            if loop.is_running():
+                loop.call_soon_threadsafe(_cancel_all, loop)
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         """The URN the real engine would give (:func:`engine_urn`), not the stock mock's form."""
         return engine_urn(pulumi_settings.get_stack(), pulumi_settings.get_project(), parent, type_, name)
 
+    def _plain_request(self, request: Any, field_name: str) -> Any:
+        """``request`` with the resource references of its ``field_name`` Struct replaced
+        (:func:`without_resource_references`), or ``request`` itself when it holds none. Noting the
+        worker thread's loop (:meth:`release`)."""
+        self._loops.add(_ensure_event_loop())  # the loop the stock monitor runs on this thread
+        struct = getattr(request, field_name)
+        plain = without_resource_references(struct)
+        if plain is struct:
+            return request
+        copy = type(request)()
+        copy.CopyFrom(request)
+        getattr(copy, field_name).CopyFrom(plain)
+        return copy
+
+    def Invoke(self, request):  # noqa: N802 - gRPC method name
+        """The stock monitor's invoke, its arguments' resource references as ids and URNs (see :meth:`RegisterResource`)."""
+        return super().Invoke(self._plain_request(request, "args"))
+
+    def ReadResource(self, request):  # noqa: N802 - gRPC method name
+        """The stock monitor's read (``Resource.get``), its properties' resource references as ids and URNs."""
+        return super().ReadResource(self._plain_request(request, "properties"))
+
     def RegisterResource(self, request):  # noqa: N802 - gRPC method name
         """Register through the stock mock monitor, then record the resource (type, name, inputs, parent)."""
         self._tap.local.inputs = None
-        response = super().RegisterResource(request)
+        self._loops.add(_ensure_event_loop())  # the loop the stock monitor runs on this thread
+        mocked = request
+        raw = request.object.SerializeToString() if request.type != "pulumi:pulumi:Stack" else b""
+        if _RESOURCE_SIG_BYTES in raw:
+            plain = without_resource_references(request.object)
+            # The stock monitor would rebuild each referenced resource (``deserialize_resource``
+            # constructs it with ``urn=``) on this worker thread's own event loop and then wait for
+            # its outputs, which only the program's loop resolves: with unknown ids (a first
+            # preview) that wait never ends, and the rebuilt resources' RPCs and outputs land in the
+            # runtime's global lists, which the program's loop then awaits ("attached to a different
+            # loop" when one is not done yet). The mocks get the references as the engine hands them
+            # to a provider that keeps no resources (ids, URNs); the record keeps the wire form.
+            mocked = type(request)()
+            mocked.CopyFrom(request)
+            mocked.object.CopyFrom(plain)
+        response = super().RegisterResource(mocked)
         inputs = self._tap.local.inputs
         if request.type != "pulumi:pulumi:Stack" and inputs is not None:
-            secret = _has_secret(request.object)
+            secret = _SECRET_SIG_BYTES in raw  # what _has_secret checks, on the bytes already serialized
             self.records.append(
                 ResourceRecord(
                     urn=response.urn,
@@ -596,6 +709,52 @@ class PreviewResult:
         return out
 
 
+class PreviewTimeoutError(TimeoutError):
+    """The program did not finish within the time limit of :func:`run_preview` (``seconds``)."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        super().__init__(f"the program did not finish within {seconds:g} s under the offline mocks")
+
+
+@contextlib.contextmanager
+def _alarm(seconds: float | None):
+    """Raise :class:`PreviewTimeoutError` in the main thread after ``seconds`` (SIGALRM): it stops a
+    program blocked in its own code as well as one waiting on the event loop. Elsewhere (another
+    thread, no SIGALRM) nothing is armed; :func:`run_preview` also bounds the wait on the loop."""
+    if seconds is None or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    limit = seconds
+
+    def expired(signum: int, frame: Any) -> None:
+        raise PreviewTimeoutError(limit)
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+async def _bounded(coro: Any, seconds: float | None) -> Any:
+    """Await ``coro``, at most ``seconds`` (then :class:`PreviewTimeoutError`)."""
+    if seconds is None:
+        return await coro
+    try:
+        return await asyncio.wait_for(coro, seconds)
+    except asyncio.TimeoutError:
+        raise PreviewTimeoutError(seconds) from None
+
+
+def _cancel_all(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel every task of ``loop`` (called on that loop's thread)."""
+    for task in asyncio.all_tasks(loop):
+        task.cancel()
+
+
 def _reset_runtime() -> None:
     pulumi_settings.ROOT.set(None)
     pulumi_settings.SETTINGS.rpc_manager.clear()
@@ -615,10 +774,11 @@ class FirstPreviewMocks(pulumi.runtime.Mocks):
         self.inner = inner
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
-        """StackReferences from the wrapped mocks; any other resource: no id, its inputs as its state."""
+        """StackReferences from the wrapped mocks; any other resource: no id, its inputs plus the
+        auto-names the providers assign at Check (:func:`hybridgpu.shell.outputs.first_preview_state`) as its state."""
         if args.typ == "pulumi:pulumi:StackReference":
             return self.inner.new_resource(args)
-        return None, dict(args.inputs)
+        return None, first_preview_state(args.typ, args.name, dict(args.inputs))
 
     def call(self, args: pulumi.runtime.MockCallArgs):
         """Invokes go to the wrapped mocks."""
@@ -634,6 +794,7 @@ def run_preview(
     loaded: Stack | None = None,
     raw: StackValues | None = None,
     project: str = PROJECT,
+    timeout: float | None = None,
 ) -> PreviewResult:
     """Run the Pulumi program of ``stack`` under mocks.
 
@@ -649,6 +810,7 @@ def run_preview(
         raw: for a program that is not hybridgpu's (``hybridgpu check`` on any Pulumi project): the
             stack file's values, read without hybridgpu's validation (``loaded`` is then not used).
         project: the Pulumi project name (URNs, ``pulumi.get_project()``).
+        timeout: seconds the program may run (default: no limit).
 
     Returns:
         The recorded resources and stack outputs.
@@ -656,6 +818,7 @@ def run_preview(
     Raises:
         StackFileError / StackConfigError: the stack file is unreadable or invalid (raised
             before the program runs, so nothing is registered).
+        PreviewTimeoutError: the program did not finish within ``timeout`` seconds.
         pulumi.RunError and other exceptions the program raises.
     """
     root = root or find_project_root()
@@ -687,11 +850,15 @@ def run_preview(
     os.chdir(root)
     os.environ["HYBRIDGPU_OFFLINE_PREVIEW"] = "1"  # SSH keys from env/file are not read offline
     try:
-        if preload is None:
-            _sync_await(run_pulumi_func(program))
-        else:
-            with preloaded(preload):
-                _sync_await(run_pulumi_func(program))
+        with _alarm(timeout):
+            if preload is None:
+                _sync_await(_bounded(run_pulumi_func(program), timeout))
+            else:
+                with preloaded(preload):
+                    _sync_await(_bounded(run_pulumi_func(program), timeout))
+    except PreviewTimeoutError:
+        monitor.release()
+        raise
     finally:
         os.chdir(previous)
         if previous_flag is None:

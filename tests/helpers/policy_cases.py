@@ -121,12 +121,15 @@ CASES: list[Case] = [
             res("aws:ec2/vpc:Vpc", "vpc-default-tags", {"cidrBlock": "10.0.0.0/16"}, provider=PROVIDER_WITH_TAGS, taggable=True),
             res("aws:ec2/vpc:Vpc", "vpc-own-tags", {"cidrBlock": "10.0.0.0/16", "tags": TAGS}, taggable=True),
             res("aws:eks/accessPolicyAssociation:AccessPolicyAssociation", "not-taggable", {"clusterName": "c"}, taggable=False),
+            res("aws:batch/computeEnvironment:ComputeEnvironment", "batch-tagged", {"type": "MANAGED", "computeResources": {"type": "EC2", "maxVcpus": 64, "instanceTypes": ["g6.xlarge"], "tags": TAGS}}, provider=PROVIDER_WITH_TAGS, taggable=True),
         ],
         bad=[
             res("aws:ec2/vpc:Vpc", "vpc-untagged", {"cidrBlock": "10.0.0.0/16"}, taggable=True),
             res("aws:sqs/queue:Queue", "queue-partly", {"tags": {"team": "ml", "project": ""}}, provider={"defaultTags": '{"tags": {"cost-center": "cc"}}'}),
+            # provider defaultTags reach the compute environment, not the instances it launches
+            res("aws:batch/computeEnvironment:ComputeEnvironment", "batch-instances-untagged", {"type": "MANAGED", "computeResources": {"type": "EC2", "maxVcpus": 64, "instanceTypes": ["g6.xlarge"]}}, provider=PROVIDER_WITH_TAGS, taggable=True),
         ],
-        bad_names=["vpc-untagged", "queue-partly"],
+        bad_names=["vpc-untagged", "queue-partly", "batch-instances-untagged"],
         expect="project",
     ),
     Case(
@@ -152,9 +155,18 @@ CASES: list[Case] = [
     ),
     Case(
         "nodepool-gpu-limit",
-        good=[nodepool("bounded", limit="32"), nodepool("cpu-only", limit="0")],
-        bad=[nodepool("no-limit", limit=None), nodepool("too-many", limit=128), nodepool("garbage", limit="lots")],
-        bad_names=["no-limit", "too-many", "garbage"],
+        good=[
+            nodepool("bounded", limit="32"),
+            nodepool("cpu-only", limit="0"),
+            nodepool("cpu-by-category", limit=None, requirements=[{"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["c", "m", "r"]}]),
+        ],
+        bad=[
+            nodepool("no-limit", limit=None),
+            nodepool("too-many", limit=128),
+            nodepool("garbage", limit="lots"),
+            nodepool("gpu-category-no-limit", limit=None, requirements=[{"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["g"]}]),
+        ],
+        bad_names=["no-limit", "too-many", "garbage", "gpu-category-no-limit"],
     ),
     Case(
         "nodepool-instance-bounds",
@@ -167,14 +179,23 @@ CASES: list[Case] = [
                     {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Lt", "values": ["5"]},
                 ],
             ),
+            # Karpenter's instance-category (karpenter-provider-aws pkg/apis/v1/labels.go): a pool of t
+            # (or c/m/r) types cannot launch a GPU type, whatever its limits.
+            nodepool("cpu-burstable", limit=None, requirements=[{"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["t"]}]),
+            nodepool("cpu-general", requirements=[
+                {"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["c", "m", "r"]},
+                {"key": "karpenter.k8s.aws/instance-generation", "operator": "Gt", "values": ["5"]},
+            ]),
         ],
         bad=[
             nodepool("unbounded", requirements=[{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}]),
+            nodepool("gpu-category", requirements=[{"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["g", "t"]}]),
+            nodepool("not-p-only", requirements=[{"key": "karpenter.k8s.aws/instance-category", "operator": "NotIn", "values": ["p"]}]),
             nodepool("families-only", requirements=[{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g6"]}]),
             nodepool("p5-in-dev", requirements=[{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]}]),
             nodepool("unknown-type", requirements=[{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g9.xlarge"]}]),
         ],
-        bad_names=["unbounded", "families-only", "p5-in-dev", "unknown-type"],
+        bad_names=["unbounded", "gpu-category", "not-p-only", "families-only", "p5-in-dev", "unknown-type"],
         settings={"allowedInstanceFamilies": {"default": ["g5", "g6", "p5"], "dev": ["g5", "g6", "g9"]}, "maxGpusPerInstance": 4},
     ),
     Case(
@@ -183,12 +204,27 @@ CASES: list[Case] = [
             res("aws:ec2/launchTemplate:LaunchTemplate", "lt-g6", {"instanceType": "g6.xlarge"}),
             res("aws:eks/nodeGroup:NodeGroup", "ng-small", {"instanceTypes": ["g6.12xlarge"], "scalingConfig": {"maxSize": 4, "minSize": 0, "desiredSize": 0}}),
             res("aws:ec2/instance:Instance", "cpu-box", {"instanceType": "m7i.large"}),
+            # GPU capacity outside EC2 instances, fleets and ASGs, within the bounds (pulumi-aws 7.51.1 input names).
+            res("aws:batch/computeEnvironment:ComputeEnvironment", "batch-cpu", {"type": "MANAGED", "computeResources": {"type": "EC2", "maxVcpus": 4096, "instanceTypes": ["optimal"]}}),
+            res("aws:batch/computeEnvironment:ComputeEnvironment", "batch-g6", {"type": "MANAGED", "computeResources": {"type": "SPOT", "maxVcpus": 64, "instanceTypes": ["g6.xlarge"]}}),
+            res("aws:sagemaker/endpointConfiguration:EndpointConfiguration", "ep-small", {"productionVariants": [{"variantName": "a", "modelName": "m", "instanceType": "ml.g5.xlarge", "initialInstanceCount": 2}]}),
+            res("aws:sagemaker/notebookInstance:NotebookInstance", "nb-g5", {"instanceType": "ml.g5.xlarge", "roleArn": "arn:aws:iam::1:role/r"}),
+            res("aws:emr/cluster:Cluster", "emr-small", {"masterInstanceGroup": {"instanceType": "m5.xlarge"}, "coreInstanceGroup": {"instanceType": "g5.2xlarge", "instanceCount": 4}}),
         ],
         bad=[
             res("aws:ec2/instance:Instance", "p5-box", {"instanceType": "p5.48xlarge"}),
             res("aws:eks/nodeGroup:NodeGroup", "ng-huge", {"instanceTypes": ["g6.48xlarge"], "scalingConfig": {"maxSize": 20}}),
+            # maxVcpus 1024 / 96 vCPUs of p4d.24xlarge = 11 instances (rounded up) x 8 GPUs, and p4d is not allowed
+            res("aws:batch/computeEnvironment:ComputeEnvironment", "batch-p4d", {"type": "MANAGED", "computeResources": {"type": "EC2", "maxVcpus": 1024, "instanceTypes": ["p4d.24xlarge"]}}),
+            res("aws:sagemaker/endpointConfiguration:EndpointConfiguration", "ep-big", {"productionVariants": [
+                {"variantName": "a", "modelName": "m", "instanceType": "ml.g5.12xlarge", "initialInstanceCount": 2},
+                {"variantName": "b", "modelName": "m", "instanceType": "ml.g6.48xlarge", "initialInstanceCount": 1, "managedInstanceScaling": {"maxInstanceCount": 8}}]}),
+            res("aws:sagemaker/notebookInstance:NotebookInstance", "nb-p5", {"instanceType": "ml.p5.48xlarge", "roleArn": "arn:aws:iam::1:role/r"}),
+            res("aws:emr/instanceFleet:InstanceFleet", "emr-fleet", {"clusterId": "j-1", "instanceTypeConfigs": [{"instanceType": "g5.xlarge"}], "targetSpotCapacity": 100}),
+            res("aws:ec2/capacityBlockReservation:CapacityBlockReservation", "capacity-block", {"capacityBlockOfferingId": "cb-0123", "instancePlatform": "Linux/UNIX"}),
+            res("aws-native:sagemaker:Cluster", "hyperpod", {"instanceGroups": [{"instanceGroupName": "w", "instanceType": "ml.g6.48xlarge", "instanceCount": 10, "executionRole": "r"}]}),
         ],
-        bad_names=["p5-box", "ng-huge"],
+        bad_names=["p5-box", "ng-huge", "batch-p4d", "ep-big", "nb-p5", "emr-fleet", "capacity-block", "hyperpod"],
         settings={"allowedInstanceFamilies": ["g5", "g6"]},
     ),
     Case(
@@ -225,7 +261,7 @@ CASES: list[Case] = [
     ),
     Case(
         "burst-budget",
-        good=[nodepool("small", limit="4")],
+        good=[nodepool("small", limit="4"), nodepool("cpu-by-category", limit=None, requirements=[{"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["c", "m"]}])],
         bad=[nodepool("small", limit="4"), nodepool("big", limit="64"), nodepool("p5e-unpriced", requirements=[{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5e.48xlarge"]}])],
         bad_names=["", "p5e-unpriced"],
         settings={"monthlyBudgetUsd": 20000},
@@ -236,9 +272,14 @@ CASES: list[Case] = [
         good=[
             res("aws:ec2/launchTemplate:LaunchTemplate", "lt-v2", {"metadataOptions": {"httpTokens": "required", "httpPutResponseHopLimit": 1}}),
             nodeclass("default-tokens", tokens=None),
+            res("aws:ec2/spotInstanceRequest:SpotInstanceRequest", "spot-v2", {"instanceType": "g5.xlarge", "metadataOptions": {"httpTokens": "required"}}),
         ],
-        bad=[res("aws:ec2/launchTemplate:LaunchTemplate", "lt-v1", {}), nodeclass("optional-tokens", tokens="optional")],
-        bad_names=["lt-v1", "optional-tokens"],
+        bad=[
+            res("aws:ec2/launchTemplate:LaunchTemplate", "lt-v1", {}),
+            nodeclass("optional-tokens", tokens="optional"),
+            res("aws:ec2/spotInstanceRequest:SpotInstanceRequest", "spot-v1", {"instanceType": "g5.xlarge", "metadataOptions": {"httpTokens": "optional"}}),
+        ],
+        bad_names=["lt-v1", "optional-tokens", "spot-v1"],
     ),
     Case(
         "encrypted-volumes",
@@ -246,14 +287,16 @@ CASES: list[Case] = [
             res("aws:ec2/launchTemplate:LaunchTemplate", "lt-enc", {"blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"encrypted": "true"}}]}),
             nodeclass("enc"),
             res("aws:eks/nodeGroup:NodeGroup", "ng-lt", {"launchTemplate": {"id": "lt-1", "version": "1"}}),
+            res("aws:ec2/spotInstanceRequest:SpotInstanceRequest", "spot-enc", {"instanceType": "g5.xlarge", "rootBlockDevice": {"encrypted": True}}),
         ],
         bad=[
             res("aws:ec2/launchTemplate:LaunchTemplate", "lt-plain", {"blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": 100}}]}),
             nodeclass("plain", encrypted=False),
             res("aws:ebs/volume:Volume", "scratch", {"size": 100}),
             res("aws:eks/nodeGroup:NodeGroup", "ng-no-lt", {"instanceTypes": ["m7i.large"]}),
+            res("aws:ec2/spotInstanceRequest:SpotInstanceRequest", "spot-plain", {"instanceType": "g5.xlarge", "rootBlockDevice": {"volumeSize": 200}}),
         ],
-        bad_names=["lt-plain", "plain", "scratch", "ng-no-lt"],
+        bad_names=["lt-plain", "plain", "scratch", "ng-no-lt", "spot-plain"],
     ),
     Case(
         "eks-endpoint-private",
@@ -340,12 +383,24 @@ CASES += [
     ),
     Case(
         "helm-values-capacity",
-        good=[res("kubernetes:helm.sh/v3:Release", "gpu-operator", {"chart": "gpu-operator", "values": {"devicePlugin": {"config": {"name": "time-slicing"}}, "driver": {"enabled": False}}})],
+        good=[
+            res("kubernetes:helm.sh/v3:Release", "gpu-operator", {"chart": "gpu-operator", "values": {"devicePlugin": {"config": {"name": "time-slicing"}}, "driver": {"enabled": False}}}),
+            # GPU names as label, selector and toleration keys select GPU nodes and request nothing
+            # (values of NVIDIA's nvidia-device-plugin chart: nodeSelector, affinity, tolerations).
+            res("kubernetes:helm.sh/v3:Release", "device-plugin", {"chart": "nvidia-device-plugin", "values": {
+                "nodeSelector": {"nvidia.com/gpu.present": "true", "nvidia.com/gpu": "true"},
+                "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]}]}}},
+                "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                "podLabels": {"nvidia.com/gpu.deploy.device-plugin": "true"},
+            }}),
+        ],
         bad=[
             res("kubernetes:helm.sh/v3:Release", "vllm", {"chart": "vllm", "values": {"resources": {"limits": {"nvidia.com/gpu": 8}}, "replicaCount": 20}}),
+            res("kubernetes:helm.sh/v3:Release", "gpu-count", {"chart": "trainer", "values": {"worker": {"gpus": {"nvidia.com/gpu": "4"}}}}),
             res("kubernetes:helm.sh/v3:Release", "pools", {"chart": "karpenter-nodepools", "values": {"nodePools": [{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "spec": {}}]}}),
         ],
-        bad_names=["vllm", "pools"],
+        bad_names=["vllm", "gpu-count", "pools"],
         expect="Helm values",
     ),
 ]

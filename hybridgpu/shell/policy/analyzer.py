@@ -149,10 +149,14 @@ class Analyzer:
             env=env,
         )
         self._stderr: list[bytes] = []
-        threading.Thread(target=self._drain, daemon=True).start()
-        port = self._read_port(timeout)
-        self._channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=_OPTIONS)
-        self.stub = analyzer_pb2_grpc.AnalyzerStub(self._channel)
+        try:
+            threading.Thread(target=self._drain, daemon=True).start()
+            port = self._read_port(timeout)
+            self._channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=_OPTIONS)
+            self.stub = analyzer_pb2_grpc.AnalyzerStub(self._channel)
+        except BaseException:  # a failed start (or Ctrl-C during it) leaves no pack process behind
+            self.close()
+            raise
 
     def _drain(self) -> None:
         assert self._proc.stderr is not None
@@ -179,7 +183,7 @@ class Analyzer:
         self.close()
 
     def close(self) -> None:
-        """Stop the pack's process."""
+        """Stop the pack's process (terminate; kill after 5 s) and wait for it; safe to call twice."""
         channel = getattr(self, "_channel", None)
         if channel is not None:
             channel.close()
@@ -189,6 +193,7 @@ class Analyzer:
                 self._proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 self._proc.kill()
+                self._proc.wait()
 
     def _call(self, method: str, request: Any) -> Any:
         try:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import runpy
 import sys
 import threading
@@ -32,7 +33,7 @@ from hybridgpu.config.keys import PROJECT
 from hybridgpu.errors import HybridGpuError, Issue
 from hybridgpu.shell.policy.analyzer import Analyzer, AnalyzerResource, Violation
 from hybridgpu.policy.registry import BY_NAME, PACK_NAME, PolicyConfigError
-from hybridgpu.shell.preview import PreviewResult, run_preview
+from hybridgpu.shell.preview import PreviewResult, PreviewTimeoutError, run_preview, without_resource_references
 from hybridgpu.stack.files import project_name, pulumi_config_strings, read_stack_file, stack_config_dir
 from hybridgpu.stack.load import load_stack
 
@@ -83,6 +84,42 @@ class ProgramError(HybridGpuError):
     exception (``hybridgpu check --debug`` prints its traceback)."""
 
 
+class ProgramExit(Exception):
+    """The program called ``sys.exit`` with a non-zero code (``code``: the exit status, 1 for a
+    message, as Python exits)."""
+
+    def __init__(self, code: int, message: str = ""):
+        self.code = code
+        self.message = message
+        super().__init__(f"exit code {code}" + (f": {message}" if message else ""))
+
+
+#: Seconds a stack's program may run under the offline mocks (``check_stacks(timeout=...)``, or the
+#: ``HYBRIDGPU_CHECK_TIMEOUT`` environment variable); our largest stack runs in about a second.
+DEFAULT_TIMEOUT = 120.0
+TIMEOUT_ENV = "HYBRIDGPU_CHECK_TIMEOUT"
+
+
+def _timeout(timeout: float | None) -> float:
+    """The time limit: ``timeout``, else ``$HYBRIDGPU_CHECK_TIMEOUT``, else :data:`DEFAULT_TIMEOUT`.
+
+    Raises:
+        HybridGpuError: the environment variable is not a positive number (names it and the fix).
+    """
+    if timeout is not None:
+        return timeout
+    text = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise HybridGpuError(f"{TIMEOUT_ENV}={text!r} is not a positive number of seconds; set it to e.g. 300 or unset it (default {DEFAULT_TIMEOUT:g})")
+    return value
+
+
 @dataclass(frozen=True)
 class StackReport:
     """Result of checking one stack: the violations and how many resources were analyzed."""
@@ -108,8 +145,10 @@ def load_policy_config(path: Path | None) -> dict[str, tuple[str, dict[str, Any]
         ``{policy: (level, properties)}`` for every policy of the pack (defaults filled in).
 
     Raises:
-        PolicyConfigFileError: unreadable JSON, an unknown policy or level, or properties
-            that do not match the policy's settings (every problem, as :class:`~hybridgpu.errors.Issue`).
+        PolicyConfigFileError: unreadable JSON, an unknown policy or level, properties the Pulumi
+            CLI would refuse against the pack's published config schema (``"64"`` for an integer:
+            :meth:`~hybridgpu.policy.registry.PolicySpec.schema_problems`, key ``<policy>.<setting>``),
+            or properties that do not match the policy's settings (every problem, as :class:`~hybridgpu.errors.Issue`).
     """
     raw: Mapping[str, Any] = {}
     label = str(path) if path is not None else "(no policy config)"
@@ -151,6 +190,11 @@ def load_policy_config(path: Path | None) -> dict[str, tuple[str, dict[str, Any]
         if level not in LEVELS:
             problem(f"{name}.enforcementLevel", f"{level!r} is not one of {', '.join(LEVELS)}")
             continue
+        schema_problems = spec.schema_problems(props)  # what the Pulumi CLI would refuse
+        for where, message in schema_problems:
+            problem(f"{name}.{where}", message)
+        if schema_problems:
+            continue
         try:
             spec.parse_settings(props)
         except PolicyConfigError as exc:
@@ -174,10 +218,17 @@ def default_provider(package: str, stack: str, project: str, values: Mapping[str
     return AnalyzerResource(type=typ, name="default", urn=f"urn:pulumi:{stack}::{project}::{typ}::default", properties=strings)
 
 
+def _wire(record: Any) -> Any:
+    """A record's inputs as the engine sends them to analyzers: the wire form (secrets marked) with
+    resource references replaced by ids and URNs (:func:`~hybridgpu.shell.preview.without_resource_references`:
+    the CLI marshals analyzer inputs without ``KeepResources``, and ``pulumi_policy`` cannot read a reference)."""
+    return without_resource_references(record.wire) if record.wire is not None else record.inputs
+
+
 def _analyzer_resources(records: Sequence[Any], preview: PreviewResult | None = None) -> list[AnalyzerResource]:
     """The records as the engine sends them to analyzers: each custom resource with its provider
     (explicit, or the package's default provider built from the stack config) and its property
-    dependencies."""
+    dependencies; resource references in the inputs become ids and URNs (:func:`_wire`)."""
     by_urn = {r.urn: r for r in records}
     defaults: dict[str, AnalyzerResource] = {}
     out: list[AnalyzerResource] = []
@@ -186,7 +237,7 @@ def _analyzer_resources(records: Sequence[Any], preview: PreviewResult | None = 
         if r.provider:
             p = by_urn.get(r.provider.rsplit("::", 1)[0])
             if p is not None:
-                provider = AnalyzerResource(type=p.type, name=p.name, urn=p.urn, properties=p.wire if p.wire is not None else p.inputs)
+                provider = AnalyzerResource(type=p.type, name=p.name, urn=p.urn, properties=_wire(p))
         elif preview is not None and r.custom and not r.type.startswith("pulumi:"):
             package = r.type.split(":", 1)[0]
             if package not in defaults:
@@ -195,7 +246,7 @@ def _analyzer_resources(records: Sequence[Any], preview: PreviewResult | None = 
         out.append(
             AnalyzerResource(
                 type=r.type, name=r.name, urn=r.urn,
-                properties=r.wire if r.wire is not None else r.inputs,
+                properties=_wire(r),
                 parent=r.parent or "", dependencies=tuple(r.dependencies), provider=provider,
                 property_dependencies={k: tuple(v) for k, v in getattr(r, "property_dependencies", {}).items()},
             )
@@ -218,6 +269,7 @@ def check_stacks(
     config_file: Path | None = None,
     first_preview: bool = False,
     analyzer: Analyzer | None = None,
+    timeout: float | None = None,
 ) -> list[StackReport]:
     """Check stacks offline against the policy pack.
 
@@ -234,6 +286,9 @@ def check_stacks(
             (every computed value unknown), where fail-closed policies would block.
         analyzer: a pack already running (reused, e.g. across many projects); default: start
             ``pack_dir`` for this call and stop it afterwards.
+        timeout: seconds each stack's program may run (default :func:`_timeout`: ``$HYBRIDGPU_CHECK_TIMEOUT``
+            or :data:`DEFAULT_TIMEOUT`); the pack this call started is stopped on every way out
+            (a failure, a timeout, Ctrl-C).
 
     Returns:
         One :class:`StackReport` per stack, in order.
@@ -241,10 +296,13 @@ def check_stacks(
     Raises:
         PolicyConfigFileError: a bad policy config (before any stack runs).
         StackConfigError / StackFileError: a stack's config is invalid (before the pack starts).
-        ProgramError: the program failed under the mocks (one line: file, stack, cause).
+        ProgramError: the program failed under the mocks (one line: file, stack, cause), exited
+            with a non-zero code (``sys.exit(n)``, as the CLI fails the update), did not finish
+            within the time limit, or registered no resource (nothing would be checked).
         AnalyzerError: the pack did not start or failed.
     """
     config = load_policy_config(config_file)
+    limit = _timeout(timeout)
     project = project_name(root)
     program = _entrypoint(root)
     if is_hybridgpu_project(root):
@@ -256,12 +314,12 @@ def check_stacks(
         directory = stack_config_dir(root)
         runs = [dict(stack=name, raw=read_stack_file(directory / f"Pulumi.{name}.yaml", root=root)) for name in stacks]
     if analyzer is not None:
-        previews = [_preview(root, program, first_preview, project, **run) for run in runs]
+        previews = [_preview(root, program, first_preview, project, limit, **run) for run in runs]
         return check_previews(previews, config, analyzer)
     # Start the pack (a second process: about a second of imports) while the programs run.
     starting = _StartInBackground(Path(pack_dir or root / "policies").resolve(), project, stacks[0] if stacks else "check")
     try:
-        previews = [_preview(root, program, first_preview, project, **run) for run in runs]
+        previews = [_preview(root, program, first_preview, project, limit, **run) for run in runs]
         with starting.result() as started:
             return check_previews(previews, config, started)
     finally:
@@ -314,14 +372,35 @@ def is_hybridgpu_project(root: Path) -> bool:
     return project_name(root) == PROJECT
 
 
-def _preview(root: Path, program: Any, first_preview: bool, project: str, *, stack: str, **kwargs: Any) -> PreviewResult:
-    """One offline preview; a failing program becomes a one-line :class:`ProgramError`."""
+def _preview(root: Path, program: Any, first_preview: bool, project: str, timeout: float | None = None, *, stack: str, **kwargs: Any) -> PreviewResult:
+    """One offline preview; a failing program becomes a one-line :class:`ProgramError`, and so do
+    a non-zero ``sys.exit``, a run longer than ``timeout`` seconds and a run that registers no
+    resource (fail closed: nothing would be checked)."""
+    main = root / "__main__.py"
     try:
-        return run_preview(stack, root, program=program, first_preview=first_preview, project=project, **kwargs)
+        result = run_preview(stack, root, program=program, first_preview=first_preview, project=project, timeout=timeout, **kwargs)
     except HybridGpuError:
         raise
+    except PreviewTimeoutError as exc:
+        raise ProgramError(
+            f"{main}: stack {stack}: the program did not finish within {exc.seconds:g} s under the offline mocks "
+            f"(it waits on something the mocks never answer, or loops); nothing was checked. Fix: run it with --debug "
+            f"to see where it waits, or raise the limit with {TIMEOUT_ENV}"
+        ) from exc
+    except ProgramExit as exc:
+        why = f" ({exc.message})" if exc.message else ""
+        raise ProgramError(
+            f"{main}: stack {stack}: the program exited with non-zero exit code: {exc.code}{why}; "
+            "the Pulumi CLI fails the preview (Program exited with non-zero exit code), so nothing was checked"
+        ) from exc
     except Exception as exc:  # noqa: BLE001 - any failure of the user's program is reported, not a crash
         raise ProgramError(_program_failure(root, stack, exc)) from exc
+    if not result.records:
+        raise ProgramError(
+            f"{main}: stack {stack}: the program registered 0 resources under the offline mocks: nothing was checked. "
+            "Fix: check that the stack's config selects what the program creates"
+        )
+    return result
 
 
 def _program_failure(root: Path, stack: str, exc: BaseException) -> str:
@@ -348,7 +427,8 @@ def _program_failure(root: Path, stack: str, exc: BaseException) -> str:
 
 def _entrypoint(root: Path):
     """The project's program as Pulumi runs it: ``<root>/__main__.py`` (run by path, with the
-    project directory first on ``sys.path`` as the Python language host puts it)."""
+    project directory first on ``sys.path`` as the Python language host puts it). ``sys.exit(0)``
+    ends it normally; a non-zero ``sys.exit`` raises :class:`ProgramExit`."""
     main = root / "__main__.py"
 
     def program() -> None:
@@ -356,13 +436,46 @@ def _entrypoint(root: Path):
         added = path not in sys.path
         if added:
             sys.path.insert(0, path)
+        # Each stack runs in a fresh language host under the CLI: the project's own modules
+        # (`import vpc`) must register their resources again in every run, so they are forgotten
+        # after each (a cached module would register nothing the second time).
+        before = set(sys.modules)
         try:
             runpy.run_path(str(main), run_name="__main__")
+        except SystemExit as exc:
+            # As under the Pulumi CLI: exit status 0 ends the program normally (what it registered
+            # is checked); any other status fails the run.
+            if exc.code is None or exc.code == 0:
+                return
+            if isinstance(exc.code, int):
+                raise ProgramExit(exc.code) from None
+            raise ProgramExit(1, str(exc.code)) from None
         finally:
             if added and path in sys.path:
                 sys.path.remove(path)
+            for name in _project_modules(set(sys.modules) - before, path):
+                del sys.modules[name]
 
     return program if main.is_file() else None
+
+
+def _project_modules(names: set[str], root: str) -> list[str]:
+    """The modules among ``names`` that are the project's own files: inside ``root`` but neither in
+    the interpreter's environment (a ``.venv`` inside the project holds the SDKs, whose lazily
+    loaded modules must stay) nor hybridgpu itself (a checkout of hybridgpu is its own project)."""
+    environments = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    found = []
+    for name in sorted(names):
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if not file or name.split(".")[0] == "hybridgpu":
+            continue
+        try:
+            where = Path(file).resolve()
+        except OSError:
+            continue
+        if where.is_relative_to(root) and not any(where.is_relative_to(env) for env in environments):
+            found.append(name)
+    return found
 
 
 def to_json(reports: Sequence[StackReport]) -> str:
