@@ -302,20 +302,26 @@ def _per_type(total: float | None, weights: Mapping[str, float], unit: Any, type
     return out
 
 
+def _weighted_type(item: Any, where: str, cap: Capacity, types: list[str], weights: dict[str, float]) -> None:
+    """Record ``item``'s ``instanceType`` in ``types`` and its ``weightedCapacity`` in ``weights``
+    (the smallest per type: the most instances it can stand for); an unknown type is a problem of ``cap``."""
+    t = known(item, "instanceType")
+    if isinstance(t, Unknown):
+        cap.problems.append(f"{where}.instanceType is an unknown value during preview")
+    elif isinstance(t, str) and t:
+        types.append(t)
+        w = _number(known(item, "weightedCapacity"), f"{where}.weightedCapacity", cap)
+        if w is not None and w > 0:
+            weights[t] = min(weights.get(t, w), w)
+
+
 def _overrides(overrides: Any, cap: Capacity, where: str, weights: dict[str, float]) -> list[str]:
     types: list[str] = []
     if isinstance(overrides, Unknown):
         cap.problems.append(f"{where} is an unknown value during preview")
         return types
     for i, o in enumerate(as_list(overrides)):
-        t = known(o, "instanceType")
-        if isinstance(t, Unknown):
-            cap.problems.append(f"{where}[{i}].instanceType is an unknown value during preview")
-        elif isinstance(t, str) and t:
-            types.append(t)
-            w = _number(known(o, "weightedCapacity"), f"{where}[{i}].weightedCapacity", cap)
-            if w is not None and w > 0:
-                weights[t] = min(weights.get(t, w), w)
+        _weighted_type(o, f"{where}[{i}]", cap, types, weights)
         req = known(o, "instanceRequirements")
         if req is not None:
             cap.problems.extend(_requirements_problem(req, f"{where}[{i}].instanceRequirements"))
@@ -479,14 +485,7 @@ def _emr_fleet(cap: Capacity, fleet: Any, where: str) -> None:
     if isinstance(configs, Unknown):
         cap.problems.append(f"{where}.instanceTypeConfigs is an unknown value during preview")
     for i, c in enumerate(as_list(configs)):
-        t = known(c, "instanceType")
-        if isinstance(t, Unknown):
-            cap.problems.append(f"{where}.instanceTypeConfigs[{i}].instanceType is an unknown value during preview")
-        elif isinstance(t, str) and t:
-            types.append(t)
-            w = _number(known(c, "weightedCapacity"), f"{where}.instanceTypeConfigs[{i}].weightedCapacity", cap)
-            if w is not None and w > 0:
-                weights[t] = min(weights.get(t, w), w)
+        _weighted_type(c, f"{where}.instanceTypeConfigs[{i}]", cap, types, weights)
     total = 0.0
     for key in ("targetOnDemandCapacity", "targetSpotCapacity"):
         total += _number(known(fleet, key), f"{where}.{key}", cap) or 0.0
