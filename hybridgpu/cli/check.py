@@ -1,15 +1,22 @@
 """``hybridgpu check``: the policy pack, offline, on every stack (or the named ones).
 
-Runs each stack's program under Pulumi's mocks, starts the pack in ``policies/`` as the Pulumi
-CLI does and puts every resource through it (``Analyze``, then ``AnalyzeStack``). Prints the
-violations as a table, JSON (``--format json``) or GitHub annotations (``--format github``).
+Runs each stack's program under Pulumi's mocks, starts hybridgpu's policy pack (the one installed
+with it, ``hybridgpu policy path``, or ``--pack DIR``) as the Pulumi CLI does and puts every
+resource through it (``Analyze``, then ``AnalyzeStack``). Prints the violations as a table, JSON
+(``--format json``) or GitHub annotations (``--format github``).
 
 Works on any Pulumi Python project (``--root``): the project name comes from its Pulumi.yaml,
-and hybridgpu's stack validation runs only for hybridgpu's own project.
+and hybridgpu's stack validation runs only for hybridgpu's own project. The project is read as the
+Pulumi CLI reads it (:mod:`hybridgpu.shell.project`: ``runtime``, ``main``, its virtualenv,
+``stackConfigDir``); other stacks' outputs for ``StackReference`` come from ``--stack-outputs``
+(:mod:`hybridgpu.shell.references`; unknown without it).
 
 Exit codes: 0 no mandatory violation (advisory ones may be printed); 1 mandatory violations,
-and only then; 2 the check could not run: a bad stack or policy config, the pack failed to
-start, or the program failed under the offline mocks (a missing mock answer for an invoke, an
+and only then (an ``offline-opaque-component`` finding, a remote component whose children the
+offline run cannot see, is one unless ``--opaque-components advisory``); 2 the check could not run: a bad stack or policy config, the pack failed to
+start, ``Pulumi.yaml`` is not a Python project's (``runtime``), names a ``main`` or virtualenv that
+does not exist, or the program failed under the offline mocks (a missing mock answer for an invoke, a
+module in neither hybridgpu's nor the project's environment, an
 exception in the program, a non-zero ``sys.exit``, no end within ``$HYBRIDGPU_CHECK_TIMEOUT``
 seconds (default 120), no resource registered). Exit 2 prints one line naming the file, the resource or stack and
 the cause; ``--debug`` adds the traceback.
@@ -23,13 +30,16 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from hybridgpu.cli.common import console as make_console
 from hybridgpu.cli.common import fail
 from hybridgpu.errors import HybridGpuError
 from hybridgpu.shell.invokes import answers_from
-from hybridgpu.shell.policy.check import ProgramError, check_stacks, to_github, to_json
+from hybridgpu.shell.references import stack_outputs_from
+from hybridgpu.shell.policy.check import ProgramError, check_stacks, error_annotations, to_github, to_json
+from hybridgpu.shell.policy.pack import project_pack_note
 from hybridgpu.stack.files import find_project_root, list_stacks, stack_config_dir
 
 
@@ -41,12 +51,19 @@ class OutputFormat(str, Enum):
     github = "github"
 
 
+class OpaqueLevel(str, Enum):
+    """Level of the ``offline-opaque-component`` finding (a remote component whose children the offline run cannot see)."""
+
+    mandatory = "mandatory"
+    advisory = "advisory"
+
+
 def check(
     stacks: Annotated[list[str] | None, typer.Argument(help="Stacks to check (default: every stacks/Pulumi.<stack>.yaml).")] = None,
     policy_config: Annotated[
         Path | None, typer.Option("--policy-pack-config", help="Policy config JSON, as for `pulumi preview --policy-pack-config`.")
     ] = None,
-    pack: Annotated[Path | None, typer.Option(help="Policy pack directory (default: <root>/policies).")] = None,
+    pack: Annotated[Path | None, typer.Option(help="Policy pack directory (default: the pack installed with hybridgpu, `hybridgpu policy path`).")] = None,
     root: Annotated[Path | None, typer.Option(help="Project root (default: nearest Pulumi.yaml).")] = None,
     output: Annotated[OutputFormat, typer.Option("--format", help="table, json or github (workflow annotations).")] = OutputFormat.table,
     first_preview: Annotated[
@@ -57,20 +74,41 @@ def check(
         Path | None,
         typer.Option("--invoke-answers", help="YAML/JSON file of answers to invokes (token -> answer), merged over the derived ones."),
     ] = None,
+    opaque_components: Annotated[
+        OpaqueLevel,
+        typer.Option(
+            "--opaque-components",
+            help="Level of the offline-opaque-component finding for a remote component (pulumi_eks, pulumi_awsx, helm.v4.Chart...) "
+            "whose children the offline run cannot see: mandatory (exit 1) or advisory (printed, exit 0).",
+        ),
+    ] = OpaqueLevel.mandatory,
+    stack_outputs: Annotated[
+        Path | None,
+        typer.Option(
+            "--stack-outputs",
+            help="YAML/JSON file of other stacks' outputs for StackReferences ('org/proj/stack': {output: value, secret: {secret: value}}); "
+            "without it their outputs are unknown.",
+        ),
+    ] = None,
 ) -> None:
     """Check stacks against the policy pack offline (no cloud credentials, no Pulumi CLI)."""
     try:
         project = (root or find_project_root()).resolve()
         names = stacks or list_stacks(project)
+        if pack is None and (note := project_pack_note(project)):
+            make_console(stderr=True).print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
         if not names:
             raise HybridGpuError(f"no stack files (Pulumi.<stack>.yaml) in {stack_config_dir(project)}")
-        with answers_from(invoke_answers):
+        with answers_from(invoke_answers), stack_outputs_from(stack_outputs):
             reports = check_stacks(
-                names, project, pack_dir=pack.resolve() if pack else None, config_file=policy_config, first_preview=first_preview
+                names, project, pack_dir=pack.resolve() if pack else None, config_file=policy_config, first_preview=first_preview,
+                opaque_components=opaque_components.value,
             )
     except HybridGpuError as exc:
         if debug:
             make_console(stderr=True).print("".join(traceback.format_exception(exc.__cause__ or exc)), markup=False, highlight=False)
+        if output is OutputFormat.github:  # the cause on the pull request too, on its file and line
+            print(error_annotations(exc, root))
         fail(" ".join(str(exc).split()) if isinstance(exc, ProgramError) else exc)
     except Exception as exc:  # noqa: BLE001 - a crash of the check itself: one line, exit 2, traceback with --debug
         if debug:
@@ -93,7 +131,7 @@ def check(
                 table.add_column(col, overflow="fold")
             for v in report.violations:
                 color = "red" if v.level == "mandatory" else "yellow"
-                table.add_row(f"[{color}]{v.level}[/]", v.policy, f"{v.type} {v.name}" if v.name else "(stack)", v.message)
+                table.add_row(f"[{color}]{v.level}[/]", v.policy, escape(f"{v.type} {v.name}") if v.name else "(stack)", escape(v.message))  # text, not markup: "[p5.48xlarge ...]"
             console.print(table)
     if any(r.mandatory for r in reports):
         raise typer.Exit(code=1)

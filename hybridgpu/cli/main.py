@@ -4,7 +4,7 @@
 * ``hybridgpu validate``: :mod:`hybridgpu.cli.validate`;
 * ``hybridgpu catalog``: :mod:`hybridgpu.cli.catalog`;
 * ``hybridgpu check``: :mod:`hybridgpu.cli.check` (the policy pack, offline);
-* ``hybridgpu policy build-pack``: :mod:`hybridgpu.cli.policy` (a pack directory for ``pulumi policy publish``);
+* ``hybridgpu policy build-pack`` / ``policy path``: :mod:`hybridgpu.cli.policy` (a pack directory for ``pulumi policy publish``; the installed pack);
 * ``hybridgpu mig ...``, ``hybridgpu burst ...``, ``hybridgpu cost ...``: :mod:`hybridgpu.cli.mig`,
   :mod:`hybridgpu.cli.burst`, :mod:`hybridgpu.cli.cost`;
 * ``hybridgpu inventory validate|render|export``: :mod:`hybridgpu.cli.inventory`.

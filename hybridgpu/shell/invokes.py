@@ -19,6 +19,10 @@ Users add or override answers in a YAML/JSON file (``hybridgpu check --invoke-an
 :func:`load_answers`): ``token -> answer`` or ``token -> [{match: {arg: value}, answer: ...}]``;
 an answer is merged over the derived one (mappings key by key), so it can also answer tokens
 no installed SDK knows.
+
+Component methods (``Call``, e.g. pulumi_eks ``Cluster.get_kubeconfig``, token
+``eks:index:Cluster/getKubeconfig``) are answered the same way from the method's result class
+(:func:`answer_call`), and the answers file overrides them by token too.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from pulumi import _types as pulumi_types
 from pulumi.runtime import settings as pulumi_settings
 
 from hybridgpu.errors import HybridGpuError
+from hybridgpu.shell.outputs import sdk_class
 
 #: Documented placeholder answers: a fixed date and the AWS documentation example account.
 MOCK_DATE = "2025-01-01T00:00:00.000Z"
@@ -486,3 +491,99 @@ def policy_document(args: Mapping[str, Any]) -> dict[str, Any]:
         doc["Id"] = args["policyId"]
     doc["Statement"] = statements
     return doc
+
+
+# --- component methods (Call) -----------------------------------------------------------------
+# A method of a (remote) component is a ``Call``: ``eks:index:Cluster/getKubeconfig`` is pulumi_eks
+# ``Cluster.get_kubeconfig``, which calls ``pulumi.runtime.call(token, {"__self__": self, ...},
+# res=self, typ=Cluster.GetKubeconfigResult)``: Pulumi's Python codegen nests the result class in the
+# resource class as ``<Method>Result`` (as in pulumi_aws 7.51.1 ``provider.py``: ``Provider.terraform_config``
+# calls ``pulumi:providers:aws/terraformConfig`` with ``typ=Provider.TerraformConfigResult``); a
+# method with no result calls without ``typ``. The engine hands the
+# call to the component's provider (pulumi/pulumi ``pkg/resource/deploy/source_eval.go``
+# ``resmon.Call``, which passes ``DryRun`` in ``CallInfo``); offline the answer is derived from that
+# result class as an invoke's is from its function's.
+
+
+def is_method_token(token: str) -> bool:
+    """Whether ``token`` names a component method (``<pkg>:<module>:<Type>/<method>``), not a function."""
+    parts = token.split(":", 2)
+    return len(parts) == 3 and "/" in parts[2]
+
+
+def _resource_classes(cls: type) -> Iterator[type]:
+    subclasses: list[type] = cls.__subclasses__()
+    for sub in subclasses:
+        yield sub
+        yield from _resource_classes(sub)
+
+
+def method_result_class(token: str) -> tuple[bool, type | None]:
+    """The result class of the component method ``token`` names.
+
+    The resource class is the one an installed SDK registered for ``<pkg>:<module>:<Type>``
+    (:func:`hybridgpu.shell.outputs.sdk_class`), else any loaded ``pulumi.Resource`` subclass named
+    ``<Type>`` that has the method (a component defined in the program itself). Not cached: a program's
+    own classes are new objects in every run.
+
+    Returns:
+        ``(found, result class)``: ``(True, None)`` for a method with no result class (it returns
+        nothing); ``(False, None)`` when no loaded class has the method.
+    """
+    if not is_method_token(token):
+        return False, None
+    pkg, mod, member = token.split(":", 2)
+    type_name, method = member.split("/", 1)
+    if (pkg, mod) == ("pulumi", "providers"):
+        # A provider's own method (pulumi_aws ``Provider.terraform_config``: ``pulumi:providers:aws/terraformConfig``).
+        try:
+            registered = getattr(importlib.import_module(f"pulumi_{type_name.replace('-', '_')}"), "Provider", None)
+        except ImportError:
+            registered = None
+        type_name = "Provider"
+    else:
+        registered = sdk_class(f"{pkg}:{mod}:{type_name}")
+    candidates = [registered] if registered is not None else []
+    candidates += sorted(
+        {c for c in _resource_classes(pulumi.Resource) if c.__name__ == type_name and c is not registered},
+        key=lambda c: f"{c.__module__}.{c.__qualname__}",
+    )
+    wanted = method.replace("_", "").lower()
+    result_name = (method[:1].upper() + method[1:] + "Result").lower()
+    for cls in candidates:
+        if not any(a.replace("_", "").lower() == wanted and callable(getattr(cls, a, None)) for a in vars(cls)):
+            continue
+        result = next((getattr(cls, a) for a in vars(cls) if a.lower() == result_name), None)
+        return True, result if isinstance(result, type) and pulumi_types.is_output_type(result) else None
+    return False, None
+
+
+def answer_call(token: str, args: Mapping[str, Any], *, region: str, account: str) -> dict[str, Any] | None:
+    """The answer to a component method call: derived from its result class (:func:`method_result_class`;
+    ``{}`` for a method with no result) with the answers file's entry for ``token`` merged over it.
+
+    Args:
+        token: the method token, e.g. ``eks:index:Cluster/getKubeconfig``.
+        args: the call's arguments by wire name (``__self__`` is the component's URN).
+        region, account: as for :func:`derive_answer`.
+
+    Returns:
+        The result's wire names -> values, or ``None`` when no loaded class has the method and the
+        answers file has no entry for it.
+    """
+    call_args = {k: v for k, v in args.items() if k != "__self__"}
+    found, cls = method_result_class(token)
+    base: dict[str, Any] | None = None
+    if found:
+        base = {}
+        if cls is not None:
+            pkg, mod, member = token.split(":", 2)
+            type_name, method = member.split("/", 1)
+            seed = token + str(args.get("__self__") or "") + json.dumps(call_args, sort_keys=True, default=lambda o: type(o).__name__)
+            service = pkg if mod == "index" else mod.split("/")[0]
+            ctx = _Ctx(token=token, service=service, noun=_noun(method), kind=_snake(type_name).replace("_", "-"), region=region, account=account, seed=seed)
+            base = _object(cls, ctx, call_args, 0)
+    user = user_answer(token, call_args)
+    if user is not None:
+        return _merge(base or {}, user)
+    return base

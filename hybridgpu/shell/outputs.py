@@ -18,7 +18,16 @@ fills every output the provider always returns and the inputs do not supply:
 
 :func:`first_preview_state` is the first-preview counterpart: only what the providers' ``Check``
 step fills in before anything exists (the auto-names) is known; every other computed output is
-left out, which a dry run reports as unknown.
+left out, which a dry run reports as unknown. The engine calls ``Check`` on every registration, in a
+preview too, and the outputs the program then reads start from what the provider answered:
+
+- pulumi-terraform-bridge (pulumi-aws) ``pkg/tfbridge/provider.go`` ``Provider.Check`` (commit
+  00001f16) builds the checked inputs with ``makeTerraformInputsWithOptions`` given the URN, the
+  random seed and the engine's autonaming options, which fills the ``AutoName`` defaults; its
+  ``Create`` with ``preview`` returns the proposed state of those inputs;
+- pulumi-kubernetes ``provider/pkg/provider/provider.go`` ``kubeProvider.Check`` (commit 997c0a88)
+  calls ``metadata.AssignNameIfAutonamable`` when the object has no previous inputs (a new object), so
+  ``metadata.name`` is known in the first preview; ``generateName`` is left to the API server.
 
 Nothing here creates resources; it only computes the state a mock returns.
 """

@@ -2,10 +2,11 @@
 
 No cloud credentials and no Pulumi CLI: :func:`run_preview` reads and validates the stack file,
 hands its config to Pulumi's runtime exactly as the CLI would (namespaced keys, structured
-values as JSON strings, ``secure:`` values as opaque secrets), installs
-:class:`HybridMocks` (realistic computed outputs per resource type and answers to the invokes
-the program makes) and a :class:`RecordingMonitor` (which remembers each registration's type,
-name, parent and inputs), and runs ``hybridgpu.components.program.main``.
+values as JSON strings, ``secure:`` values as secret placeholders, :func:`encrypted_placeholder`),
+installs :class:`HybridMocks` (realistic computed outputs per resource type and answers to the
+invokes and component methods the program calls) and a :class:`RecordingMonitor` (which runs
+the program's transforms as the engine does and remembers each registration's type, name, parent
+and transformed inputs), and runs ``hybridgpu.components.program.main``.
 
 :func:`write_manifests` writes every Kubernetes object the program registered to
 ``out/<stack>/manifests/`` (one YAML file per object) plus ``helm-releases.yaml`` and
@@ -17,8 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import concurrent.futures
 import contextlib
-import glob
 import hashlib
 import json
 import os
@@ -26,26 +27,31 @@ import shutil
 import signal
 import tempfile
 import threading
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc as pulumi_rpc
+from pulumi.runtime._callbacks import _CallbackServicer
+from pulumi.runtime.proto import provider_pb2, resource_pb2
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.config import set_all_config
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 from google.protobuf import struct_pb2
-import yaml
 
 from hybridgpu.config.keys import PROJECT
-from hybridgpu.datafile import load_yaml_all
 from hybridgpu.k8s import SERVICE_ACCOUNT_TOKEN_SECRET_TYPE
 from hybridgpu.components.program import main as program_main
+from hybridgpu.shell import invokes
 from hybridgpu.shell.outputs import fill_outputs, first_preview_state
-from hybridgpu.stack.files import StackValues, find_project_root, pulumi_config_strings
+from hybridgpu.shell.remote import YAML_V2_TYPES, Opaque, construct, decode_manifests, kubernetes_type  # noqa: F401 - YAML_V2_TYPES re-exported
+from hybridgpu.errors import HybridGpuError
+from hybridgpu.stack.files import SECRET_PLACEHOLDER, StackValues, find_project_root, pulumi_config_strings
 from hybridgpu.stack.load import Stack, load_stack, preloaded
 from hybridgpu.config.models import StackConfig
 from hybridgpu.render import dump_yaml, dump_yaml_all  # noqa: F401 - re-exported for callers of this module
@@ -219,16 +225,20 @@ class HybridMocks(pulumi.runtime.Mocks):
         add-on versions, region, ``kubernetes:yaml:decode``: facts our own program relies on),
         else one derived from the provider SDK's result type (:mod:`hybridgpu.shell.invokes`), in
         the invoke's region (its explicit provider's); an ``--invoke-answers`` file's entry is
-        merged over either.
+        merged over either. A component method (``Call``, token ``<pkg>:<mod>:<Type>/<method>``) is
+        answered from the method's result class (:func:`hybridgpu.shell.invokes.answer_call`).
 
         Raises:
-            UnknownInvokeError: no installed SDK has the function and the answers file has no entry.
+            UnknownInvokeError: no installed SDK has the function (no loaded class has the method)
+                and the answers file has no entry.
         """
-        from hybridgpu.shell import invokes
-
         token = args.token
         region = invokes.invoke_region(args, self.region)
-        answer = invokes.answer_invoke(args, self._hand_answer(args, region), region=region, account=self.account_id)
+        if invokes.is_method_token(token):
+            # A component method (RecordingMonitor.Call): from the method's result class.
+            answer = invokes.answer_call(token, dict(args.args or {}), region=region, account=self.account_id)
+        else:
+            answer = invokes.answer_invoke(args, self._hand_answer(args, region), region=region, account=self.account_id)
         if answer is None:
             raise UnknownInvokeError(token)
         return answer
@@ -267,9 +277,6 @@ class HybridMocks(pulumi.runtime.Mocks):
 #: objects (pulumi_kubernetes 4.34 ``yaml/yaml.py`` ``_invoke_yaml_decode_async``: args ``{text}``,
 #: answer ``{result: [objects]}``); the provider decodes every YAML document and drops empty ones.
 YAML_DECODE = "kubernetes:yaml:decode"
-#: pulumi-kubernetes' v2 YAML components: remote (``remote=True``) components the provider expands
-#: into one child per object (pulumi_kubernetes 4.34 ``yaml/v2/ConfigGroup.py``, ``ConfigFile.py``).
-YAML_V2_TYPES = ("kubernetes:yaml/v2:ConfigGroup", "kubernetes:yaml/v2:ConfigFile")
 
 
 class UnknownInvokeError(NotImplementedError):
@@ -281,39 +288,16 @@ class UnknownInvokeError(NotImplementedError):
 
     def __init__(self, token: str):
         self.token = token
+        what = (
+            f"unknown component method {token}: no loaded resource class has this method"
+            if ":" in token and "/" in token.split(":", 2)[-1]
+            else f"unknown invoke {token}: no installed provider SDK has this function"
+        )
         super().__init__(
-            f"unknown invoke {token}: no installed provider SDK has this function, so the offline preview "
+            f"{what}, so the offline preview "
             f"cannot derive an answer; give one in a file passed with `hybridgpu check --invoke-answers FILE` "
             f"(YAML: '{token}: {{<result wire name>: <value>}}')"
         )
-
-
-def decode_manifests(text: str) -> list[dict[str, Any]]:
-    """Every non-empty YAML document of ``text``, as ``kubernetes:yaml:decode`` answers.
-
-    Raises:
-        ValueError: the text is not YAML, or a document is not a mapping (names the document).
-    """
-    try:
-        docs = load_yaml_all(text)
-    except yaml.YAMLError as exc:
-        raise ValueError(f"kubernetes:yaml:decode: the manifest is not valid YAML: {exc}") from None
-    out = []
-    for i, doc in enumerate(docs):
-        if doc is None:
-            continue
-        if not isinstance(doc, dict):
-            raise ValueError(f"kubernetes:yaml:decode: document {i} is not a Kubernetes object (a mapping)")
-        out.append(doc)
-    return out
-
-
-def kubernetes_type(obj: dict[str, Any]) -> str:
-    """The pulumi-kubernetes type token of a manifest: ``apps/v1`` + ``Deployment`` ->
-    ``kubernetes:apps/v1:Deployment``; the core group is ``core`` (``v1`` -> ``core/v1``)."""
-    api = str(obj.get("apiVersion") or "")
-    group_version = api if "/" in api else f"core/{api}"
-    return f"kubernetes:{group_version}:{obj.get('kind')}"
 
 
 def engine_urn(stack: str, project: str, parent: str, type_: str, name: str) -> str:
@@ -368,6 +352,16 @@ class ResourceRecord:
     #: Top-level input name -> URNs its value depends on (``propertyDependencies`` of the
     #: registration; the engine hands them to ``AnalyzeStack``).
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
+    #: Where the program registered it: the registration's ``sourcePosition`` (a ``file://`` URI and
+    #: a line; the Python SDK sends the first frame outside its own code: pulumi 3.272
+    #: ``runtime/resource.py`` ``_get_stack_trace``/``_get_source_position``); '' and 0 when not sent.
+    source_uri: str = ""
+    source_line: int = 0
+    #: Registered with ``remote=True``: a multi-language component whose provider plugin registers
+    #: its children in ``Construct`` (:mod:`hybridgpu.shell.remote`).
+    remote: bool = False
+    #: For a remote component whose children could not be derived offline: why ('' otherwise).
+    opaque: str = ""
 
 
 #: Markers of a secret value in Pulumi's wire format (pulumi/runtime/rpc.py: _special_sig_key,
@@ -469,6 +463,45 @@ class _InputsTap(pulumi.runtime.Mocks):
         return self.inner.call(args)
 
 
+def _transform_options(request: Any) -> Any:
+    """A registration's options as the engine hands them to transforms (``TransformResourceOptions``,
+    pulumi/pulumi ``pkg/resource/deploy/source_eval.go`` ``resmon.RegisterResource``)."""
+    opts = resource_pb2.TransformResourceOptions(
+        depends_on=list(request.dependencies), ignore_changes=list(request.ignoreChanges),
+        replace_on_changes=list(request.replaceOnChanges), version=request.version, provider=request.provider,
+        plugin_download_url=request.pluginDownloadURL, deleted_with=request.deletedWith,
+        additional_secret_outputs=list(request.additionalSecretOutputs), providers=dict(request.providers),
+        aliases=list(request.aliases),
+    )
+    for name, wire in (("protect", "protect"), ("retainOnDelete", "retain_on_delete")):
+        if request.HasField(name):
+            setattr(opts, wire, getattr(request, name))
+    if request.deleteBeforeReplaceDefined or request.deleteBeforeReplace:
+        opts.delete_before_replace = request.deleteBeforeReplace
+    if request.HasField("customTimeouts"):
+        opts.custom_timeouts.CopyFrom(request.customTimeouts)
+    return opts
+
+
+def _apply_transform_options(request: Any, opts: Any) -> None:
+    """Put a transform's options back on the registration (what the engine then registers with)."""
+    for name, wire in (
+        ("dependencies", "depends_on"), ("ignoreChanges", "ignore_changes"), ("replaceOnChanges", "replace_on_changes"),
+        ("additionalSecretOutputs", "additional_secret_outputs"),
+    ):
+        del getattr(request, name)[:]
+        getattr(request, name).extend(getattr(opts, wire))
+    request.provider, request.version, request.pluginDownloadURL = opts.provider, opts.version, opts.plugin_download_url
+    request.deletedWith = opts.deleted_with
+    request.providers.clear()
+    request.providers.update(opts.providers)
+    for name, wire in (("protect", "protect"), ("retainOnDelete", "retain_on_delete")):
+        if opts.HasField(wire):
+            setattr(request, name, getattr(opts, wire))
+    if opts.HasField("delete_before_replace"):
+        request.deleteBeforeReplace, request.deleteBeforeReplaceDefined = opts.delete_before_replace, True
+
+
 class RecordingMonitor(pulumi_mocks.MockMonitor):
     """A MockMonitor that also records every registration (type, name, parent, inputs).
 
@@ -483,13 +516,139 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self.records: list[ResourceRecord] = []
         #: The event loops of the worker threads registrations ran on (the stock monitor runs one per thread).
         self._loops: set[asyncio.AbstractEventLoop] = set()
+        #: Transforms as the engine keeps them (:meth:`_transformed`): each resource's own (by URN),
+        #: each resource's parent, the stack's resource and invoke transforms (callbacks into the program).
+        self._own_transforms: dict[str, list[Any]] = {}
+        self._parents: dict[str, str] = {}
+        self._stack_callbacks: list[Any] = []
+        self._invoke_callbacks: list[Any] = []
+        self._released = threading.Event()
 
     def release(self) -> None:
         """Cancel whatever the worker threads' event loops still wait for (a registration stuck in
-        the stock monitor), so those threads end and the process can exit after a timed-out run."""
+        the stock monitor, or waiting on a transform), so those threads end and the process can exit
+        after a timed-out run."""
+        self._released.set()
         for loop in list(self._loops):
             if loop.is_running():
                 loop.call_soon_threadsafe(_cancel_all, loop)
+
+    def RegisterStackTransform(self, request):  # noqa: N802 - gRPC method name
+        """Keep a stack transform (``pulumi.runtime.register_resource_transform``) to run on every later registration."""
+        self._stack_callbacks.append(request)
+        return super().RegisterStackTransform(request)
+
+    def RegisterStackInvokeTransform(self, request):  # noqa: N802 - gRPC method name
+        """Keep a stack invoke transform (``pulumi.runtime.register_invoke_transform``) to run on every later invoke."""
+        self._invoke_callbacks.append(request)
+        return super().RegisterStackInvokeTransform(request)
+
+    def _callback(self, callback: Any, message: Any, response_type: Any) -> Any:
+        """Run a transform callback in the program, as the engine does over the callback server: the
+        SDK's own callback (it deserializes, calls the user's function, serializes) on the program's
+        event loop, which is free while this worker thread waits.
+
+        Raises:
+            the transform's exception; PreviewTimeoutError after :meth:`release`.
+        """
+        for servicer in list(_CallbackServicer._servicers):
+            fn = servicer._callbacks.get(callback.token)
+            if fn is None:
+                continue
+            pending: concurrent.futures.Future[Any] = asyncio.run_coroutine_threadsafe(
+                typing.cast(Coroutine[Any, Any, Any], fn(message.SerializeToString())), servicer._loop
+            )
+            while True:
+                try:
+                    answer = pending.result(timeout=0.2)
+                except TimeoutError:
+                    if self._released.is_set():
+                        pending.cancel()
+                        raise PreviewTimeoutError(0) from None
+                    continue
+                return answer if isinstance(answer, response_type) else response_type.FromString(answer.SerializeToString())
+        raise RuntimeError(f"transform callback {callback.token} is not registered with the program")
+
+    def _transformed(self, request: Any) -> Any:
+        """``request`` after its transforms, run as the engine runs them before anything else of a
+        registration: the resource's own, then each parent's (nearest first), then the stack's, each
+        getting the previous one's properties and options (pulumi/pulumi
+        ``pkg/resource/deploy/source_eval.go`` ``resmon.RegisterResource``: "First run the transforms
+        for this resource, then it's parents, then the stack"; ``wrapTransformCallback``: a response
+        without properties or options keeps the previous ones). ``request`` itself when none apply.
+        The older ``transformations`` option and ``register_stack_transformation`` run in the SDK
+        before the registration is sent (pulumi ``resource.py`` ``Resource.__init__``)."""
+        chain = list(request.transforms)
+        parent = request.parent
+        while parent:
+            chain += self._own_transforms.get(parent, [])
+            parent = self._parents.get(parent, "")
+        chain += self._stack_callbacks
+        if not chain or request.type == "pulumi:pulumi:Stack":
+            return request
+        props = request.object
+        opts = _transform_options(request)
+        for callback in chain:
+            asked = resource_pb2.TransformRequest(
+                type=request.type, name=request.name, custom=request.custom, parent=request.parent, properties=props, options=opts
+            )
+            answer = self._callback(callback, asked, resource_pb2.TransformResponse)
+            if answer.HasField("properties"):
+                props = answer.properties
+            if answer.HasField("options"):
+                opts = answer.options
+        out = type(request)()
+        out.CopyFrom(request)
+        out.object.CopyFrom(props)
+        _apply_transform_options(out, opts)
+        for key in [k for k in out.propertyDependencies if k not in out.object.fields]:
+            del out.propertyDependencies[key]
+        return out
+
+    def _invoke_transformed(self, request: Any) -> Any:
+        """An invoke request after the stack's invoke transforms (``register_invoke_transform``), in
+        registration order, as the engine runs them (``resmon.Invoke``, ``wrapInvokeTransformCallback``)."""
+        if not self._invoke_callbacks:
+            return request
+        args = request.args
+        opts = resource_pb2.TransformInvokeOptions(provider=request.provider, version=request.version, plugin_download_url=request.pluginDownloadURL)
+        for callback in list(self._invoke_callbacks):
+            answer = self._callback(
+                callback, resource_pb2.TransformInvokeRequest(token=request.tok, args=args, options=opts), resource_pb2.TransformInvokeResponse
+            )
+            if answer.HasField("args"):
+                args = answer.args
+            if answer.HasField("options"):
+                opts = answer.options
+        out = type(request)()
+        out.CopyFrom(request)
+        out.args.CopyFrom(args)
+        out.provider, out.version, out.pluginDownloadURL = opts.provider, opts.version, opts.plugin_download_url
+        return out
+
+    def _child_transformed(
+        self, type_: str, name: str, parent: str, provider: str, wire: Any, inputs: dict[str, Any], secret_paths: list[str]
+    ) -> tuple[Any, dict[str, Any], list[str]]:
+        """A child that a remote component's provider registers (:meth:`_construct`), after the
+        transforms the engine runs on that registration: its parents' (the component's own first)
+        and the stack's (:meth:`_transformed`). Returns its wire inputs, plain inputs and secret paths."""
+        asked = resource_pb2.RegisterResourceRequest(type=type_, name=name, parent=parent, custom=True, object=wire, provider=provider)
+        done = self._transformed(asked)
+        if done is asked:
+            return wire, inputs, secret_paths
+        return done.object, _plain(pulumi_rpc.deserialize_properties(done.object)), _secret_paths(done.object)
+
+    def Call(self, request):  # noqa: N802 - gRPC method name
+        """A component method (``pulumi.runtime.call``): answered by the mocks from the method's result
+        class (:func:`hybridgpu.shell.invokes.answer_call`), ``__self__`` as the component's URN;
+        returned as the engine returns a provider's ``Call`` (``CallResponse``)."""
+        plain = self._plain_request(request, "args")
+        args = pulumi_rpc.deserialize_properties(plain.args)
+        answer = self.mocks.call(pulumi.runtime.MockCallArgs(token=request.tok, args=args, provider=request.provider))
+        ret, failures = (answer, None) if isinstance(answer, dict) else answer  # the stock Invoke's two forms
+        response = provider_pb2.CallResponse(failures=[provider_pb2.CheckFailure(property=p, reason=r) for p, r in failures or ()])
+        getattr(response, "return").CopyFrom(_sync_await(pulumi_rpc.serialize_properties(ret, {})))
+        return response
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         """The URN the real engine would give (:func:`engine_urn`), not the stock mock's form."""
@@ -510,17 +669,20 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         return copy
 
     def Invoke(self, request):  # noqa: N802 - gRPC method name
-        """The stock monitor's invoke, its arguments' resource references as ids and URNs (see :meth:`RegisterResource`)."""
-        return super().Invoke(self._plain_request(request, "args"))
+        """The stock monitor's invoke after the stack's invoke transforms, its arguments' resource
+        references as ids and URNs (see :meth:`RegisterResource`)."""
+        return super().Invoke(self._plain_request(self._invoke_transformed(request), "args"))
 
     def ReadResource(self, request):  # noqa: N802 - gRPC method name
         """The stock monitor's read (``Resource.get``), its properties' resource references as ids and URNs."""
         return super().ReadResource(self._plain_request(request, "properties"))
 
     def RegisterResource(self, request):  # noqa: N802 - gRPC method name
-        """Register through the stock mock monitor, then record the resource (type, name, inputs, parent)."""
+        """Run the transforms (:meth:`_transformed`), register through the stock mock monitor, then
+        record the resource (type, name, transformed inputs, parent)."""
         self._tap.local.inputs = None
         self._loops.add(_ensure_event_loop())  # the loop the stock monitor runs on this thread
+        request = self._transformed(request)
         mocked = request
         raw = request.object.SerializeToString() if request.type != "pulumi:pulumi:Stack" else b""
         if _RESOURCE_SIG_BYTES in raw:
@@ -536,69 +698,76 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             mocked.CopyFrom(request)
             mocked.object.CopyFrom(plain)
         response = super().RegisterResource(mocked)
+        if request.type != "pulumi:pulumi:Stack":
+            self._parents[response.urn] = request.parent
+            if request.transforms:
+                self._own_transforms[response.urn] = list(request.transforms)
         inputs = self._tap.local.inputs
         if request.type != "pulumi:pulumi:Stack" and inputs is not None:
             secret = _SECRET_SIG_BYTES in raw  # what _has_secret checks, on the bytes already serialized
-            self.records.append(
-                ResourceRecord(
-                    urn=response.urn,
-                    type=request.type,
-                    name=request.name,
-                    parent=request.parent,
-                    custom=bool(request.custom),
-                    # The deserialized inputs are this registration's own objects: normalized where
-                    # they lie unless a secret must be unwrapped (the mock's stored state shares them).
-                    inputs=_plain(inputs) if secret else _normalize_numbers(inputs),
-                    dependencies=sorted(request.dependencies),
-                    secret_paths=_secret_paths(request.object) if secret else [],
-                    provider=request.provider,
-                    additional_secret_outputs=sorted(request.additionalSecretOutputs),
-                    wire=request.object,
-                    property_dependencies={k: sorted(v.urns) for k, v in request.propertyDependencies.items() if v.urns},
-                )
+            record = ResourceRecord(
+                urn=response.urn,
+                type=request.type,
+                name=request.name,
+                parent=request.parent,
+                custom=bool(request.custom),
+                # The deserialized inputs are this registration's own objects: normalized where
+                # they lie unless a secret must be unwrapped (the mock's stored state shares them).
+                inputs=_plain(inputs) if secret else _normalize_numbers(inputs),
+                dependencies=sorted(request.dependencies),
+                secret_paths=_secret_paths(request.object) if secret else [],
+                provider=request.provider,
+                additional_secret_outputs=sorted(request.additionalSecretOutputs),
+                wire=request.object,
+                property_dependencies={k: sorted(v.urns) for k, v in request.propertyDependencies.items() if v.urns},
+                remote=bool(request.remote),
+                source_uri=request.sourcePosition.uri,
+                source_line=request.sourcePosition.line,
             )
-            if request.type in YAML_V2_TYPES and request.remote:
-                self._expand_yaml_v2(request, response.urn, inputs)
+            if record.remote:
+                self._construct(request, record, _UNKNOWN.encode() in raw)
+            self.records.append(record)
         return response
 
-    def _expand_yaml_v2(self, request: Any, urn: str, inputs: dict[str, Any]) -> None:
-        """Record the children a v2 ConfigGroup/ConfigFile gets from the provider: one resource per
-        object, named ``<resourcePrefix or component name>-<object name>`` (the SDK's documented
-        ``resourcePrefix`` rule; namespaced objects as ``<namespace>/<name>``), parented to it.
+    def _construct(self, request: Any, record: ResourceRecord, unknown: bool) -> None:
+        """Record the children a remote component's provider registers in ``Construct``
+        (:func:`hybridgpu.shell.remote.construct`), parented to it; when they cannot be derived
+        offline, note why on ``record.opaque`` (``hybridgpu check`` reports it).
 
         Raises:
-            ValueError: a file is missing or a URL (not fetched offline), or the YAML is malformed.
+            ValueError: a file the component names is missing or malformed (the provider fails too).
         """
-        plain = _plain(inputs)
-        texts: list[str] = []
-        for pattern in ([plain["file"]] if plain.get("file") else []) + list(plain.get("files") or []):
-            pattern = str(pattern)
-            if "://" in pattern:
-                raise ValueError(f"{request.type} {request.name!r}: {pattern} is a URL; the offline check does not fetch it (use a local file)")
-            matches = sorted(glob.glob(pattern)) if any(c in pattern for c in "*?[") else [pattern]
-            for path in matches:
-                try:
-                    texts.append(Path(path).read_text(encoding="utf-8"))
-                except OSError as exc:
-                    raise ValueError(f"{request.type} {request.name!r}: cannot read {path}: {exc.strerror}") from None
-        if plain.get("yaml"):
-            texts += [str(t) for t in (plain["yaml"] if isinstance(plain["yaml"], list) else [plain["yaml"]])]
-        objects = [o for t in texts for o in decode_manifests(t)] + [o for o in plain.get("objs") or [] if isinstance(o, dict)]
-        prefix = plain.get("resourcePrefix") or request.name
-        for obj in objects:
-            meta = obj.get("metadata") or {}
-            name = str(meta.get("name") or "")
-            ident = f"{meta['namespace']}/{name}" if meta.get("namespace") else name
-            typ = kubernetes_type(obj)
-            child_name = f"{prefix}-{ident}" if prefix else ident
+        ref = request.providers.get("kubernetes") or request.provider
+        try:
+            children = construct(record.type, record.name, record.inputs, default_namespace=self._kubernetes_namespace(ref), unknown=unknown)
+        except Opaque as exc:
+            record.opaque = exc.reason
+            return
+        for child in children:
             wire = struct_pb2.Struct()
-            wire.update(json.loads(json.dumps(obj, default=str)))
+            obj = json.loads(json.dumps(child.inputs, default=str))
+            for key in child.secret_keys:  # as the provider registers them: pulumi.ToSecret
+                obj[key] = {_SIG_KEY: _SECRET_SIG, "value": obj[key]}
+            wire.update(obj)
+            wire, inputs, secrets = self._child_transformed(child.type, child.name, record.urn, ref, wire, child.inputs, list(child.secret_keys))
             self.records.append(
                 ResourceRecord(
-                    urn=self.make_urn(urn, typ, child_name), type=typ, name=child_name, parent=urn, custom=True,
-                    inputs=obj, provider=request.provider, wire=wire,
+                    urn=self.make_urn(record.urn, child.type, child.name), type=child.type, name=child.name, parent=record.urn,
+                    custom=True, inputs=inputs, provider=ref, wire=wire, secret_paths=secrets,
                 )
             )
+
+    def _kubernetes_namespace(self, ref: str) -> str:
+        """The namespace a Kubernetes provider applies to objects that name none: an explicit
+        provider's ``namespace`` input, else the stack's ``kubernetes:namespace``, else ``default``
+        (the provider's fallback; a kubeconfig context's namespace is not read offline)."""
+        urn = ref.rsplit("::", 1)[0] if ref else ""
+        if urn:
+            provider = next((r for r in list(self.records) if r.urn == urn), None)
+            if provider is not None and provider.inputs.get("namespace"):
+                return str(provider.inputs["namespace"])
+            return "default"
+        return str(pulumi.runtime.config.get_config("kubernetes:namespace") or "default")
 
 
 def _plain(value: Any) -> Any:
@@ -619,6 +788,10 @@ def _plain(value: Any) -> Any:
         return int(value)
     if isinstance(value, (str, int, float, bool)):
         return value
+    if isinstance(value, pulumi.output.Unknown):
+        # A computed value in a dry run: the engine's wire marker, the same in every run (the
+        # object's repr carries its address).
+        return _UNKNOWN
     return str(value)
 
 
@@ -755,10 +928,66 @@ def _cancel_all(loop: asyncio.AbstractEventLoop) -> None:
         task.cancel()
 
 
+def _unretrieved_dropped(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The program loop's exception handler: drops "exception was never retrieved" reports, passes the
+    rest to asyncio's default handler. After a failed run (already reported as one line) the outputs of
+    the resources that never registered hold the failure; asyncio reports each when the garbage
+    collector frees it, at any later allocation, and formatting that traceback inside another
+    ``ast.parse`` (Python 3.11 ``traceback`` parses source lines) fails it with "AST constructor
+    recursion depth mismatch". A successful run retrieves every output (``wait_for_rpcs``)."""
+    if str(context.get("message", "")).endswith("exception was never retrieved"):
+        return
+    loop.default_exception_handler(context)
+
+
 def _reset_runtime() -> None:
     pulumi_settings.ROOT.set(None)
     pulumi_settings.SETTINGS.rpc_manager.clear()
     pulumi_settings.SETTINGS.outputs.clear()
+
+
+def encrypted_placeholder(key: str) -> str:
+    """What the program reads for the ``secure:`` value of ``key`` offline (never decrypted): a fixed
+    string naming the key, e.g. ``[secret acme:dbPassword]``; ``config.require_secret`` returns it as
+    a secret Output (the key is listed as secret, as the CLI lists it in ``PULUMI_CONFIG_SECRET_KEYS``)."""
+    return f"[secret {key}]"
+
+
+class EncryptedConfigError(HybridGpuError):
+    """The program parses a config value that is encrypted in the stack file (``{secure: v1:...}``),
+    which the offline check cannot decrypt: one line naming the stack file, the key and the fix."""
+
+    @classmethod
+    def of(cls, exc: BaseException, values: StackValues) -> EncryptedConfigError | None:
+        """The error for a program failure caused by parsing an encrypted value, else None: a
+        ``pulumi.config.ConfigTypeError`` on a secret key (``require_secret_int``, ``get_object``...),
+        or any exception in ``exc``'s chain whose message or parsed text (``json.JSONDecodeError.doc``)
+        holds a key's placeholder (:func:`encrypted_placeholder`, or the shared ``[secret]`` when only
+        one key is encrypted)."""
+        keys = sorted(values.secret_keys)
+        if not keys:
+            return None
+        seen: set[int] = set()
+        cause: BaseException | None = exc
+        while cause is not None and id(cause) not in seen:
+            seen.add(id(cause))
+            key = getattr(cause, "key", None)
+            if isinstance(cause, pulumi.config.ConfigTypeError) and key in values.secret_keys:
+                return cls(values.file, str(key), f"read as {cause.expect_type}")
+            text = f"{cause} {getattr(cause, 'doc', '')}"
+            for key in keys:
+                if encrypted_placeholder(key) in text or (len(keys) == 1 and SECRET_PLACEHOLDER in text):
+                    return cls(values.file, key, f"{type(cause).__name__}: {' '.join(str(cause).split())[:200]}")
+            cause = cause.__cause__ or cause.__context__
+        return None
+
+    def __init__(self, file: str, key: str, how: str):
+        self.file, self.key = file, key
+        super().__init__(
+            f"{file}: {key}: the value is encrypted (secure:) and cannot be read offline, and the program parses it "
+            f"({how}). Fix: check a stack file that gives {key} a plaintext value (a test stack), or read the key "
+            f"with config.require_secret/get_secret without parsing it"
+        )
 
 
 class FirstPreviewMocks(pulumi.runtime.Mocks):
@@ -781,8 +1010,21 @@ class FirstPreviewMocks(pulumi.runtime.Mocks):
         return None, first_preview_state(args.typ, args.name, dict(args.inputs))
 
     def call(self, args: pulumi.runtime.MockCallArgs):
-        """Invokes go to the wrapped mocks."""
-        return self.inner.call(args)
+        """Invokes go to the wrapped mocks (data sources exist before the stack does). A component
+        method's result is unknown unless the ``--invoke-answers`` file gives it: under the engine the
+        component's provider runs the method in the preview (pulumi/pulumi
+        ``pkg/resource/deploy/source_eval.go`` ``resmon.Call`` passes ``DryRun`` in ``CallInfo``) on a
+        component whose children do not exist yet, so what it computes from their outputs (a
+        kubeconfig from the cluster's endpoint) is unknown; what the method computes from known inputs
+        alone cannot be told apart offline, so it is unknown too (fail closed). A provider's own method
+        (``pulumi:providers:aws/terraformConfig``) reads only its configuration, which a preview has:
+        answered as in plain mode."""
+        if not invokes.is_method_token(args.token) or args.token.startswith("pulumi:providers:"):
+            return self.inner.call(args)
+        if invokes.user_answer(args.token, {k: v for k, v in dict(args.args or {}).items() if k != "__self__"}) is not None:
+            return self.inner.call(args)
+        answer = self.inner.call(args)  # raises for a method nothing describes, as in plain mode
+        return {key: _UNKNOWN for key in answer} or {"result": _UNKNOWN}
 
 
 def run_preview(
@@ -819,6 +1061,7 @@ def run_preview(
         StackFileError / StackConfigError: the stack file is unreadable or invalid (raised
             before the program runs, so nothing is registered).
         PreviewTimeoutError: the program did not finish within ``timeout`` seconds.
+        EncryptedConfigError: the program failed parsing an encrypted (``secure:``) config value.
         pulumi.RunError and other exceptions the program raises.
     """
     root = root or find_project_root()
@@ -838,13 +1081,19 @@ def run_preview(
         mocks = FirstPreviewMocks(mocks)
     monitor = RecordingMonitor(mocks)
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=first_preview, monitor=monitor)
-    set_all_config(pulumi_config_strings(values.values), sorted(values.secret_keys))
+    strings = pulumi_config_strings(values.values)
+    if raw is not None:
+        # Another team's program: each encrypted value reads as its own placeholder, so a failure to
+        # parse it names the key (hybridgpu's own program gets the values it was validated with).
+        strings.update({k: encrypted_placeholder(k) for k in values.secret_keys if strings.get(k) == SECRET_PLACEHOLDER})
+    set_all_config(strings, sorted(values.secret_keys))
 
     if program is None:
         program = program_main
 
     captured: dict[str, Any] = {}
 
+    _ensure_event_loop().set_exception_handler(_unretrieved_dropped)
     previous = os.getcwd()
     previous_flag = os.environ.get("HYBRIDGPU_OFFLINE_PREVIEW")
     os.chdir(root)
@@ -858,6 +1107,11 @@ def run_preview(
                     _sync_await(_bounded(run_pulumi_func(program), timeout))
     except PreviewTimeoutError:
         monitor.release()
+        raise
+    except Exception as exc:
+        unreadable = EncryptedConfigError.of(exc, values)
+        if unreadable is not None:
+            raise unreadable from exc
         raise
     finally:
         os.chdir(previous)

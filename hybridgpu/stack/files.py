@@ -85,9 +85,91 @@ def _project_file(root: Path) -> dict[str, Any]:
     return _project_file_cached(path, mtime)
 
 
+@dataclass(frozen=True)
+class ProjectFile:
+    """The fields of ``Pulumi.yaml`` that decide how the Pulumi CLI runs a project.
+
+    Attributes:
+        path: the ``Pulumi.yaml`` file.
+        name: ``name``.
+        runtime: ``runtime`` (the string, or the ``name`` of the ``{name, options}`` form).
+        options: ``runtime.options`` (``virtualenv``, ``toolchain``, ...), ``{}`` when absent.
+        main: ``main`` as written (a directory or a file, relative to the project directory), or None.
+        stack_config_dir: ``stackConfigDir`` as written (or the legacy string ``config:``), or None.
+    """
+
+    path: Path
+    name: str
+    runtime: str
+    options: dict[str, Any]
+    main: str | None
+    stack_config_dir: str | None
+
+
+def _project_error(path: Path, field_name: str, problem: str, fix: str) -> StackFileError:
+    return StackFileError(f"{path}: {field_name}: {problem}. Fix: {fix}")
+
+
+def read_project(root: Path) -> ProjectFile:
+    """``<root>/Pulumi.yaml`` read as the Pulumi CLI reads it (pulumi/pulumi v3.259.0
+    ``sdk/go/common/workspace/project.go``: ``runtime`` is a
+    string or ``{name, options}`` (``ProjectRuntimeInfo.UnmarshalYAML``); ``main`` and ``stackConfigDir``
+    are strings; a string ``config:`` is the old spelling of ``stackConfigDir``
+    (``RewriteConfigPathIntoStackConfigDir``); ``name`` and ``runtime`` are required (``Project.Validate``:
+    "project is missing a 'name' attribute", "... a 'runtime' attribute").
+
+    Args:
+        root: the project directory.
+
+    Returns:
+        The project's runtime, options, main and stack config directory.
+
+    Raises:
+        StackFileError: no readable ``Pulumi.yaml``, or a field of the wrong kind (names the file,
+            the field and the fix); ``name`` or ``runtime`` missing (the CLI refuses such a project too).
+    """
+    data = _project_file(root)
+    path = root / "Pulumi.yaml"
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():  # the CLI: "project is missing a 'name' attribute"
+        raise _project_error(path, "name", "missing (the Pulumi CLI refuses a project without a name)", "add `name: <project>`")
+    runtime = data.get("runtime")
+    options: Any = {}
+    if isinstance(runtime, dict):
+        options = runtime.get("options") or {}
+        runtime = runtime.get("name")
+    if runtime is None:
+        raise _project_error(path, "runtime", "missing", "add `runtime: python` (hybridgpu check runs Python programs)")
+    if not isinstance(runtime, str) or not runtime.strip():
+        raise _project_error(path, "runtime", "must be a string or an object with name and options attributes", "write `runtime: python`")
+    if not isinstance(options, dict):
+        raise _project_error(path, "runtime.options", "must be a mapping", "write e.g. `options: {virtualenv: venv}`")
+    fields: dict[str, str | None] = {}
+    for key in ("main", "stackConfigDir"):
+        value = data.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise _project_error(path, key, f"must be a non-empty path (relative to {root}), not {value!r}", f"give a directory or remove `{key}`")
+        fields[key] = value
+    legacy = data.get("config")
+    if isinstance(legacy, str):
+        if fields["stackConfigDir"] is not None:
+            raise _project_error(path, "config", "a string `config` is the old spelling of stackConfigDir and cannot be used with it", "remove `config`")
+        fields["stackConfigDir"] = legacy
+    return ProjectFile(
+        path=path, name=project_name(root), runtime=runtime.strip(), options=dict(options),
+        main=fields["main"], stack_config_dir=fields["stackConfigDir"],
+    )
+
+
 def stack_config_dir(root: Path) -> Path:
-    """The directory holding stack files (``stackConfigDir`` of ``Pulumi.yaml``, default the root)."""
-    return root / str(_project_file(root).get("stackConfigDir") or ".")
+    """The directory holding stack files: ``stackConfigDir`` of ``Pulumi.yaml`` (or the legacy string
+    ``config:``), relative to the project directory; default the project directory itself (pulumi/pulumi
+    ``sdk/go/common/workspace/paths.go`` ``ProjectStackPath``, v3.259.0)."""
+    data = _project_file(root)
+    directory = data.get("stackConfigDir")
+    if directory is None and isinstance(data.get("config"), str):
+        directory = data["config"]
+    return root / str(directory or ".")
 
 
 def list_stacks(root: Path) -> list[str]:
@@ -106,6 +188,8 @@ def project_name(root: Path) -> str:
 def project_defaults(root: Path) -> dict[str, Any]:
     """Project-level config defaults from ``Pulumi.yaml``, namespaced (``<project name>:<key>``)."""
     config = _project_file(root).get("config") or {}
+    if not isinstance(config, dict):  # a string is the legacy stackConfigDir (stack_config_dir)
+        return {}
     defaults: dict[str, Any] = {}
     project = project_name(root)
     for key, spec in config.items():
@@ -273,7 +357,7 @@ def read_stack_file(path: Path, *, root: Path | None = None) -> StackValues:
             continue
         if ":" not in key:
             issues.append(
-                Issue(shown, key, "config keys in a stack file are namespaced", f"write it as `{PROJECT}:{key}`")
+                Issue(shown, key, "config keys in a stack file are namespaced", f"write it as `{project_name(root)}:{key}`")
             )
             continue
         value, secret = _strip_secrets(raw)
@@ -290,3 +374,71 @@ def pulumi_config_strings(values: dict[str, Any]) -> dict[str, str]:
     return {k: v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
 
 
+
+
+def _path_parts(path: str) -> list[str | int]:
+    """``a.b[1].c`` -> ``["a", "b", 1, "c"]``; a bracketed key that is not a number stays a string
+    (``annotations[kueue.x-k8s.io/x]``)."""
+    parts: list[str | int] = []
+    name = ""
+    i = 0
+    while i < len(path):
+        char = path[i]
+        if char == "." and name:
+            parts.append(name)
+            name = ""
+        elif char == "[":
+            if name:
+                parts.append(name)
+                name = ""
+            end = path.find("]", i)
+            if end < 0:
+                break
+            inner = path[i + 1 : end].strip("'\"")
+            parts.append(int(inner) if inner.isdigit() else inner)
+            i = end
+        elif char != ".":
+            name += char
+        i += 1
+    if name:
+        parts.append(name)
+    return parts
+
+
+def config_key_line(path: Path, key: str) -> int | None:
+    """The 1-based line of config key ``key`` in stack file ``path`` (a key path as issues name it:
+    ``hybridgpu:cloud.nodePools[1].weight``; the deepest part of it that exists), or None when the file
+    cannot be read or has no such key under ``config:``."""
+    try:
+        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        return None
+    node = _child(root, "config")
+    if node is None or not isinstance(node, yaml.MappingNode):
+        return None
+    keys = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
+    top = max((k for k in keys if key == k or key.startswith(k + ".") or key.startswith(k + "[")), key=len, default=None)
+    if top is None:
+        return None
+    line: int | None = None
+    current: Any = node
+    for part in [top, *_path_parts(key[len(top) :])]:
+        found = _child(current, part, with_key=True)
+        if found is None:
+            break
+        mark, current = found
+        line = mark.line + 1
+    return line
+
+
+def _child(node: Any, part: str | int, with_key: bool = False) -> Any:
+    """The value node of ``part`` in a mapping (or item ``part`` of a sequence) node; with
+    ``with_key``, ``(the start mark of its key or item, the value node)``."""
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode) and k.value == str(part):
+                return (k.start_mark, v) if with_key else v
+    elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+        item = node.value[part]
+        return (item.start_mark, item) if with_key else item
+    return None

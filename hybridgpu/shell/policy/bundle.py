@@ -8,12 +8,14 @@ host: ``python3 -m venv <virtualenv>`` (``virtualenv`` from ``runtime.options``,
 absent), ``pip install --upgrade pip setuptools wheel``, then ``pip install -r requirements.txt``
 with the extracted directory as the working directory (``installRequiredPolicy`` in the same file;
 ``InstallDependencies`` in ``sdk/python/toolchain/pip.go``). The checkout's ``policies/`` has
-``-e ..`` in its requirements, which points nowhere there.
+``-e ..`` in its requirements, which points nowhere there, and the pack installed with hybridgpu
+(:data:`hybridgpu.shell.policy.pack.PACK_DIR`) has no requirements: it runs where hybridgpu is.
 
 :func:`build_pack` writes a directory that needs nothing but PyPI:
 
-* ``__main__.py``: the checkout's ``policies/__main__.py``, unchanged;
-* ``PulumiPolicy.yaml``: the checkout's name/description/version with ``runtime.options``
+* ``__main__.py``: the installed pack's (``hybridgpu/shell/policy/pulumi_pack/__main__.py`` of
+  the checkout), unchanged;
+* ``PulumiPolicy.yaml``: that pack's description/version with ``runtime.options``
   ``toolchain: pip`` and ``virtualenv: venv`` (inside the pack, where the CLI creates it);
 * ``hybridgpu-<version>+policypack-py3-none-any.whl``: the hybridgpu package built from the
   checkout, whose metadata requires only the distributions the pack imports, pulumi-aws included
@@ -53,6 +55,7 @@ from packaging.utils import canonicalize_name
 
 from hybridgpu.datafile import ORDERED, dump_yaml
 from hybridgpu.errors import HybridGpuError
+from hybridgpu.shell.policy.pack import PACK_DIR
 
 #: The local version label of the pack's wheel (PEP 440): the hybridgpu code, trimmed dependencies.
 LOCAL_LABEL = "policypack"
@@ -69,6 +72,9 @@ PACK_VIRTUALENV = "venv"
 _SETUPTOOLS_MIN = (77, 0)
 #: The timestamp of every file in the pack's wheel: 1980-01-01, the earliest a zip entry can hold.
 _SOURCE_DATE_EPOCH = "315532800"
+#: The installed pack's directory inside a source checkout (``hybridgpu/shell/policy/pulumi_pack``):
+#: the template of the built pack's ``__main__.py`` and ``PulumiPolicy.yaml``.
+PACK_SOURCE = PACK_DIR.relative_to(Path(__file__).resolve().parents[3])
 
 
 class PackBuildError(HybridGpuError):
@@ -221,7 +227,7 @@ def build_pack(root: Path, out: Path, *, python: str | None = None) -> BuiltPack
     """Write a self-contained policy pack directory (see the module docstring for its files).
 
     Args:
-        root: the hybridgpu source checkout (holds ``pyproject.toml``, ``hybridgpu/`` and ``policies/``).
+        root: the hybridgpu source checkout (holds ``pyproject.toml``, ``README.md`` and ``hybridgpu/``).
         out: the pack directory to create; it must not exist or be empty, and must not be
             ignored by a ``.gitignore`` (the Pulumi CLI would leave its files out of the upload).
         python: the interpreter whose installed distributions are pinned (default: this one).
@@ -236,7 +242,8 @@ def build_pack(root: Path, out: Path, *, python: str | None = None) -> BuiltPack
     python = python or sys.executable
     root = root.resolve()
     out = out.resolve()
-    for needed in ("pyproject.toml", "README.md", "hybridgpu", "policies/__main__.py", "policies/PulumiPolicy.yaml"):
+    template = root / PACK_SOURCE
+    for needed in ("pyproject.toml", "README.md", "hybridgpu", PACK_SOURCE / "__main__.py", PACK_SOURCE / "PulumiPolicy.yaml"):
         if not (root / needed).exists():
             raise PackBuildError(f"{root / needed}: missing; build-pack reads the source checkout; fix: run it in the checkout or pass --root DIR")
     if out == root or (root in out.parents and out.parts[len(root.parts)] in ("policies", "hybridgpu")):
@@ -251,7 +258,7 @@ def build_pack(root: Path, out: Path, *, python: str | None = None) -> BuiltPack
     if not _setuptools_ok():
         raise PackBuildError("building the wheel needs setuptools>=77 in this environment; fix: pip install 'setuptools>=77,<80' (the test extras have it)")
 
-    meta = yaml.safe_load((root / "policies" / "PulumiPolicy.yaml").read_text(encoding="utf-8")) or {}
+    meta = yaml.safe_load((template / "PulumiPolicy.yaml").read_text(encoding="utf-8")) or {}
     project_version = _project_version(root)
     wheel_version = f"{project_version}+{LOCAL_LABEL}"
     pins = pinned_closure(_imported_distributions(python) - {"hybridgpu"})
@@ -278,14 +285,14 @@ def build_pack(root: Path, out: Path, *, python: str | None = None) -> BuiltPack
         if len(wheels) != 1:
             raise PackBuildError(f"{out}: expected one hybridgpu wheel, found {[w.name for w in wheels]}")
         wheel = wheels[0]
-        shutil.copy2(root / "policies" / "__main__.py", out / "__main__.py")
+        shutil.copy2(template / "__main__.py", out / "__main__.py")
         policy_yaml = {
             "description": meta.get("description", "hybridgpu policy pack"),
             "version": meta.get("version", project_version),
             "runtime": {"name": "python", "options": {"toolchain": "pip", "virtualenv": PACK_VIRTUALENV}},
         }
         (out / "PulumiPolicy.yaml").write_text(
-            "# Built by `hybridgpu policy build-pack` from hybridgpu's policies/ (docs/policies.md, \"Publishing\").\n"
+            "# Built by `hybridgpu policy build-pack` from hybridgpu's pack (docs/policies.md, \"Publishing\").\n"
             "# The Pulumi CLI creates the virtualenv in ./venv and runs `pip install -r requirements.txt` here.\n"
             + dump_yaml(policy_yaml, ORDERED),
             encoding="utf-8",

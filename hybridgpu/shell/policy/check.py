@@ -11,30 +11,41 @@ marked), with URNs of the engine's form, so the pack sees what it would see unde
 Pulumi Python project can be checked (:func:`is_hybridgpu_project` decides whether hybridgpu's
 stack validation runs); a program that fails under the mocks is a one-line :class:`ProgramError`.
 
+The project is read as the Pulumi CLI reads it (:mod:`hybridgpu.shell.project`: ``runtime``,
+``main``, the project's virtualenv); stack references are answered from ``--stack-outputs`` or
+left unknown (:mod:`hybridgpu.shell.references`, :func:`reference_findings`).
+
 Formats: :func:`to_json` and :func:`to_github` (workflow-command annotations that GitHub shows
-on the pull request's stack file).
+on the program line that registered the resource, or on the stack file: :func:`violation_location`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
-import runpy
+import re
 import sys
 import threading
 import traceback
+import urllib.parse
+import urllib.request
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hybridgpu.config.keys import PROJECT
 from hybridgpu.errors import HybridGpuError, Issue
 from hybridgpu.shell.policy.analyzer import Analyzer, AnalyzerResource, Violation
+from hybridgpu.shell.policy.pack import PACK_DIR
 from hybridgpu.policy.registry import BY_NAME, PACK_NAME, PolicyConfigError
-from hybridgpu.shell.preview import PreviewResult, PreviewTimeoutError, run_preview, without_resource_references
-from hybridgpu.stack.files import project_name, pulumi_config_strings, read_stack_file, stack_config_dir
+from hybridgpu.shell.project import ProgramExit, ProjectProgram, missing_module, missing_module_fix, project_program
+from hybridgpu.shell.references import STACK_REFERENCE_TYPE, UNKNOWN_REFERENCE_POLICY, reference_message, watch_references
+from hybridgpu.shell.preview import PreviewResult, PreviewTimeoutError, engine_urn, run_preview, without_resource_references
+from hybridgpu.shell.remote import OPAQUE_POLICY, opaque_message
+from hybridgpu.stack.files import config_key_line, find_project_root, project_name, pulumi_config_strings, read_stack_file, stack_config_dir
 from hybridgpu.stack.load import load_stack
 
 LEVELS = ("mandatory", "advisory", "disabled")
@@ -84,16 +95,6 @@ class ProgramError(HybridGpuError):
     exception (``hybridgpu check --debug`` prints its traceback)."""
 
 
-class ProgramExit(Exception):
-    """The program called ``sys.exit`` with a non-zero code (``code``: the exit status, 1 for a
-    message, as Python exits)."""
-
-    def __init__(self, code: int, message: str = ""):
-        self.code = code
-        self.message = message
-        super().__init__(f"exit code {code}" + (f": {message}" if message else ""))
-
-
 #: Seconds a stack's program may run under the offline mocks (``check_stacks(timeout=...)``, or the
 #: ``HYBRIDGPU_CHECK_TIMEOUT`` environment variable); our largest stack runs in about a second.
 DEFAULT_TIMEOUT = 120.0
@@ -127,6 +128,10 @@ class StackReport:
     stack: str
     resources: int
     violations: tuple[Violation, ...]
+    #: URN -> (program file, line) where the program registered the resource (its own files only).
+    locations: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    #: The stack file (``<stackConfigDir>/Pulumi.<stack>.yaml``), absolute; '' when unknown.
+    stack_file: str = ""
 
     @property
     def mandatory(self) -> list[Violation]:
@@ -270,6 +275,7 @@ def check_stacks(
     first_preview: bool = False,
     analyzer: Analyzer | None = None,
     timeout: float | None = None,
+    opaque_components: str = "mandatory",
 ) -> list[StackReport]:
     """Check stacks offline against the policy pack.
 
@@ -279,8 +285,10 @@ def check_stacks(
 
     Args:
         stacks: stack names (``<stackConfigDir>/Pulumi.<stack>.yaml``).
-        root: the Pulumi project directory (its ``__main__.py`` is the program that runs).
-        pack_dir: the policy pack (default ``<root>/policies``).
+        root: the Pulumi project directory (the program that runs is the one its ``Pulumi.yaml``
+            names: ``main``, else ``__main__.py``; :func:`_entrypoint`).
+        pack_dir: the policy pack (default: the one installed with hybridgpu, :data:`hybridgpu.shell.policy.pack.PACK_DIR`,
+            whatever ``root`` holds).
         config_file: a ``--policy-pack-config`` JSON file (default: the policies' defaults).
         first_preview: check what the first ``pulumi preview`` of a not yet deployed stack sends
             (every computed value unknown), where fail-closed policies would block.
@@ -289,14 +297,21 @@ def check_stacks(
         timeout: seconds each stack's program may run (default :func:`_timeout`: ``$HYBRIDGPU_CHECK_TIMEOUT``
             or :data:`DEFAULT_TIMEOUT`); the pack this call started is stopped on every way out
             (a failure, a timeout, Ctrl-C).
+        opaque_components: the level (``mandatory`` or ``advisory``) of the ``offline-opaque-component``
+            finding for each remote component whose children the offline run cannot see
+            (:func:`opaque_findings`).
 
     Returns:
         One :class:`StackReport` per stack, in order.
 
     Raises:
         PolicyConfigFileError: a bad policy config (before any stack runs).
-        StackConfigError / StackFileError: a stack's config is invalid (before the pack starts).
-        ProgramError: the program failed under the mocks (one line: file, stack, cause), exited
+        StackConfigError / StackFileError: a stack's config is invalid, or ``Pulumi.yaml`` is not a
+            Python project's, names a ``main`` or a virtualenv that does not exist (before the pack starts).
+        StackOutputsError: the ``--stack-outputs`` file in force is malformed (raised by the CLI's
+            :func:`~hybridgpu.shell.references.stack_outputs_from`).
+        ProgramError: the program failed under the mocks (one line: file, stack, cause; a module in
+            neither environment is named with the fix), exited
             with a non-zero code (``sys.exit(n)``, as the CLI fails the update), did not finish
             within the time limit, or registered no resource (nothing would be checked).
         AnalyzerError: the pack did not start or failed.
@@ -310,18 +325,18 @@ def check_stacks(
         runs: list[dict[str, Any]] = [dict(stack=s.config.stack, loaded=s) for s in loaded]
     else:
         if program is None:
-            raise ProgramError(f"{root}: no __main__.py; hybridgpu check runs Pulumi Python projects (runtime: python)")
+            raise ProgramError(f"{root}: no __main__.py and no `main:` in Pulumi.yaml; hybridgpu check runs Pulumi Python projects (runtime: python)")
         directory = stack_config_dir(root)
         runs = [dict(stack=name, raw=read_stack_file(directory / f"Pulumi.{name}.yaml", root=root)) for name in stacks]
     if analyzer is not None:
         previews = [_preview(root, program, first_preview, project, limit, **run) for run in runs]
-        return check_previews(previews, config, analyzer)
+        return check_previews(previews, config, analyzer, opaque_components)
     # Start the pack (a second process: about a second of imports) while the programs run.
-    starting = _StartInBackground(Path(pack_dir or root / "policies").resolve(), project, stacks[0] if stacks else "check")
+    starting = _StartInBackground(Path(pack_dir or PACK_DIR).resolve(), project, stacks[0] if stacks else "check")
     try:
         previews = [_preview(root, program, first_preview, project, limit, **run) for run in runs]
         with starting.result() as started:
-            return check_previews(previews, config, started)
+            return check_previews(previews, config, started, opaque_components)
     finally:
         starting.close()
 
@@ -355,14 +370,41 @@ class _StartInBackground:
             self._analyzer.close()
 
 
-def check_previews(previews: Sequence[PreviewResult], config: Mapping[str, tuple[str, Mapping[str, Any]]], analyzer: Analyzer) -> list[StackReport]:
-    """Put finished previews through a running pack (``Configure``, then each stack).
+def check_previews(
+    previews: Sequence[PreviewResult], config: Mapping[str, tuple[str, Mapping[str, Any]]], analyzer: Analyzer, opaque_components: str = "mandatory"
+) -> list[StackReport]:
+    """Put finished previews through a running pack (``Configure``, then each stack), and add the
+    :func:`opaque_findings` of each at level ``opaque_components``.
 
     The resources go in URN order: the mocks record registrations in a thread-dependent order,
     and the report (which follows the order the resources are sent in) must be the same in every run.
     """
     analyzer.configure(config)
-    return [analyze_resources(analyzer, p.stack, _analyzer_resources(sorted(p.records, key=lambda r: r.urn), p), p.project) for p in previews]
+    reports = []
+    for p in previews:
+        report = analyze_resources(analyzer, p.stack, _analyzer_resources(sorted(p.records, key=lambda r: r.urn), p), p.project)
+        found = report.violations + tuple(opaque_findings(p, opaque_components)) + tuple(getattr(p, "check_findings", ()))
+        reports.append(StackReport(report.stack, report.resources, found, getattr(p, "check_locations", {}), getattr(p, "stack_file", "")))
+    return reports
+
+
+def opaque_findings(preview: PreviewResult, level: str = "mandatory") -> list[Violation]:
+    """One ``offline-opaque-component`` finding (:data:`~hybridgpu.shell.remote.OPAQUE_POLICY`) per
+    remote component whose children the offline run could not derive (``ResourceRecord.opaque``), in
+    URN order: under the real CLI its provider's ``Construct`` registers children the pack checks,
+    offline nothing of them was seen (:func:`hybridgpu.shell.remote.opaque_message` says what).
+
+    Not a pack policy (the pack would then block real previews, where the children are seen): a
+    verdict of the offline check, at ``level`` (``mandatory`` blocks, ``advisory`` is printed).
+    """
+    return [
+        Violation(
+            stack=preview.stack, policy=OPAQUE_POLICY, level=level, message=opaque_message(r.type, r.name, r.inputs, r.opaque),
+            urn=r.urn, type=r.type, name=r.name,
+        )
+        for r in sorted(preview.records, key=lambda r: r.urn)
+        if getattr(r, "opaque", "")
+    ]
 
 
 def is_hybridgpu_project(root: Path) -> bool:
@@ -376,9 +418,11 @@ def _preview(root: Path, program: Any, first_preview: bool, project: str, timeou
     """One offline preview; a failing program becomes a one-line :class:`ProgramError`, and so do
     a non-zero ``sys.exit``, a run longer than ``timeout`` seconds and a run that registers no
     resource (fail closed: nothing would be checked)."""
-    main = root / "__main__.py"
+    main = getattr(program, "file", None) or root / "__main__.py"
     try:
-        result = run_preview(stack, root, program=program, first_preview=first_preview, project=project, timeout=timeout, **kwargs)
+        environment = program.environment() if isinstance(program, ProjectProgram) else contextlib.nullcontext()
+        with watch_references(unknown_when_unanswered="raw" in kwargs) as watch, environment:
+            result = run_preview(stack, root, program=program, first_preview=first_preview, project=project, timeout=timeout, **kwargs)
     except HybridGpuError:
         raise
     except PreviewTimeoutError as exc:
@@ -394,19 +438,81 @@ def _preview(root: Path, program: Any, first_preview: bool, project: str, timeou
             "the Pulumi CLI fails the preview (Program exited with non-zero exit code), so nothing was checked"
         ) from exc
     except Exception as exc:  # noqa: BLE001 - any failure of the user's program is reported, not a crash
-        raise ProgramError(_program_failure(root, stack, exc)) from exc
+        missing = missing_module(exc)
+        if missing is not None and missing.name:
+            where = _program_failure(root, stack, exc, main).split(": stack ", 1)[0]
+            raise ProgramError(
+                f"{where}: stack {stack}: the program imports {missing.name!r}, which is neither installed with hybridgpu "
+                f"nor in the project's virtualenv ({getattr(program, 'venv', None) or 'none configured in Pulumi.yaml'}). "
+                f"Fix: {missing_module_fix(program, missing.name)}"
+            ) from exc
+        raise ProgramError(_program_failure(root, stack, exc, main)) from exc
     if not result.records:
         raise ProgramError(
             f"{main}: stack {stack}: the program registered 0 resources under the offline mocks: nothing was checked. "
             "Fix: check that the stack's config selects what the program creates"
         )
+    result.check_findings = reference_findings(result, watch)  # type: ignore[attr-defined]  # read by check_previews
+    result.stack_file = str((stack_config_dir(root) / f"Pulumi.{stack}.yaml").resolve())  # type: ignore[attr-defined]
+    created = {  # where each unanswered StackReference was created: its finding is shown there
+        engine_urn(stack, project, "", STACK_REFERENCE_TYPE, name): (Path(file).resolve().as_uri(), line) for name, file, line in watch.created.values()
+    }
+    result.check_locations = _locations(result, root, program, created)  # type: ignore[attr-defined]
     return result
 
 
-def _program_failure(root: Path, stack: str, exc: BaseException) -> str:
+def _locations(preview: PreviewResult, root: Path, program: Any, extra: Mapping[str, tuple[str, int]] | None = None) -> dict[str, tuple[str, int]]:
+    """URN -> (file, line) of each registration whose ``sourcePosition`` (a ``file://`` URI) lies in the
+    project's own files: inside ``root``, but not in its virtualenv, the interpreter's environment or
+    hybridgpu's package (a resource a library registers is driven by the stack's config: shown on the
+    stack file); ``extra``: more ``URN -> (URI, line)`` (where unanswered stack references were created)."""
+    inside = root.resolve()
+    outside = [Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, Path(__file__).parents[2])]
+    if getattr(program, "venv", None) is not None:
+        outside.append(Path(program.venv).resolve())
+    cache: dict[str, str | None] = {}
+    found: dict[str, tuple[str, int]] = {}
+    positions = [(r.urn, getattr(r, "source_uri", ""), getattr(r, "source_line", 0)) for r in preview.records]
+    for urn, uri, line in positions + [(u, *where) for u, where in (extra or {}).items()]:
+        if not uri or not line:
+            continue
+        if uri not in cache:
+            parsed = urllib.parse.urlparse(uri)
+            path = Path(urllib.request.url2pathname(parsed.path)).resolve() if parsed.scheme == "file" else None
+            ok = path is not None and path.is_relative_to(inside) and not any(path.is_relative_to(o) for o in outside)
+            cache[uri] = str(path) if ok else None
+        shown = cache[uri]
+        if shown is not None:
+            found[urn] = (shown, int(line))
+    return found
+
+
+def reference_findings(preview: PreviewResult, watch: Any) -> list[Violation]:
+    """One ``offline-unknown-stack-reference`` finding (:data:`~hybridgpu.shell.references.UNKNOWN_REFERENCE_POLICY`)
+    per stack reference whose outputs were unknown offline (no ``--stack-outputs`` entry), sorted by name:
+    **mandatory** when a callback given to ``.apply`` on them did not run (under the Pulumi CLI the
+    outputs are known and the callback runs: resources it registers were not checked), **advisory**
+    otherwise (every resource was registered; only values were unknown, and the policies that need
+    them fail closed on their own). Not a pack policy: under the CLI the outputs are known.
+    """
+    found = []
+    for label in sorted(watch.unknown):
+        name = watch.created[label][0] if label in watch.created else label
+        level = "mandatory" if watch.skipped.get(label) else "advisory"
+        found.append(
+            Violation(
+                stack=preview.stack, policy=UNKNOWN_REFERENCE_POLICY, level=level, message=reference_message(preview.stack, watch, label),
+                urn=engine_urn(preview.stack, preview.project, "", STACK_REFERENCE_TYPE, name), type=STACK_REFERENCE_TYPE, name=name,
+            )
+        )
+    return found
+
+
+def _program_failure(root: Path, stack: str, exc: BaseException, main: Path | None = None) -> str:
     """``<file>:<line>: stack <stack>: the program failed: <Type>: <message>`` from the deepest
-    traceback frame inside the project (the Pulumi runtime's frames are skipped)."""
-    where = str(root / "__main__.py")
+    traceback frame inside the project (the Pulumi runtime's frames are skipped); ``main``: the
+    program file named when no frame is (default ``<root>/__main__.py``)."""
+    where = str(main or root / "__main__.py")
     frames: list[traceback.FrameSummary] = list(traceback.extract_tb(exc.__traceback__))
     cause: BaseException = exc
     seen = {id(exc)}
@@ -425,66 +531,58 @@ def _program_failure(root: Path, stack: str, exc: BaseException) -> str:
     return f"{where}: stack {stack}: the program failed under the offline mocks: {type(exc).__name__}: {text[:500]}"
 
 
-def _entrypoint(root: Path):
-    """The project's program as Pulumi runs it: ``<root>/__main__.py`` (run by path, with the
-    project directory first on ``sys.path`` as the Python language host puts it). ``sys.exit(0)``
-    ends it normally; a non-zero ``sys.exit`` raises :class:`ProgramExit`."""
-    main = root / "__main__.py"
+def _entrypoint(root: Path) -> ProjectProgram | None:
+    """The project's program as the Pulumi CLI runs it (:func:`hybridgpu.shell.project.project_program`:
+    ``runtime: python`` only, ``main``, the project's virtualenv importable after hybridgpu's own
+    packages; hybridgpu's own project runs in hybridgpu's interpreter). ``sys.exit(0)`` ends it
+    normally; a non-zero ``sys.exit`` raises :class:`ProgramExit`.
 
-    def program() -> None:
-        path = str(root.resolve())
-        added = path not in sys.path
-        if added:
-            sys.path.insert(0, path)
-        # Each stack runs in a fresh language host under the CLI: the project's own modules
-        # (`import vpc`) must register their resources again in every run, so they are forgotten
-        # after each (a cached module would register nothing the second time).
-        before = set(sys.modules)
-        try:
-            runpy.run_path(str(main), run_name="__main__")
-        except SystemExit as exc:
-            # As under the Pulumi CLI: exit status 0 ends the program normally (what it registered
-            # is checked); any other status fails the run.
-            if exc.code is None or exc.code == 0:
-                return
-            if isinstance(exc.code, int):
-                raise ProgramExit(exc.code) from None
-            raise ProgramExit(1, str(exc.code)) from None
-        finally:
-            if added and path in sys.path:
-                sys.path.remove(path)
-            for name in _project_modules(set(sys.modules) - before, path):
-                del sys.modules[name]
+    Returns:
+        The program, or None when the project sets no ``main`` and has no ``__main__.py``.
 
-    return program if main.is_file() else None
+    Raises:
+        StackFileError: ``Pulumi.yaml`` is invalid, its runtime is not python, its ``main`` does not
+            exist, or its virtualenv does not (names the file, the field and the fix).
+    """
+    return project_program(root, own_environment=is_hybridgpu_project(root))
 
 
-def _project_modules(names: set[str], root: str) -> list[str]:
-    """The modules among ``names`` that are the project's own files: inside ``root`` but neither in
-    the interpreter's environment (a ``.venv`` inside the project holds the SDKs, whose lazily
-    loaded modules must stay) nor hybridgpu itself (a checkout of hybridgpu is its own project)."""
-    environments = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-    found = []
-    for name in sorted(names):
-        file = getattr(sys.modules.get(name), "__file__", None)
-        if not file or name.split(".")[0] == "hybridgpu":
-            continue
-        try:
-            where = Path(file).resolve()
-        except OSError:
-            continue
-        if where.is_relative_to(root) and not any(where.is_relative_to(env) for env in environments):
-            found.append(name)
-    return found
+def _shown(path: str) -> str:
+    """``path`` as GitHub names a file: relative to ``$GITHUB_WORKSPACE`` (the repository's checkout in a
+    workflow), else to the working directory, when inside it; otherwise absolute."""
+    base = Path(os.environ.get("GITHUB_WORKSPACE") or os.getcwd()).resolve()
+    where = Path(path).resolve()
+    return where.relative_to(base).as_posix() if where.is_relative_to(base) else str(where)
+
+
+def violation_location(report: StackReport, violation: Violation) -> tuple[str, int | None] | None:
+    """Where a violation is shown: the program line that registered its resource (the registration's
+    ``sourcePosition``, when that line is in the project's own files), else the stack file
+    (``<stackConfigDir>/Pulumi.<stack>.yaml``: stack-level violations, and resources registered by
+    library code such as hybridgpu's components, which the stack's config drives); paths as
+    :func:`_shown`. None when neither is known."""
+    source = report.locations.get(violation.urn) if violation.urn else None
+    if source is not None:
+        return _shown(source[0]), source[1]
+    if report.stack_file:
+        return _shown(report.stack_file), None
+    return None
 
 
 def to_json(reports: Sequence[StackReport]) -> str:
-    """Reports as JSON: ``{"pack": ..., "stacks": [{"stack", "resources", "violations": [...]}]}``."""
+    """Reports as JSON: ``{"pack": ..., "stacks": [{"stack", "resources", "mandatory", "violations": [...]}]}``;
+    each violation has the :class:`~hybridgpu.shell.policy.analyzer.Violation` fields, then ``file`` and
+    ``line`` (:func:`violation_location`; ``line`` null for the stack file, both null when unknown)."""
+
+    def one(report: StackReport, v: Violation) -> dict[str, Any]:
+        where = violation_location(report, v)
+        return {**asdict(v), "file": where[0] if where else None, "line": where[1] if where else None}
+
     return json.dumps(
         {
             "pack": PACK_NAME,
             "stacks": [
-                {"stack": r.stack, "resources": r.resources, "mandatory": len(r.mandatory), "violations": [asdict(v) for v in r.violations]}
+                {"stack": r.stack, "resources": r.resources, "mandatory": len(r.mandatory), "violations": [one(r, v) for v in r.violations]}
                 for r in reports
             ],
         },
@@ -500,10 +598,12 @@ def _escape(text: str, prop: bool = False) -> str:
 
 
 def to_github(reports: Sequence[StackReport], stack_file: str = "stacks/Pulumi.{stack}.yaml") -> str:
-    """GitHub Actions workflow commands (``::error``/``::warning``), one per violation, on the stack file.
+    """GitHub Actions workflow commands (``::error``/``::warning``), one per violation, on the file and
+    line of :func:`violation_location` (the program line that registered the resource, else the stack
+    file); ``stack_file`` (``{stack}`` filled in) when a report knows neither.
 
-    Source: GitHub Docs, "Workflow commands for GitHub Actions" (error/warning with ``file`` and
-    ``title``; ``%``, CR, LF escaped in messages, also ``:`` and ``,`` in properties), 2025.
+    Source: GitHub Docs, "Workflow commands for GitHub Actions" (error/warning with ``file``, ``line``
+    and ``title``; ``%``, CR, LF escaped in messages, also ``:`` and ``,`` in properties), 2025.
     """
     lines = []
     for report in reports:
@@ -511,7 +611,39 @@ def to_github(reports: Sequence[StackReport], stack_file: str = "stacks/Pulumi.{
             kind = "error" if v.level == "mandatory" else "warning"
             what = f"{v.type} {v.name}" if v.name else "stack"
             title = _escape(f"{PACK_NAME}/{v.policy} ({what})", prop=True)
-            file = _escape(stack_file.format(stack=report.stack), prop=True)
-            lines.append(f"::{kind} file={file},title={title}::{_escape(v.message)}")
+            where = violation_location(report, v) or (stack_file.format(stack=report.stack), None)
+            place = f"file={_escape(where[0], prop=True)}" + (f",line={where[1]}" if where[1] else "")
+            lines.append(f"::{kind} {place},title={title}::{_escape(v.message)}")
     return "\n".join(lines)
 
+
+_LEADING_FILE = re.compile(r"^(?P<file>[^\s:]+)(?::(?P<line>\d+))?(?=[:\s])")
+
+
+def error_annotations(exc: BaseException, root: Path | None) -> str:
+    """``::error`` workflow commands for a check that could not run (exit 2), so the pull request
+    shows the cause where it is: each :class:`~hybridgpu.errors.Issue` of a stack config error on its
+    stack file, at the line of its config key (:func:`~hybridgpu.stack.files.config_key_line`); any
+    other error on the file (and line) its message starts with (``Pulumi.yaml``, the program line),
+    else without a file. Paths as :func:`_shown`."""
+    title = _escape("hybridgpu check (could not run)", prop=True)
+    if root is None:
+        with contextlib.suppress(HybridGpuError):
+            root = find_project_root()
+    lines = []
+    for issue in getattr(exc, "issues", None) or ():
+        path = Path(issue.file)
+        if not path.is_absolute() and root is not None:
+            path = root / path
+        line = config_key_line(path, issue.key) if issue.key and path.is_file() else None
+        place = f"file={_escape(_shown(str(path)), prop=True)}" + (f",line={line}" if line else "") if path.is_file() else ""
+        text = f"{issue.where}: {issue.message}. Fix: {issue.fix}"
+        lines.append(f"::error {place + ',' if place else ''}title={title}::{_escape(text)}")
+    if lines:
+        return "\n".join(lines)
+    text = " ".join(str(exc).split())
+    match = _LEADING_FILE.match(text)
+    place = ""
+    if match and Path(match["file"]).is_file():
+        place = f"file={_escape(_shown(match['file']), prop=True)}" + (f",line={match['line']}" if match["line"] else "") + ","
+    return f"::error {place}title={title}::{_escape(text)}"

@@ -1,7 +1,12 @@
-"""Turn :data:`hybridgpu.policy.registry.POLICIES` into ``pulumi_policy`` policies.
+"""The hybridgpu policy pack: :data:`hybridgpu.policy.registry.POLICIES` as ``pulumi_policy`` policies.
 
-The pack (``policies/__main__.py``) calls :func:`build_policies` and hands the result to
-``pulumi_policy.PolicyPack``. Three things happen here that the plain validators do not do:
+The pack's one home. :data:`PACK_DIR` is the pack directory installed with hybridgpu (package data:
+``PulumiPolicy.yaml`` and a ``__main__.py`` that calls :func:`serve`), which ``hybridgpu check``
+runs unless ``--pack`` names another and ``hybridgpu policy path`` prints for
+``pulumi preview --policy-pack``; the checkout's ``policies/__main__.py`` and the directory
+``hybridgpu policy build-pack`` writes carry the same ``__main__.py``. :func:`serve` builds the
+``PolicyPack`` from :func:`build_policies`. Three things happen here that the plain validators do
+not do:
 
 * **fail closed**: ``pulumi_policy`` turns an unknown value met during a preview into an
   advisory note, so a mandatory check would silently pass in a pull request. Each validator
@@ -17,11 +22,14 @@ from __future__ import annotations
 
 import functools
 import json
+from pathlib import Path
 from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel,
+    Policy,
     PolicyConfigSchema,
+    PolicyPack,
     ReportViolation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
@@ -32,13 +40,18 @@ from pulumi_policy.proxy import UnknownValueError
 
 from hybridgpu.policy import base
 from hybridgpu.policy.base import PolicyResource
-from hybridgpu.policy.registry import POLICIES, PolicyConfigError, PolicySpec
+from hybridgpu.policy.registry import PACK_NAME, POLICIES, PolicyConfigError, PolicySpec
 from hybridgpu.shell.policy.taggable import is_taggable
 
 if UnknownValueError not in base.UNKNOWN_ERRORS:
     base.UNKNOWN_ERRORS.append(UnknownValueError)
 
 _LEVELS = {"mandatory": EnforcementLevel.MANDATORY, "advisory": EnforcementLevel.ADVISORY}
+
+#: The policy pack installed with hybridgpu (a wheel carries it as package data).
+PACK_DIR = Path(__file__).resolve().parent / "pulumi_pack"
+#: What the pack's ``PolicyPack`` says it does (``pulumi preview`` prints it).
+PACK_DESCRIPTION = "Blocks untagged and oversized GPU resources and unsafe cluster settings (hybridgpu)."
 
 
 def _unknown_message(spec: PolicySpec, what: str, exc: UnknownValueError) -> str:
@@ -137,3 +150,45 @@ def build_policies() -> list[ResourceValidationPolicy | StackValidationPolicy]:
                 )
             )
     return built
+
+
+def serve() -> None:
+    """Run the hybridgpu policy pack: the whole of every pack ``__main__.py`` of hybridgpu's.
+
+    Constructing ``PolicyPack`` starts its gRPC analyzer on 127.0.0.1, prints the port on stdout
+    and serves until the Pulumi CLI (or :class:`hybridgpu.shell.policy.analyzer.Analyzer`) stops
+    the process; it takes its project and stack from ``PULUMI_PROJECT`` / ``PULUMI_STACK``.
+    Returns only when the server stops.
+    """
+    policies: list[Policy] = list(build_policies())
+    PolicyPack(name=PACK_NAME, enforcement_level=EnforcementLevel.MANDATORY, policies=policies, description=PACK_DESCRIPTION)
+
+
+def project_pack_note(root: Path) -> str | None:
+    """Say so when ``root`` (a Pulumi project) has a policy pack of its own in ``policies/``.
+
+    ``hybridgpu check`` runs hybridgpu's pack (:data:`PACK_DIR`) unless ``--pack`` names another,
+    whatever the project holds: a project's own pack would otherwise replace the gate's rules
+    without a word. A ``policies/`` whose ``__main__.py`` imports this module is hybridgpu's pack
+    (this checkout's, or an older copy of it) and gets no note.
+
+    Args:
+        root: the project directory.
+
+    Returns:
+        One sentence naming the project's pack, the pack that runs and the ``--pack`` that would
+        run the project's instead; ``None`` when ``root/policies`` is no pack or is hybridgpu's.
+    """
+    own = root / "policies"
+    if not (own / "PulumiPolicy.yaml").is_file():
+        return None
+    try:
+        main = (own / "__main__.py").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        main = ""
+    if "hybridgpu.shell.policy.pack" in main:
+        return None
+    return (
+        f"{own} is a policy pack of this project; hybridgpu check runs hybridgpu's pack ({PACK_DIR}), not that one. "
+        f"To run the project's pack instead, pass --pack {own}."
+    )

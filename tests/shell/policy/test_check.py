@@ -4,6 +4,7 @@ expected violations, config files are validated, and the output formats."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -92,10 +93,13 @@ def test_json_output(bad_reports):
     assert {"stack", "policy", "level", "message", "urn", "type", "name"} <= set(stack["violations"][0])
 
 
-def test_github_annotations(bad_reports):
+def test_github_annotations(bad_reports, monkeypatch):
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(ROOT))  # paths relative to the checkout (test_project_layout.py)
     lines = to_github(bad_reports).splitlines()
     assert len(lines) == len(EXPECTED_BAD)
-    assert all(line.startswith("::error file=stacks/Pulumi.prod-bad.yaml,title=hybridgpu/") for line in lines)
+    # A resource the fixture's own program registers: its line; one hybridgpu's components register: the stack file.
+    assert all(re.match(r"::error file=tests/fixtures/policy-bad/(__main__\.py,line=\d+|stacks/Pulumi\.prod-bad\.yaml),title=hybridgpu/", line) for line in lines)
+    assert any(line.startswith("::error file=tests/fixtures/policy-bad/stacks/Pulumi.prod-bad.yaml,title=hybridgpu/stack-gpu-ceiling (stack)") for line in lines)
     assert all("\n" not in line for line in lines)
     assert any("ami-alias-pinned (kubernetes%3Akarpenter.k8s.aws/v1%3AEC2NodeClass floating)" in line for line in lines)
 

@@ -78,8 +78,8 @@ def test_configgroup_v2_children_are_recorded_under_the_component():
     raw = read_stack_file(case / "Pulumi.dev.yaml", root=case)
     preview = run_preview("dev", case, program=lambda: runpy.run_path(str(case / "__main__.py")), raw=raw, project="p")
     child = [r for r in preview.records if r.type == "kubernetes:apps/v1:Deployment"]
-    assert [c.name for c in child] == ["serving-ml/embed"]
-    assert child[0].urn == "urn:pulumi:dev::p::kubernetes:yaml/v2:ConfigGroup$kubernetes:apps/v1:Deployment::serving-ml/embed"
+    assert [c.name for c in child] == ["serving:ml/embed"]
+    assert child[0].urn == "urn:pulumi:dev::p::kubernetes:yaml/v2:ConfigGroup$kubernetes:apps/v1:Deployment::serving:ml/embed"
 
 
 def test_misspelled_policy_name_gets_a_close_match(tmp_path):
