@@ -44,7 +44,7 @@ from typing import Any
 
 from hybridgpu.catalog import INSTANCE_TYPES_SOURCE, is_accelerator_type, load_catalog
 from hybridgpu.catalog.models import InstanceType
-from hybridgpu.policy.base import PolicyResource, Unknown, as_list, known, parse_quantity
+from hybridgpu.policy.base import PolicyResource, Unknown, as_list, fix_for, known, parse_quantity
 
 INSTANCE = "aws:ec2/instance:Instance"
 SPOT_INSTANCE = "aws:ec2/spotInstanceRequest:SpotInstanceRequest"
@@ -113,12 +113,31 @@ def is_gpu_type(name: str) -> bool:
     return instance_type(name) is not None or is_accelerator_type(ec2_type(name))
 
 
-def unknown_family_message(label: str, types: Sequence[str]) -> str:
-    """The fail-closed message for accelerator-looking types the catalog does not know."""
+def unknown_family_message(res: PolicyResource, label: str, types: Sequence[str], policy: str = "gpu-instance-size") -> str:
+    """The fail-closed message for accelerator-looking types the catalog does not know.
+
+    Args:
+        res: the resource reported (its project decides the fix's wording: :func:`fix_for`).
+        label: how the message names it (``res.label``, perhaps with where the types come from).
+        types: the uncatalogued types.
+        policy: the reporting policy, whose ``exemptResources`` a foreign project waives the resource in.
+
+    Returns:
+        The message with a fix that works in the checked project: in hybridgpu's, adding the type to
+        the catalog's data file; in any other (which cannot edit hybridgpu's package data), a catalog
+        type, or a waiver in its policy config plus an issue or pull request for the catalog.
+    """
+    shown = ", ".join(sorted(set(types)))
     return (
-        f"{label} uses {', '.join(sorted(set(types)))}, which looks like GPU/accelerator capacity but is not in the "
-        f"hybridgpu catalog, so its GPU count cannot be checked. Fix: use a catalog type (`hybridgpu catalog`), or add "
-        f"the type to {INSTANCE_TYPES_SOURCE} with its sources."
+        f"{label} uses {shown}, which looks like GPU/accelerator capacity but is not in the "
+        "hybridgpu catalog, so its GPU count cannot be checked. Fix: use a catalog type (`hybridgpu catalog`)"
+        + fix_for(
+            res,
+            f", or add the type to {INSTANCE_TYPES_SOURCE} with its sources.",
+            f", or, once its GPU count is reviewed, waive the resource in the policy config "
+            f'({{"{policy}": {{"exemptResources": [{{"resource": "{res.name}", "reason": "{shown}: <GPUs> per instance, reviewed ..."}}]}}}}) '
+            f"and open an issue or pull request to add {shown} to the hybridgpu catalog ({INSTANCE_TYPES_SOURCE}).",
+        )
     )
 
 

@@ -30,7 +30,7 @@ from pydantic import Field
 
 from hybridgpu.catalog import load_catalog
 from hybridgpu.k8s import EFA_LABEL, EFA_RESOURCE, QuantityError, device_count
-from hybridgpu.policy.base import KUBERNETES_BUNDLES, Findings, PolicyResource, PolicySettings, dig, parse_quantity
+from hybridgpu.policy.base import KUBERNETES_BUNDLES, Findings, PolicyResource, PolicySettings, dig, fix_for, parse_quantity
 from hybridgpu.policy.workloads import PodTemplate, pod_templates
 
 __all__ = ["EfaWorkloadSettings", "efa_workload_requests", "selects_efa_nodes"]
@@ -65,7 +65,8 @@ def selects_efa_nodes(spec: Mapping[str, Any]) -> bool:
     )
 
 
-def _template_findings(label: str, template: PodTemplate, most: int) -> Findings:
+def _template_findings(res: PolicyResource, template: PodTemplate, most: int) -> Findings:
+    label = res.label
     where = template.path or "the pod"
     asked = False
     for path, c in template.containers():
@@ -102,7 +103,8 @@ def _template_findings(label: str, template: PodTemplate, most: int) -> Findings
         yield (
             f"{label} asks for {EFA_RESOURCE} at {where} but does not select EFA nodes: Karpenter may launch it on a NodePool "
             "without EFA, where no EFA device plugin runs and the pod stays Pending. "
-            f"Fix: add `nodeSelector: {{{EFA_LABEL}: \"true\"}}` to the pod template (the label of hybridgpu's EFA NodePools)."
+            f"Fix: add `nodeSelector: {{{EFA_LABEL}: \"true\"}}` to the pod template "
+            + fix_for(res, "(the label of hybridgpu's EFA NodePools).", "and the same label to your EFA NodePools' spec.template.metadata.labels.")
         )
 
 
@@ -111,4 +113,4 @@ def efa_workload_requests(res: PolicyResource, cfg: EfaWorkloadSettings) -> Find
     if not res.type.startswith("kubernetes:") or res.type in KUBERNETES_BUNDLES:
         return
     for template in pod_templates(res.props):
-        yield from _template_findings(res.label, template, cfg.max_efa_per_pod)
+        yield from _template_findings(res, template, cfg.max_efa_per_pod)

@@ -265,7 +265,13 @@ def nodepool_instance_bounds(res: PolicyResource, cfg: CapacitySettings) -> Find
         if unknown:
             yield (
                 f"{res.label} may pick {names(unknown)}, which the hybridgpu catalog does not know, so their GPU "
-                "count cannot be checked. Fix: use catalog types (`hybridgpu catalog`) or add them to the catalog."
+                "count cannot be checked. Fix: use catalog types (`hybridgpu catalog`) or "
+                + fix_for(
+                    res,
+                    "add them to the catalog.",
+                    "waive the pool in the policy config (nodepool-instance-bounds: exemptResources, with their GPU "
+                    "counts as the reason) and open an issue or pull request to add them to the hybridgpu catalog.",
+                )
             )
         return
     if families is None:
@@ -302,7 +308,7 @@ def nodepool_instance_bounds(res: PolicyResource, cfg: CapacitySettings) -> Find
         )
 
 
-def _type_problems(label: str, types: list[str], stack: str, cfg: CapacitySettings) -> Iterator[str]:
+def _type_problems(res: PolicyResource, label: str, types: list[str], stack: str, cfg: CapacitySettings) -> Iterator[str]:
     allowed = cfg.families(stack)
     most = for_stack(cfg.max_gpus_per_instance, stack)
     uncatalogued = sorted({t for t in types if _is_gpu_type(t) and _instance(t) is None})
@@ -319,7 +325,7 @@ def _type_problems(label: str, types: list[str], stack: str, cfg: CapacitySettin
         elif it is not None and it.gpu_count > most:
             yield f"{label} uses {t} with {it.gpu_count} GPUs, above {most} per instance. Fix: use a smaller size."
     if uncatalogued:
-        yield cap_mod.unknown_family_message(label, uncatalogued)
+        yield cap_mod.unknown_family_message(res, label, uncatalogued)
 
 
 def gpu_instance_size(resources: Sequence[PolicyResource], cfg: CapacitySettings) -> StackFindings:
@@ -339,11 +345,11 @@ def gpu_instance_size(resources: Sequence[PolicyResource], cfg: CapacitySettings
         if cfg.exempt(res):
             continue
         stack = res.stack
-        for message in _type_problems(res.label, cap.direct, stack, cfg):
+        for message in _type_problems(res, res.label, cap.direct, stack, cfg):
             yield res, message
         derived_unknown = sorted(t for t in cap.derived if t not in cap.direct and _is_gpu_type(t) and _instance(t) is None)
         if derived_unknown:
-            yield res, cap_mod.unknown_family_message(f"{res.label} (through {names({cap.derived[t] for t in derived_unknown})})", derived_unknown)
+            yield res, cap_mod.unknown_family_message(res, f"{res.label} (through {names({cap.derived[t] for t in derived_unknown})})", derived_unknown)
         if cap.problems and (cap.may_be_gpu or not cap.types):
             yield res, (
                 f"{res.label} may launch GPU instances that cannot be checked: {'; '.join(cap.problems)}. It fails closed. "
@@ -544,7 +550,10 @@ def mig_profiles(res: PolicyResource, cfg: MigSettings) -> Findings:
         try:
             doc = load_yaml(text)
         except yaml.YAMLError as exc:
-            yield f"{res.label} data[config.yaml] is not valid YAML ({exc.__class__.__name__}). Fix: render it with hybridgpu."
+            yield (
+                f"{res.label} data[config.yaml] is not valid YAML ({exc.__class__.__name__}). Fix: "
+                + fix_for(res, "render it with hybridgpu.", "write it as valid YAML in mig-parted's config format (version, mig-configs).")
+            )
             return
         for layout, entries in (dig(doc, "mig-configs") or {}).items():
             for entry in as_list(entries):

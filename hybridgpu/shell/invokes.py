@@ -10,7 +10,9 @@ property gets a value of its type, shaped as the service would answer: ids with 
 prefix (``ami-``, ``vpc-``, ``subnet-``), ARNs in the region and account, three availability
 zones of the region, a ``json`` policy document that is valid IAM JSON of the statements
 given, and the arguments the program passed echoed back (a lookup by ``name`` returns that
-name). Values hash the token and arguments, so the same program gets the same answers.
+name). ECR answers are shaped as the service gives them, since container programs parse them: a
+token that decodes to ``AWS:<password>``, registry, repository and image URIs
+(:func:`_shape_ecr`). Values hash the token and arguments, so the same program gets the same answers.
 
 The region is the invoke's own ``region`` argument, else the region of the explicit provider
 the program passed (its recorded inputs), else the stack's ``aws:region``.
@@ -27,6 +29,7 @@ Component methods (``Call``, e.g. pulumi_eks ``Cluster.get_kubeconfig``, token
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import copy
 import difflib
@@ -407,7 +410,53 @@ def derive_answer(token: str, args: Mapping[str, Any], region: str, account: str
         doc = policy_document(args)
         answer["json"] = json.dumps(doc, indent=2)
         answer["minifiedJson"] = json.dumps(doc, separators=(",", ":"))
+    if token.startswith("aws:ecr/"):
+        _shape_ecr(answer, name, ctx, args)
     return answer
+
+
+# --- ECR ---------------------------------------------------------------------------------------
+# Container programs log in to and pull from ECR, and parse what they get: ``docker login`` takes the
+# token decoded and split at ":" (pulumi/examples aws-py-voting-app:
+# ``base64.b64decode(creds.authorization_token).decode().split(":")``). The generic strings above would
+# not decode, and no docstring marks the property as base64 in every SDK version (pulumi-aws 7
+# ``ecr/get_credentials.py`` has none), so these answers are shaped by hand, as the service answers:
+# ECR API reference, GetAuthorizationToken / AuthorizationData
+# (https://docs.aws.amazon.com/AmazonECR/latest/APIReference/API_AuthorizationData.html):
+# ``authorizationToken`` "A base64-encoded string that contains authorization data for the specified
+# Amazon ECR registry. When the string is decoded, it is presented in the format user:password";
+# the user is ``AWS``; ``proxyEndpoint`` "The registry URL to use for this authorization token in a
+# docker login command", ``https://<account>.dkr.ecr.<region>.amazonaws.com``; ``expiresAt`` 12 hours
+# later. A repository's URI is ``<account>.dkr.ecr.<region>.amazonaws.com/<name>`` (pulumi-aws
+# ``ecr/get_repository.py`` ``repository_url``), and terraform-provider-aws ``internal/service/ecr/
+# image_data_source.go`` sets an image's id to its digest and ``image_uri`` to ``<repository URI>@<digest>``.
+
+#: The user name inside every ECR authorization token (ECR API ``AuthorizationData``).
+ECR_USER = "AWS"
+
+
+def _shape_ecr(answer: dict[str, Any], name: str, ctx: _Ctx, args: Mapping[str, Any]) -> None:
+    """Rewrite the ECR values of a derived answer as the service gives them (see the comment above)."""
+    registry = str(args.get("registryId") or ctx.account)
+    host = f"{registry}.dkr.ecr.{ctx.region}.amazonaws.com"
+    if "registryId" in answer:
+        answer["registryId"] = registry
+    repo = args.get("repositoryName") or args.get("name")
+    if "repositoryUrl" in answer and repo:
+        answer["repositoryUrl"] = f"{host}/{repo}"
+    if "authorizationToken" in answer:
+        password = f"mock-ecr-password-{ctx.h('password', n=32)}"
+        answer.update(
+            authorizationToken=base64.b64encode(f"{ECR_USER}:{password}".encode()).decode(),
+            proxyEndpoint=f"https://{host}",
+            userName=ECR_USER,
+            password=password,
+        )
+    if name == "getImage":
+        digest = str(args.get("imageDigest") or f"sha256:{ctx.h('digest', n=64)}")
+        answer.update(id=digest, imageDigest=digest, imageUri=f"{host}/{repo}@{digest}")
+        if args.get("imageTag"):
+            answer["imageTags"] = [args["imageTag"]]
 
 
 def answer_invoke(args: pulumi.runtime.MockCallArgs, known: Mapping[str, Any] | None, *, region: str, account: str) -> dict[str, Any] | None:

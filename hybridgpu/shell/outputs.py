@@ -81,8 +81,10 @@ class _Kind:
     STR, INT, FLOAT, BOOL, LIST, MAP, OBJECT = "str", "int", "float", "bool", "list", "map", "object"
 
 
-def _kind(annotation: Any) -> str | None:
-    """The value kind of a getter's ``pulumi.Output[T]`` annotation, or None for ``Optional[T]``/unknown."""
+def _kind(annotation: Any, globalns: dict[str, Any] | None = None) -> str | None:
+    """The value kind of a getter's ``pulumi.Output[T]`` annotation, or None for ``Optional[T]``, a
+    resource (or a list of resources) and anything unknown: those are left out of the state, which a
+    dry run reports as unknown. ``globalns``: the getter's module globals, to resolve string annotations."""
     args = typing.get_args(annotation)
     inner = args[0] if typing.get_origin(annotation) is pulumi.Output and args else annotation
     origin = typing.get_origin(inner)
@@ -91,12 +93,49 @@ def _kind(annotation: Any) -> str | None:
     if origin is typing.Literal:
         return None  # apiVersion/kind: always inputs
     if origin in (list, tuple, collections.abc.Sequence):
-        return _Kind.LIST
+        element = typing.get_args(inner)
+        # A list of resources or of objects (ACM ``domainValidationOptions``: one per domain) is
+        # left out: an empty list fails the program's ``[0]``, and its entries cannot be made up.
+        return None if element and _names_class(element[0], globalns) else _Kind.LIST
     if origin in (dict, collections.abc.Mapping):
         return _Kind.MAP
-    if isinstance(inner, (typing.ForwardRef, str)) or isinstance(inner, type) and hasattr(inner, "_pulumi_output_type"):
+    if isinstance(inner, (typing.ForwardRef, str)):
+        resolved = _resolve(inner, globalns)
+        # A resource (``pulumi.Output['pulumi_aws.ec2.InternetGateway']``: the engine returns a
+        # resource reference) or a name that does not resolve: left out, never a made-up ``{}``
+        # the SDK cannot turn into that class.
+        return _Kind.OBJECT if isinstance(resolved, type) and hasattr(resolved, "_pulumi_output_type") else None
+    if isinstance(inner, type) and issubclass(inner, pulumi.Resource):
+        return None
+    if isinstance(inner, type) and hasattr(inner, "_pulumi_output_type"):
         return _Kind.OBJECT
     return {str: _Kind.STR, int: _Kind.INT, float: _Kind.FLOAT, bool: _Kind.BOOL}.get(inner)
+
+
+def _resolve(ref: Any, globalns: dict[str, Any] | None) -> Any:
+    """The class a string or ``ForwardRef`` annotation names, evaluated in the getter's module
+    (``'pulumi_aws.ec2.InternetGateway'``, ``'outputs.ClusterNodeGroup'``), or None when it does
+    not resolve there."""
+    text = ref.__forward_arg__ if isinstance(ref, typing.ForwardRef) else ref
+    try:
+        return eval(text, dict(globalns or {}))  # noqa: S307 - a generated SDK's own annotation text
+    except Exception:  # noqa: BLE001 - an annotation that does not resolve is simply not filled
+        return None
+
+
+def _names_class(annotation: Any, globalns: dict[str, Any] | None) -> bool:
+    """True when a list element annotation names a resource class (the engine returns references)
+    or an output type (an object), or a name that does not resolve."""
+    if isinstance(annotation, (typing.ForwardRef, str)):
+        inner = _resolve(annotation, globalns)
+        if inner is None:
+            return True
+    else:
+        inner = annotation
+    args = typing.get_args(inner)
+    if typing.get_origin(inner) is pulumi.Output and args:  # Sequence[pulumi.Output['...Subnet']]
+        return _names_class(args[0], globalns)
+    return isinstance(inner, type) and (issubclass(inner, pulumi.Resource) or hasattr(inner, "_pulumi_output_type"))
 
 
 #: Type token -> (module name, class name), and how many resource modules it was built from.
@@ -157,7 +196,7 @@ def output_table(typ: str) -> tuple[tuple[str, str], ...]:
     for wire, prop in _getters(cls):
         if wire in ("id", "urn") or (wire == "status" and typ.startswith("kubernetes:")):
             continue
-        kind = _kind((getattr(prop.fget, "__annotations__", None) or {}).get("return"))
+        kind = _kind((getattr(prop.fget, "__annotations__", None) or {}).get("return"), getattr(prop.fget, "__globals__", None))
         if kind is not None:
             table.append((wire, kind))
     return tuple(table)
@@ -308,8 +347,11 @@ def fill_outputs(
         elif kind == _Kind.LIST:
             state[wire] = []
         elif kind == _Kind.MAP:
-            # tagsAll: the resource's tags (provider default tags are merged by the engine, not here)
-            state[wire] = dict(state.get("tags") or {}) if wire == "tagsAll" else {}
+            # tagsAll: the resource's tags (provider default tags are merged by the engine, not here).
+            # Any other map's keys are the service's (AppSync ``uris["GRAPHQL"]``): an empty map would
+            # fail the program's lookup, so it is left out (unknown in the check's dry run).
+            if wire == "tagsAll":
+                state[wire] = dict(state.get("tags") or {})
         elif kind == _Kind.OBJECT:
             state[wire] = {}
     return rid, state

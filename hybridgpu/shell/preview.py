@@ -30,7 +30,7 @@ import threading
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 import pulumi
@@ -97,9 +97,15 @@ class HybridMocks(pulumi.runtime.Mocks):
     def __init__(self, region: str, account_id: str = MOCK_ACCOUNT):
         self.region = region
         self.account_id = account_id
+        #: Tokens answered with derived (made-up, shape-only) values: neither a hand answer nor the
+        #: ``--invoke-answers`` file. A program that fails may have read one (:func:`run_preview` names them).
+        self.derived: set[str] = set()
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
-        """Return ``(id, state)``: the inputs plus the outputs AWS/Kubernetes would compute."""
+        """Return ``(id, state)``: the inputs plus the outputs AWS/Kubernetes would compute; for a
+        remote component, no state (:func:`remote_component_state`)."""
+        if args.custom is False:
+            return None, remote_component_state()
         typ, name, inputs = args.typ, args.name, dict(args.inputs)
         h = _short_hash(typ, name)
         region, acct = self.region, self.account_id
@@ -175,7 +181,17 @@ class HybridMocks(pulumi.runtime.Mocks):
             rid = f"dra-{(h * 2)[:17]}"
             state.update(associationId=rid, arn=f"arn:aws:fsx:{region}:{acct}:association/{rid}")
         elif typ == "kubernetes:helm.sh/v3:Release":
-            state.update(status={"status": "deployed", "version": 1, "namespace": inputs.get("namespace"), "name": inputs.get("name")})
+            # The release's name is auto-named like any object's when not given, and its namespace
+            # is the provider's default one (pulumi-kubernetes helm/v3 Release: ``name`` computed,
+            # ``namespace`` optional): a program's ``status.namespace`` is a string, never None.
+            state.update(
+                status={
+                    "status": "deployed",
+                    "version": 1,
+                    "namespace": inputs.get("namespace") or "default",
+                    "name": inputs.get("name") or f"{name}-{h[:8]}",
+                }
+            )
         elif typ in ("random:index/randomString:RandomString", "random:index/randomPassword:RandomPassword"):
             length = int(inputs.get("length", 16))
             alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -203,7 +219,17 @@ class HybridMocks(pulumi.runtime.Mocks):
         elif typ == "kubernetes:core/v1:Secret" and inputs.get("type") == SERVICE_ACCOUNT_TOKEN_SECRET_TYPE:
             # The token controller fills in the token (JWT-shaped here) and the namespace (the
             # worker kubeconfig takes its CA from the cluster, not from the Secret's ca.crt).
-            state["data"] = {"token": base64.b64encode(_mock_jwt(h).encode()).decode(), "namespace": base64.b64encode(b"kueue-system").decode()}
+            # The token controller writes ca.crt, namespace and token (Kubernetes docs, "Manually
+            # create a long-lived API token for a ServiceAccount"); programs read all three.
+            cluster_ca = b"-----BEGIN CERTIFICATE-----\nMOCK-CLUSTER-CA\n-----END CERTIFICATE-----\n"
+            given = inputs.get("metadata")
+            meta: dict[str, Any] = given if isinstance(given, dict) else {}
+            namespace = str(meta.get("namespace") or "kueue-system").encode()
+            state["data"] = {
+                "ca.crt": base64.b64encode(cluster_ca).decode(),
+                "namespace": base64.b64encode(namespace).decode(),
+                "token": base64.b64encode(_mock_jwt(h).encode()).decode(),
+            }
         elif typ == "pulumi:pulumi:StackReference":
             # Another stack's outputs: what a burst worker stack exports (secret), deterministic per stack name.
             from hybridgpu.burst.kueue import WORKER_KUBECONFIG_OUTPUT, worker_kubeconfig
@@ -234,13 +260,18 @@ class HybridMocks(pulumi.runtime.Mocks):
         """
         token = args.token
         region = invokes.invoke_region(args, self.region)
+        given = {k: v for k, v in dict(args.args or {}).items() if k != "__self__"}
         if invokes.is_method_token(token):
             # A component method (RecordingMonitor.Call): from the method's result class.
             answer = invokes.answer_call(token, dict(args.args or {}), region=region, account=self.account_id)
+            hand = None
         else:
-            answer = invokes.answer_invoke(args, self._hand_answer(args, region), region=region, account=self.account_id)
+            hand = self._hand_answer(args, region)
+            answer = invokes.answer_invoke(args, hand, region=region, account=self.account_id)
         if answer is None:
             raise UnknownInvokeError(token)
+        if hand is None and invokes.user_answer(token, given) is None:
+            self.derived.add(token)
         return answer
 
     def _hand_answer(self, args: pulumi.runtime.MockCallArgs, region: str) -> dict[str, Any] | None:
@@ -990,6 +1021,32 @@ class EncryptedConfigError(HybridGpuError):
         )
 
 
+def derived_invokes_note(tokens: Sequence[str]) -> str:
+    """The note a failed program's error carries when invokes were answered with derived values:
+    their shape comes from the SDK's result type, their contents are made up (a secret's string is
+    not the JSON the program parses, a token is not the base64 it decodes)."""
+    return (
+        f"the offline run answered {len(tokens)} invoke(s) with made-up values of the right shape "
+        f"({', '.join(tokens[:6])}{', ...' if len(tokens) > 6 else ''}); if the program reads one, give its answer "
+        "with `hybridgpu check --invoke-answers FILE`"
+    )
+
+
+def remote_component_state() -> dict[str, Any]:
+    """The state of a remote (multi-language) component: empty, so every output is unknown in a dry run.
+
+    Only remote components reach the mocks with ``custom`` False (a local component registers
+    nothing with a provider). Under the engine their outputs are what the provider plugin's
+    ``Construct`` returns, mostly resource references and values derived from the children it
+    registers (pulumi/pulumi ``pkg/resource/deploy/source_eval.go`` ``RegisterResource`` with
+    ``remote``); offline there is no plugin, so they are not known. Echoing the inputs, as the mocks
+    do for a custom resource, gave outputs of the wrong type (awsx ``Vpc`` ``natGateways`` in,
+    ``NatGateway`` resources out) and failed the program. The component itself is reported
+    (``offline-opaque-component``) unless it was expanded offline.
+    """
+    return {}
+
+
 class FirstPreviewMocks(pulumi.runtime.Mocks):
     """Mocks for a *first* ``pulumi preview``: no resource exists yet, so every computed output
     (ids, ARNs, endpoints, generated secrets) is unknown and only the inputs are known.
@@ -1007,6 +1064,8 @@ class FirstPreviewMocks(pulumi.runtime.Mocks):
         auto-names the providers assign at Check (:func:`hybridgpu.shell.outputs.first_preview_state`) as its state."""
         if args.typ == "pulumi:pulumi:StackReference":
             return self.inner.new_resource(args)
+        if args.custom is False:
+            return None, remote_component_state()
         return None, first_preview_state(args.typ, args.name, dict(args.inputs))
 
     def call(self, args: pulumi.runtime.MockCallArgs):
@@ -1037,6 +1096,7 @@ def run_preview(
     raw: StackValues | None = None,
     project: str = PROJECT,
     timeout: float | None = None,
+    dry_run: bool | None = None,
 ) -> PreviewResult:
     """Run the Pulumi program of ``stack`` under mocks.
 
@@ -1053,6 +1113,11 @@ def run_preview(
             stack file's values, read without hybridgpu's validation (``loaded`` is then not used).
         project: the Pulumi project name (URNs, ``pulumi.get_project()``).
         timeout: seconds the program may run (default: no limit).
+        dry_run: what ``pulumi.runtime.is_dry_run()`` tells the program (default: ``first_preview``).
+            ``hybridgpu check`` stands for ``pulumi preview``, a dry run in both of its modes: a
+            program's "only on `pulumi up`" branch is not taken, and an output the mocks leave out
+            (a resource reference, a service-keyed map, a remote component's outputs) is unknown,
+            as the engine reports an output it does not know in a preview, not ``None``.
 
     Returns:
         The recorded resources and stack outputs.
@@ -1080,7 +1145,7 @@ def run_preview(
     if first_preview:
         mocks = FirstPreviewMocks(mocks)
     monitor = RecordingMonitor(mocks)
-    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=first_preview, monitor=monitor)
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=first_preview if dry_run is None else dry_run, monitor=monitor)
     strings = pulumi_config_strings(values.values)
     if raw is not None:
         # Another team's program: each encrypted value reads as its own placeholder, so a failure to
@@ -1112,6 +1177,11 @@ def run_preview(
         unreadable = EncryptedConfigError.of(exc, values)
         if unreadable is not None:
             raise unreadable from exc
+        derived = sorted(getattr(getattr(mocks, "inner", mocks), "derived", ()))
+        # Only failures a made-up value can cause (parsing, lookups, types); not a missing module
+        # or attribute of the program's own dependencies.
+        if derived and isinstance(exc, (ValueError, KeyError, IndexError, TypeError)):
+            exc.add_note(derived_invokes_note(derived))
         raise
     finally:
         os.chdir(previous)

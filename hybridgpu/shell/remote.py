@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import glob
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ __all__ = [
     "decode_manifests",
     "kubernetes_type",
     "kustomize_build",
+    "named_capacity",
     "opaque_message",
 ]
 
@@ -358,10 +360,15 @@ _CHECKS = {
 }
 
 
+def _gpus(n: float) -> str:
+    return f"{n:g} GPU" + ("" if n == 1 else "s")
+
+
 def _instance_gpus(instance_type: str) -> str:
-    """``p5.48xlarge (8 GPUs each)``, ``t3.medium (no GPU)``, or the type with a note when the catalog lacks it."""
+    """``p5.48xlarge (8 GPUs each)``, ``g6.8xlarge (1 GPU each)``, ``t3.medium (no GPU)``, or the type
+    with a note when the catalog lacks it."""
     try:
-        return f"{instance_type} ({load_catalog().instance_type(instance_type).gpu_count} GPUs each)"
+        return f"{instance_type} ({_gpus(load_catalog().instance_type(instance_type).gpu_count)} each)"
     except UnknownInstanceTypeError:
         if is_accelerator_type(instance_type):
             return f"{instance_type} (GPU capacity of a size the catalog does not know)"
@@ -381,7 +388,67 @@ def _capacity(types: list[str], max_size: Any, where: tuple[str, str]) -> str:
     counts = [_gpu_count(t) for t in types]
     if isinstance(max_size, (int, float)) and not isinstance(max_size, bool) and any(counts):
         most = max(c or 0 for c in counts) * math.ceil(max_size)
-        text += f": up to {most} GPUs"
+        text += f": up to {_gpus(most)}"
+    return text
+
+
+#: Input keys that size a group of instances in any component's inputs (camelCase on the wire, or a
+#: component's own snake_case): the most instances of the group, else (none given) how many it wants.
+_MAX_SIZE_KEYS = ("maxSize", "max_size", "maxCount", "max_count", "maxCapacity", "max_capacity", "maxNodes", "max_nodes")
+_DESIRED_SIZE_KEYS = ("desiredSize", "desired_size", "desiredCapacity", "desired_capacity", "desiredCount", "desired_count")
+#: An EC2 instance type as a string (``g6.8xlarge``, ``p4d.24xlarge``, ``g4dn.metal``), or SageMaker's ``ml.`` form.
+_INSTANCE_TYPE = re.compile(r"(?:ml\.)?[a-z][a-z0-9-]*\.(?:\d*x?large|medium|small|micro|nano|metal(?:-\d+xl)?)")
+
+
+def _gpu_type(text: str) -> str | None:
+    """The EC2 type of ``text`` when it is an instance type the GPU catalog knows or one of an
+    accelerator family (``ml.g5.xlarge`` -> ``g5.xlarge``); None for anything else."""
+    if not _INSTANCE_TYPE.fullmatch(text):
+        return None
+    ec2 = text.removeprefix("ml.")
+    return ec2 if _gpu_count(ec2) is not None or is_accelerator_type(ec2) else None
+
+
+def _scan(value: Any, path: str, types: dict[str, None], sizes: list[tuple[str, float]]) -> None:
+    """Collect the GPU instance types named anywhere in ``value`` and, per mapping, its group size
+    (a max-size key, else a desired-size key), with the path that holds it."""
+    if isinstance(value, dict):
+        for keys in (_MAX_SIZE_KEYS, _DESIRED_SIZE_KEYS):
+            found = [(k, value[k]) for k in keys if isinstance(value.get(k), (int, float)) and not isinstance(value.get(k), bool)]
+            if found:
+                sizes.append((f"{path}.{found[0][0]}".lstrip("."), float(found[0][1])))
+                break
+        for key, item in value.items():
+            _scan(item, f"{path}.{key}", types, sizes)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _scan(item, f"{path}[{i}]", types, sizes)
+    elif isinstance(value, str):
+        ec2 = _gpu_type(value.strip())
+        if ec2 is not None:
+            types.setdefault(ec2)
+
+
+def named_capacity(inputs: dict[str, Any]) -> str:
+    """What an unfamiliar component's inputs say about GPU capacity, read generically: the GPU
+    instance types named anywhere in them and the group sizes beside them, e.g. ``name g6.8xlarge
+    (1 GPU each), scalingConfig.maxSize 3: up to 3 GPUs`` ('' when they name no GPU type).
+
+    The bound multiplies the largest GPU count of the named types by the sum of the sizes found (one
+    group: its size; several: a bound that holds whichever type each group uses).
+    """
+    types: dict[str, None] = {}
+    sizes: list[tuple[str, float]] = []
+    _scan(inputs, "", types, sizes)
+    if not types:
+        return ""
+    text = f"name {', '.join(_instance_gpus(t) for t in types)}"
+    if not sizes:
+        return text + " and no group size"
+    text += ", " + ", ".join(f"{where} {size:g}" for where, size in sizes)
+    counts = [c for c in (_gpu_count(t) for t in types) if c]
+    if counts:
+        text += f": up to {_gpus(max(counts) * math.ceil(sum(size for _, size in sizes)))}"
     return text
 
 
@@ -409,11 +476,13 @@ def opaque_message(type_: str, name: str, inputs: dict[str, Any], reason: str) -
     would check on its children, and the fix."""
     package = type_.split(":", 1)[0]
     sizes = _sizes(type_, inputs)
+    named = named_capacity(inputs) if type_ not in _CHECKS else ""
     checks = _CHECKS.get(type_, "whatever it creates (every policy of the pack applies to its children)")
     return (
         f"{type_} {name!r} is a remote component: its children are registered by the `{package}` plugin's Construct "
         f"and are not visible offline ({reason})."
         + (f" Its inputs: {sizes}." if sizes else "")
+        + (f" Its inputs {named}." if named else "")
         + f" Under `pulumi preview --policy-pack` the pack checks {checks}."
         + " Fix: run `pulumi preview --policy-pack policies` on this stack with the plugin installed, or, once reviewed, "
         "pass `hybridgpu check --opaque-components advisory`."

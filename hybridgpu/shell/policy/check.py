@@ -422,7 +422,12 @@ def _preview(root: Path, program: Any, first_preview: bool, project: str, timeou
     try:
         environment = program.environment() if isinstance(program, ProjectProgram) else contextlib.nullcontext()
         with watch_references(unknown_when_unanswered="raw" in kwargs) as watch, environment:
-            result = run_preview(stack, root, program=program, first_preview=first_preview, project=project, timeout=timeout, **kwargs)
+            # The program's own prints go to stderr: stdout carries the report (`--format json`
+            # must parse). Both modes are dry runs, as `pulumi preview` is.
+            with contextlib.redirect_stdout(sys.stderr):
+                result = run_preview(
+                    stack, root, program=program, first_preview=first_preview, project=project, timeout=timeout, dry_run=True, **kwargs
+                )
     except HybridGpuError:
         raise
     except PreviewTimeoutError as exc:
@@ -528,7 +533,8 @@ def _program_failure(root: Path, stack: str, exc: BaseException, main: Path | No
         if last.line:
             where += f" ({last.line.strip()[:120]})"
     text = " ".join(str(exc).split()) or type(exc).__name__
-    return f"{where}: stack {stack}: the program failed under the offline mocks: {type(exc).__name__}: {text[:500]}"
+    notes = "".join(f"; {' '.join(str(n).split())}" for n in getattr(exc, "__notes__", ()))  # e.g. derived invoke answers
+    return f"{where}: stack {stack}: the program failed under the offline mocks: {type(exc).__name__}: {text[:500]}{notes}"
 
 
 def _entrypoint(root: Path) -> ProjectProgram | None:

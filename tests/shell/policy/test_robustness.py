@@ -123,16 +123,26 @@ def test_a_bad_time_limit_is_a_clear_error():
 
 
 def test_a_timed_out_run_frees_the_worker_thread_stuck_in_the_mock_monitor(monkeypatch):
-    """The first-preview hang as it was (the stock monitor rebuilding referenced resources on a worker
-    thread's loop, waiting forever): the time limit stops the run, and the stuck worker is released,
-    so a timed-out ``hybridgpu check`` can exit (the executor's threads are joined at exit)."""
+    """A registration stuck on its worker thread's event loop, as the first-preview hang was (the
+    stock monitor rebuilding a referenced resource there and waiting forever for outputs only the
+    program's loop resolves): the time limit stops the run, and the stuck worker is released, so a
+    timed-out ``hybridgpu check`` can exit (the executor's threads are joined at exit). The stuck
+    wait is made explicit: the old code path itself now fails fast or hangs depending on timing."""
+    import asyncio
     import sys
     import time
 
     from hybridgpu.shell import preview
     from hybridgpu.stack.files import read_stack_file
 
-    monkeypatch.setattr(preview, "without_resource_references", lambda struct: struct)  # the old path
+    real = preview.FirstPreviewMocks.new_resource
+
+    def never_answers(self, args):
+        if args.name == "sg":  # waits on the worker thread's own loop, as the rebuilt reference did
+            asyncio.get_event_loop().run_until_complete(asyncio.sleep(3600))
+        return real(self, args)
+
+    monkeypatch.setattr(preview.FirstPreviewMocks, "new_resource", never_answers)
     root = PROGRAMS / "run-resource-refs"
     raw = read_stack_file(root / "Pulumi.dev.yaml", root=root)
     with pytest.raises(preview.PreviewTimeoutError):
