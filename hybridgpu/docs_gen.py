@@ -49,6 +49,7 @@ from hybridgpu.inventory import checks as inventory_checks
 from hybridgpu.inventory import models as inventory_models
 from hybridgpu.inventory.loader import INLINE_SECRET_KEYS, RENAMED_FIELDS, SAMPLE
 from hybridgpu.inventory.models import API_VERSION, Cluster, Host, HostListMetadata, Network, SiteMetadata
+from hybridgpu.inventory.remediation import RemediationPolicy
 from hybridgpu.inventory.storage import SiteStorage
 from hybridgpu.checkout import CheckoutFileMissing, find_checkout
 from hybridgpu.modelbase import Model
@@ -414,6 +415,10 @@ class SiteDocument(Model):
             "Dataset storage the cluster mounts (NFS through csi-driver-nfs; `beegfs`/`lustre` refused as not supported yet), "
             "with the servers' read rates checked against a target. Default: none (no storage installed)."
         ),
+    )
+    remediation: RemediationPolicy | None = Field(
+        default=None,
+        description="What happens to a host whose GPUs fail: detector, cordon, drain, reset, repair label. Default: none (no detector installed).",
     )
 
 

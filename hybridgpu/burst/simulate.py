@@ -39,6 +39,15 @@ have the same cloud capacity). Jobs of class ``none`` never burst.
 
 The random stream (spot interruptions only) comes from ``random.Random(seed)``: a run is
 reproducible.
+
+**GPU failures** (optional, off by default: ``simulate(..., failures=GpuFailures(...))``): every
+running job fails after an exponential time at ``failures_per_gpu_hour x its GPUs`` (any GPU
+stops a synchronous job; the rate of :mod:`hybridgpu.economics.failure`). It loses the work since
+its last checkpoint (``checkpoint_s``; all of it without), keeps its GPUs and its admission (the
+node is repaired or replaced in place) and resumes after ``restart_s``, holding its GPUs
+meanwhile. The failure draws come from their own stream, ``random.Random(f"gpu-failures-{seed}")``,
+and nothing is drawn without failures, so such runs are unchanged; with failures the result is a
+:class:`FailureStrategyResult`.
 """
 
 from __future__ import annotations
@@ -62,7 +71,34 @@ COST_MODEL = (
     "they fit; consolidateAfter not modelled)"
 )
 
-_ARRIVE, _FINISH_ONPREM, _FINISH_CLOUD, _ELIGIBLE, _RECLAIM = range(5)
+_ARRIVE, _FINISH_ONPREM, _FINISH_CLOUD, _ELIGIBLE, _RECLAIM, _GPU_FAIL = range(6)
+
+
+@dataclass(frozen=True)
+class GpuFailures:
+    """GPU failures to simulate (see the module docstring).
+
+    Attributes:
+        failures_per_gpu_hour: failures per GPU-hour (> 0; the packaged default is
+            :func:`hybridgpu.economics.failure.failure_source`'s).
+        restart_s: seconds from a failure until the job works again (detect, repair or replace
+            the node, restore the checkpoint), GPUs held.
+        seed: seed of the failure stream.
+
+    Raises:
+        ValueError: a rate that is not a finite number > 0, or a negative or non-finite restart (names the field).
+    """
+
+    failures_per_gpu_hour: float
+    restart_s: float = 0.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        rate, restart = self.failures_per_gpu_hour, self.restart_s
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate <= 0:
+            raise ValueError(f"failures_per_gpu_hour: {rate!r} must be a finite number > 0 (failures per GPU-hour, e.g. 2e-5)")
+        if isinstance(restart, bool) or not isinstance(restart, (int, float)) or not math.isfinite(restart) or restart < 0:
+            raise ValueError(f"restart_s: {restart!r} must be a finite number of seconds >= 0")
 
 
 @dataclass(frozen=True)
@@ -160,6 +196,21 @@ class StrategyResult:
         return sum(self.cost_usd.values())
 
 
+@dataclass
+class FailureStrategyResult(StrategyResult):
+    """A :class:`StrategyResult` of a run with :class:`GpuFailures` (a separate type, so runs without keep their fields and output).
+
+    Attributes:
+        gpu_failures: job failures (one per failed job, whatever its GPUs).
+        failure_lost_gpu_hours: GPU-hours of work redone after failures (since the last checkpoint).
+        failure_restart_gpu_hours: GPU-hours held while failed jobs restarted.
+    """
+
+    gpu_failures: int = 0
+    failure_lost_gpu_hours: float = 0.0
+    failure_restart_gpu_hours: float = 0.0
+
+
 def percentile(sorted_values: Sequence[float], q: float) -> float:
     """The ``q`` (0..100) percentile of ascending ``sorted_values`` (nearest rank); 0.0 for no values."""
     if not sorted_values:
@@ -203,7 +254,8 @@ class _Buckets:
         self.by_size.setdefault(gpus, deque()).append((order, job, ready_at))
 
 
-def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rng: random.Random | None = None) -> StrategyResult:
+def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rng: random.Random | None = None,
+             failures: GpuFailures | None = None) -> StrategyResult:
     """Replay ``jobs`` under ``strategy``.
 
     Args:
@@ -212,9 +264,10 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
         strategy: one of :data:`STRATEGIES`.
         rng: random stream for spot interruptions (default ``random.Random(params.seed)``);
             anything with ``expovariate(rate)``.
+        failures: GPU failures to simulate (None: none, the default).
 
     Returns:
-        The :class:`StrategyResult`.
+        The :class:`StrategyResult` (a :class:`FailureStrategyResult` with ``failures``).
 
     Raises:
         ValueError: unknown strategy.
@@ -235,6 +288,8 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
     delay = 0.0 if split else params.dispatch_delay_s
     launch = params.launch_s
     reclaim_rate_s = params.interruptions_per_instance_hour / 3600.0
+    fail_rate_s = failures.failures_per_gpu_hour / 3600.0 if failures is not None else 0.0
+    fail_rng = random.Random(f"gpu-failures-{failures.seed}") if failures is not None else None
 
     n = len(jobs)
     gpus = [j.gpus for j in jobs]
@@ -285,6 +340,9 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
     billed_s = {"spot": 0.0, "on-demand": 0.0}
     interruptions = 0
     lost = 0.0
+    failed_jobs = 0
+    fail_lost = 0.0
+    fail_restart = 0.0
     never = 0
     launched_count = 0
     last_end = jobs[0].submit_s if jobs else 0.0
@@ -374,12 +432,21 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
         assert flavor is not None, f"job {i} finished without a manager reservation"
         manager_used[manager_key[i]][flavor] -= gpus[i]
 
+    def draw_failure(i: int, start: float) -> None:
+        """With failures on: schedule job ``i``'s next failure if it comes before its finish (memoryless: drawn at each (re)start)."""
+        if fail_rng is None:
+            return
+        ttf = fail_rng.expovariate(fail_rate_s * gpus[i])
+        if ttf < remaining[i]:
+            push(start + ttf, _GPU_FAIL, i, generation[i])
+
     def run_cloud(i: int, ready: float) -> None:
         generation[i] += 1
         work_start[i] = ready
         if first_start[i] is None:
             first_start[i] = ready
         push(ready + remaining[i], _FINISH_CLOUD, i, generation[i])
+        draw_failure(i, ready)
 
     dirty = {"manager": False, "onprem": False, "cloud": False}
 
@@ -431,7 +498,9 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
             if first_start[i] is None:
                 first_start[i] = now
             onprem_busy += gpus[i] * remaining[i]
-            push(now + remaining[i], _FINISH_ONPREM, i)
+            work_start[i] = now
+            push(now + remaining[i], _FINISH_ONPREM, i, generation[i])
+            draw_failure(i, now)
         # 3. EKS worker admission per pool: Kueue quota and room for Karpenter nodes.
         for p, q in cloud_q.items() if dirty["cloud"] else ():
             while ceilings[p]:
@@ -464,6 +533,8 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
                 manager_used.setdefault(manager_key[i], {"onprem": 0, "spot": 0, "on-demand": 0})
                 dirty["manager"] = True
             elif kind == _FINISH_ONPREM:
+                if gen != generation[i]:
+                    continue
                 free_onprem += gpus[i]
                 remaining[i] = 0.0
                 unreserve(i)
@@ -500,6 +571,27 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
                     ready = max([place(k, node.pool, g, now), *(nd.ready for nd in placement[k])])
                     run_cloud(k, max(ready, now))
                 dirty["cloud"] = True
+            elif kind == _GPU_FAIL:
+                if gen != generation[i]:
+                    continue  # the job finished, or a spot reclaim restarted it first
+                failed_jobs += 1
+                generation[i] += 1  # cancels its finish event
+                worked = max(0.0, now - work_start[i])
+                ckpt = jobs[i].checkpoint_s or math.inf
+                saved = math.floor(worked / ckpt) * ckpt if math.isfinite(ckpt) else 0.0
+                fail_lost += gpus[i] * (worked - saved)
+                fail_restart += gpus[i] * failures.restart_s  # type: ignore[union-attr]  # set when failure events exist
+                old_remaining = remaining[i]
+                remaining[i] -= saved
+                restart_at = now + failures.restart_s  # type: ignore[union-attr]
+                if pool[i] is not None and i in placement:  # in the cloud: same nodes, repaired in place
+                    run_cloud(i, restart_at)
+                else:  # on-prem: GPUs held; busy = worked + restart + the rest again
+                    onprem_busy += gpus[i] * (now - work_start[i] - old_remaining + failures.restart_s + remaining[i])  # type: ignore[union-attr]
+                    generation[i] += 1
+                    work_start[i] = restart_at
+                    push(restart_at + remaining[i], _FINISH_ONPREM, i, generation[i])
+                    draw_failure(i, restart_at)
             else:  # _ELIGIBLE: EKS is nominated for a waiting workload
                 dirty["cloud"] = True
         schedule(now)
@@ -510,7 +602,8 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
     waits = sorted(fs - j.submit_s for fs, j in zip(first_start, jobs) if fs is not None)
     makespan = (last_end - jobs[0].submit_s) if jobs else 0.0
     hours = {p: s / 3600.0 for p, s in billed_s.items()}
-    return StrategyResult(
+    extra = {} if failures is None else {"gpu_failures": failed_jobs, "failure_lost_gpu_hours": fail_lost / 3600.0, "failure_restart_gpu_hours": fail_restart / 3600.0}
+    return (StrategyResult if failures is None else FailureStrategyResult)(
         strategy=strategy,
         jobs=n,
         never_admitted=never,
@@ -527,12 +620,13 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
         lost_gpu_hours=lost / 3600.0,
         admitted=len(waits),
         nodes_launched=launched_count,
+        **extra,
     )
 
 
-def compare(jobs: Sequence[Job], params: SimulationParams) -> list[StrategyResult]:
-    """Run every strategy of :data:`STRATEGIES` on the same trace (each with its own ``Random(params.seed)``)."""
-    return [simulate(jobs, params, s) for s in STRATEGIES]
+def compare(jobs: Sequence[Job], params: SimulationParams, failures: GpuFailures | None = None) -> list[StrategyResult]:
+    """Run every strategy of :data:`STRATEGIES` on the same trace (each with its own ``Random(params.seed)``; ``failures``: see :func:`simulate`)."""
+    return [simulate(jobs, params, s, failures=failures) for s in STRATEGIES]
 
 
 def params_from_plan(plan, *, seed: int = 0) -> SimulationParams:
@@ -575,10 +669,11 @@ def comparison_rows(results: Sequence[StrategyResult]) -> list[tuple[str, list[s
     Rows: jobs admitted and never admitted, queue-wait percentiles and mean over the admitted jobs
     (hours), on-prem utilization, jobs that burst, cloud nodes launched, billed cloud GPU-hours by
     capacity type (whole instances, :data:`COST_MODEL`), spot interruptions and the GPU-hours they
-    lost, cloud cost (USD) and makespan (hours). Used by ``hybridgpu burst simulate`` and
+    lost, cloud cost (USD) and makespan (hours); with GPU failures (:class:`FailureStrategyResult`) also
+    the failures, the GPU-hours redone and those held restarting. Used by ``hybridgpu burst simulate`` and
     ``benchmarks/burst_bench.py``.
     """
-    return [
+    rows = [
         ("jobs admitted / in the trace", [f"{r.admitted} / {r.jobs}" for r in results]),
         ("never admitted", [str(r.never_admitted) for r in results]),
         ("queue wait p50 (admitted jobs)", [format_hours(r.wait_p50_s) for r in results]),
@@ -595,3 +690,11 @@ def comparison_rows(results: Sequence[StrategyResult]) -> list[tuple[str, list[s
         ("cloud cost (USD)", [f"{r.total_cost_usd:,.0f}" for r in results]),
         ("makespan", [format_hours(r.makespan_s) for r in results]),
     ]
+    if all(isinstance(r, FailureStrategyResult) for r in results) and results:
+        failed = [r for r in results if isinstance(r, FailureStrategyResult)]
+        rows += [
+            ("GPU failures (jobs hit)", [str(r.gpu_failures) for r in failed]),
+            ("GPU-hours redone after failures", [f"{r.failure_lost_gpu_hours:,.1f}" for r in failed]),
+            ("GPU-hours held restarting", [f"{r.failure_restart_gpu_hours:,.1f}" for r in failed]),
+        ]
+    return rows

@@ -31,7 +31,8 @@ Upstream (kubernetes-sigs/kueue tag v0.19.2, commit 8eab6877, read 2026-11-24):
 2048 characters, cluster-scoped), ``apis/config/v1beta2/configuration_types.go`` (``fairSharing``
 has only ``preemptionStrategies``: fair sharing is on when the key is present,
 ``pkg/scheduler/preemption/fairsharing/strategy.go`` ``Enabled``; ``waitForPodsReady``:
-``timeout``, ``blockAdmission``, ``recoveryTimeout``), ``site/content/en/docs/concepts/preemption.md``
+``timeout``, ``blockAdmission``, ``recoveryTimeout``, ``requeuingStrategy``; its requeue delays in
+:func:`requeue_schedule`), ``site/content/en/docs/concepts/preemption.md``
 (fair sharing uses ``withinClusterQueue`` and ``reclaimWithinCohort`` but not ``borrowWithinCohort``).
 ValidatingAdmissionPolicy: ``admissionregistration.k8s.io/v1``, GA in Kubernetes 1.30.
 """
@@ -45,7 +46,7 @@ from typing import Any
 from hybridgpu.burst.models import BurstClass
 from hybridgpu.burst.plan import BurstPlan, ClusterPlan, ClusterQueuePlan, FlavorQuota, LocalQueuePlan, OnPremCapacity, ResourceGroup
 from hybridgpu.k8s import GPU_RESOURCE, KUEUE_API, KUEUE_GROUP, KUEUE_PRIORITY_CLASS_LABEL, KUEUE_QUEUE_NAME_LABEL, NAMESPACE_NAME_LABEL, managed_by_labels
-from hybridgpu.teams.models import CloudShare, TeamsFile, TeamSpec
+from hybridgpu.teams.models import CloudShare, RequeuingStrategySpec, TeamsFile, TeamSpec
 
 #: Job labels Kueue reads (defined in :mod:`hybridgpu.k8s`).
 QUEUE_NAME_LABEL = KUEUE_QUEUE_NAME_LABEL
@@ -103,9 +104,60 @@ def configuration_keys(teams: TeamsFile) -> dict[str, Any]:
     keys: dict[str, Any] = {"waitForPodsReady": {"timeout": wait.timeout, "blockAdmission": wait.block_admission}}
     if wait.recovery_timeout is not None:
         keys["waitForPodsReady"]["recoveryTimeout"] = wait.recovery_timeout
+    if (strategy := wait.requeuing_strategy) is not None:
+        requeue: dict[str, Any] = {"timestamp": strategy.timestamp, "backoffBaseSeconds": strategy.backoff_base_seconds, "backoffMaxSeconds": strategy.backoff_max_seconds}
+        if strategy.backoff_limit_count is not None:
+            requeue["backoffLimitCount"] = strategy.backoff_limit_count
+        keys["waitForPodsReady"]["requeuingStrategy"] = requeue
     if teams.fair_sharing.enabled:
         keys["fairSharing"] = {"preemptionStrategies": list(teams.fair_sharing.preemption_strategies)}
     return keys
+
+
+@dataclasses.dataclass(frozen=True)
+class RequeueSchedule:
+    """What Kueue does with a workload evicted by ``waitForPodsReady`` again and again (see :func:`requeue_schedule`).
+
+    Attributes:
+        delays: seconds waited before each requeue, in order (without Kueue's 0.01 % jitter).
+        deactivated_after: the eviction after which Kueue deactivates the workload instead of
+            requeueing it (``len(delays) + 1``), or None when it requeues for ever.
+    """
+
+    delays: tuple[int, ...]
+    deactivated_after: int | None
+
+
+def requeue_schedule(strategy: RequeuingStrategySpec | None, evictions: int) -> RequeueSchedule:
+    """The requeue delays Kueue v0.19.2 applies to the first ``evictions`` ``PodsReadyTimeout`` evictions of a workload.
+
+    Kueue's semantics (kubernetes-sigs/kueue v0.19.2): ``reconcileNotReadyTimeout``
+    (``pkg/controller/core/workload_controller.go``) first calls ``triggerDeactivation``, which
+    deactivates the workload when ``requeueState.count + 1 > backoffLimitCount``; otherwise it
+    evicts with ``UpdateRequeueState`` (``pkg/workload/workload.go``): count + 1 = n, wait
+    ``wait.Backoff{Duration: base, Cap: max, Factor: 2, Jitter: 0.0001}.WaitTime(n)``, i.e.
+    ``base * 2^(n-1)`` capped at ``max``. Unset fields take the defaults of
+    ``apis/config/v1beta2/defaults.go`` (base 60, max 3600, no limit).
+
+    Args:
+        strategy: the teams file's ``requeuingStrategy``, or None for Kueue's defaults.
+        evictions: how many timeouts to follow (>= 0).
+
+    Returns:
+        The delays of the requeues among those evictions and, if Kueue stops, the eviction at which it deactivates.
+
+    Raises:
+        ValueError: ``evictions`` is negative.
+    """
+    if evictions < 0:
+        raise ValueError(f"evictions must be >= 0, got {evictions}")
+    strategy = strategy or RequeuingStrategySpec()
+    delays: list[int] = []
+    for n in range(1, evictions + 1):
+        if strategy.backoff_limit_count is not None and n > strategy.backoff_limit_count:
+            return RequeueSchedule(tuple(delays), n)
+        delays.append(min(strategy.backoff_base_seconds * 2 ** (n - 1), strategy.backoff_max_seconds))
+    return RequeueSchedule(tuple(delays), None)
 
 
 def priority_class_manifests(teams: TeamsFile) -> list[dict[str, Any]]:

@@ -201,10 +201,12 @@ def simulate_command(
     interruptions: Annotated[float | None, typer.Option(min=0, help="Spot interruptions per instance-hour (overrides the plan).")] = None,
     gpus_per_instance: Annotated[int | None, typer.Option(min=1, help="GPUs per cloud instance (overrides the plan).")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the spot interruption stream.")] = 0,
+    failure_rate: Annotated[float | None, typer.Option(help="Simulate GPU failures: failures per GPU-hour (e.g. 1.97e-5, `hybridgpu cost checkpoint`'s default). Default: off.")] = None,
+    failure_restart_seconds: Annotated[float, typer.Option(help="With --failure-rate: seconds from a failure until the job works again.")] = 0.0,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Replay a demand trace: on-prem only, burst to spot, burst to on-demand, side by side."""
-    from hybridgpu.burst.simulate import COST_MODEL, SimulationParams, compare, params_from_plan
+    from hybridgpu.burst.simulate import COST_MODEL, GpuFailures, SimulationParams, compare, params_from_plan
     from hybridgpu.burst.trace import load_trace
 
     try:
@@ -246,7 +248,15 @@ def simulate_command(
         params = SimulationParams(**{**asdict(params), **{k: v for k, v in overrides.items() if v is not None}})
     except ValueError as exc:
         _fail(f"{exc} (fix the option or the plan's `simulation` section)")
-    results = compare(jobs, params)
+    failures = None
+    if failure_rate is not None or failure_restart_seconds:
+        try:
+            if failure_rate is None:
+                raise ValueError("--failure-restart-seconds needs --failure-rate (failures per GPU-hour)")
+            failures = GpuFailures(failure_rate, failure_restart_seconds, seed)
+        except ValueError as exc:
+            _fail(f"{exc} (--failure-rate / --failure-restart-seconds)")
+    results = compare(jobs, params, failures)
     if as_json:
         payload = {
             "trace": str(trace),
@@ -254,6 +264,8 @@ def simulate_command(
             "costModel": COST_MODEL,
             "results": [{**asdict(r), "totalCostUsd": r.total_cost_usd} for r in results],
         }
+        if failures is not None:
+            payload["failures"] = asdict(failures)
         _console().print_json(json.dumps(payload))
         return
     console = _console()

@@ -3,7 +3,12 @@
 * ``hybridgpu cost report STACK [--utilization 0.3,0.5,0.8] [--plot DIR] [--json]``: what the
   stack's capacity costs per month at those utilizations, cost per productive GPU-hour, the
   break-even utilization against each cloud option, the burst spend the NodePool limits allow,
-  checkpoint egress and right-sizing hints; ``--plot`` writes the two PNGs.
+  checkpoint egress and right-sizing hints; ``--plot`` writes the two PNGs. With ``--job-gpus N
+  --checkpoint-minutes C [--failure-rate ...]``, prices per productive GPU-hour include the work
+  lost to failures, and a table lists the GPU-hours and USD lost per month.
+* ``hybridgpu cost checkpoint --gpus N --checkpoint-minutes C [--restore-minutes R] [--restart-minutes D]
+  [--failure-rate F | --gpu-mtbf-hours H | --failure-source NAME] [--stack S [--capacity K] | --price USD] [--json]``:
+  Young's and Daly's checkpoint intervals, the goodput, and the GPU-hours and USD lost per month.
 * ``hybridgpu cost plan (--demand CSV | --generate) [--stack STACK | --instance-type T --onprem-gpu M] [--max-wait H] [--json]``:
   the cheapest on-prem / committed / spot / On-Demand mix for an hourly demand (HiGHS), against
   the simple alternatives.
@@ -71,26 +76,85 @@ def report(
     plot: Annotated[Path | None, typer.Option(help="Directory to write <stack>-cost-vs-utilization.png and <stack>-cumulative.png to.")] = None,
     root: Annotated[Path | None, typer.Option(help="Project root (default: nearest Pulumi.yaml).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    job_gpus: Annotated[int | None, typer.Option(help="Price lost work: GPUs of a typical job (turns failure accounting on; see `cost checkpoint`).")] = None,
+    failure_rate: Annotated[float | None, typer.Option(help="Lost work: failures per GPU-hour (default with --job-gpus: the packaged Llama 3 rate).")] = None,
+    gpu_mtbf_hours: Annotated[float | None, typer.Option(help="Lost work: MTBF of one GPU in hours (instead of --failure-rate).")] = None,
+    failure_source: Annotated[str | None, typer.Option(help="Lost work: packaged failure rate by name (data/failure_rates.yaml).")] = None,
+    checkpoint_minutes: Annotated[float | None, typer.Option(help="Lost work: minutes to write one checkpoint (needed with --job-gpus).")] = None,
+    restore_minutes: Annotated[float, typer.Option(help="Lost work: minutes to load a checkpoint.")] = 0.0,
+    restart_minutes: Annotated[float, typer.Option(help="Lost work: restart overhead in minutes.")] = 0.0,
 ) -> None:
-    """What the stack's GPU capacity costs, its break-even utilization and burst spend (offline)."""
+    """What the stack's GPU capacity costs, its break-even utilization and burst spend (offline); with --job-gpus, the work lost to failures."""
+    failure = None
     try:
         us = parse_utilizations(utilization) if utilization else None
+        plan = failure_plan(job_gpus, failure_rate, gpu_mtbf_hours, failure_source, checkpoint_minutes, restore_minutes, restart_minutes)
         rep = report_from_stack(stack, root, us)
         written = write_plots(rep, plot) if plot is not None else []
     except (HybridGpuError, ValueError, KeyError) as exc:
         _fail(str(exc))
     owned = owned_gpu_hour_price(rep)
+    if plan is not None:
+        from hybridgpu.economics.failure import report_with_failures
+
+        rep, failure = report_with_failures(rep, plan)
     if as_json:
         data = rep.to_dict()
         data["ownedUsdPerGpuHour"] = owned
         data["plots"] = [str(p) for p in written]
+        if failure is not None:
+            data["failure"] = failure
         _console().print_json(json.dumps(data, default=str))
         return
     print_report(rep)
+    if failure is not None:
+        print_failure(failure, rep.utilizations)
     if owned is not None:
         _console().print(f"owned GPU-hour (OpenCost's on-prem GPU price, showback's `owned`): {owned:.4f} USD")
     for path in written:
         _console().print(f"wrote {path}")
+
+
+def failure_plan(job_gpus: int | None, failure_rate: float | None, gpu_mtbf_hours: float | None, failure_source: str | None,
+                 checkpoint_minutes: float | None, restore_minutes: float, restart_minutes: float) -> Any:
+    """The :class:`~hybridgpu.economics.failure.CheckpointPlan` ``cost report`` prices lost work with, or None when no failure option is given.
+
+    Raises:
+        FailureInputError, ValueError: a failure option without ``--job-gpus`` or ``--checkpoint-minutes``, or a bad value (one line).
+    """
+    from hybridgpu.economics.failure import plan_checkpoint
+
+    given = [o for o, v in (("--job-gpus", job_gpus), ("--failure-rate", failure_rate), ("--gpu-mtbf-hours", gpu_mtbf_hours),
+                            ("--failure-source", failure_source), ("--checkpoint-minutes", checkpoint_minutes)) if v is not None]
+    if restore_minutes or restart_minutes:
+        given.append("--restore-minutes/--restart-minutes")
+    if not given:
+        return None
+    if job_gpus is None or checkpoint_minutes is None:
+        raise ValueError(f"{given[0]}: pricing lost work needs --job-gpus N and --checkpoint-minutes M (the typical job's GPUs and checkpoint write time)")
+    try:
+        inputs, source = failure_inputs(job_gpus, failure_rate, gpu_mtbf_hours, failure_source, checkpoint_minutes, restore_minutes, restart_minutes)
+    except ValueError as exc:  # the command's option is --job-gpus, not `cost checkpoint`'s --gpus
+        raise ValueError(str(exc).replace("--gpus:", "--job-gpus:", 1)) from None
+    return plan_checkpoint(inputs, rate_source=source)
+
+
+def print_failure(failure: dict[str, Any], utilizations: list[float]) -> None:
+    """Print the failure section of :func:`hybridgpu.economics.failure.report_with_failures` (lost GPU-hours and USD per month)."""
+    console = _console()
+    plan = failure["plan"]
+    keys = [f"{u:g}" for u in utilizations]
+    t = Table(title=(f"lost to failures: jobs of {plan['gpus']} GPUs, job MTBF {plan['jobMtbfHours']:,.1f} h, checkpoint every "
+                     f"{plan['dalyIntervalHours'] * 60:,.0f} min (Daly), goodput {plan['goodput']:.2%}; GPU-hours (USD) per month"))
+    t.add_column("capacity")
+    for k in keys:
+        t.add_column(f"u={k}", justify="right")
+    for line in failure["lines"]:
+        t.add_row(line["name"], *(f"{line['lostGpuHoursPerMonth'][k]:,.0f} ({_usd(line['lostUsdPerMonth'][k])})" for k in keys))
+    t.add_row("total", *(f"{failure['lostGpuHoursPerMonth'][k]:,.0f} ({_usd(failure['lostUsdPerMonth'][k])})" for k in keys))
+    console.print(t)
+    console.print(f"prices per productive GPU-hour above include the lost work (divided by the goodput); break-even utilizations do not move "
+                  f"(the same rate on both sides). Failure rate: {plan['failuresPerGpuHour']:.4g} per GPU-hour ({plan['rateSource']})")
 
 
 def owned_gpu_hour_price(rep: Any) -> float | None:
@@ -443,3 +507,107 @@ def print_showback(out: dict[str, Any]) -> None:
             t.add_row(a["name"], a["team"], a["capacityType"], f"{a['gpuHours']:,.2f}", f"{a['utilization']:.0%}", f"{a['idleGpuHours']:,.2f}", f"{a['idleUsd']:,.2f}")
         console.print(t)
     console.print("prices (USD/GPU-hour): " + ", ".join(f"{k} {v:.4f}" for k, v in out["pricesUsdPerGpuHour"].items()))
+
+
+#: Capacity types `cost checkpoint --stack` prices the job at, in the order it picks the default.
+CHECKPOINT_CAPACITY = ("owned", "reserved", "on-demand", "spot")
+
+
+def failure_inputs(gpus: int, failure_rate: float | None, gpu_mtbf_hours: float | None, failure_source: str | None,
+                   checkpoint_minutes: float, restore_minutes: float, restart_minutes: float, interval_minutes: float | None = None) -> tuple[Any, str]:
+    """Validated :class:`~hybridgpu.economics.failure.CheckpointInputs` and where the failure rate came from.
+
+    The rate is ``failure_rate`` (failures per GPU-hour), else ``1 / gpu_mtbf_hours``, else the
+    packaged entry ``failure_source`` (default: the packaged default entry); at most one of the three.
+
+    Raises:
+        FailureInputError: more than one rate given, a value out of range or infeasible (one line: option, value, fix).
+    """
+    from hybridgpu.economics.failure import CheckpointInputs, FailureInputError, failure_source as packaged
+
+    given = [o for o, v in (("--failure-rate", failure_rate), ("--gpu-mtbf-hours", gpu_mtbf_hours), ("--failure-source", failure_source)) if v is not None]
+    if len(given) > 1:
+        raise FailureInputError(f"{' and '.join(given)} both set the failure rate: give one")
+    if gpu_mtbf_hours is not None:
+        if not (gpu_mtbf_hours > 1 and gpu_mtbf_hours < float("inf")):
+            raise FailureInputError(f"--gpu-mtbf-hours: must be a finite number of hours > 1, got {gpu_mtbf_hours!r}; give the mean hours between failures of one GPU, e.g. 50000")
+        rate, source = 1.0 / gpu_mtbf_hours, f"--gpu-mtbf-hours {gpu_mtbf_hours:g}"
+    elif failure_rate is not None:
+        rate, source = failure_rate, f"--failure-rate {failure_rate:g}"
+    else:
+        entry = packaged(failure_source)
+        rate, source = entry.failures_per_gpu_hour, f"{entry.name}, hybridgpu/economics/data/failure_rates.yaml"
+    inputs = CheckpointInputs.from_options(gpus=gpus, failures_per_gpu_hour=rate, checkpoint_minutes=checkpoint_minutes,
+                                           restore_minutes=restore_minutes, restart_minutes=restart_minutes, interval_minutes=interval_minutes)
+    return inputs, source
+
+
+@cost_app.command()
+def checkpoint(
+    gpus: Annotated[int, typer.Option(help="GPUs of one job (a synchronous job stops when any of them fails).")],
+    checkpoint_minutes: Annotated[float, typer.Option(help="Minutes to write one checkpoint (the job pauses).")],
+    restore_minutes: Annotated[float, typer.Option(help="Minutes to load the last checkpoint after a failure.")] = 0.0,
+    restart_minutes: Annotated[float, typer.Option(help="Restart overhead in minutes: detect, drain or replace the node, reschedule, initialise.")] = 0.0,
+    failure_rate: Annotated[float | None, typer.Option(help="Failures per GPU-hour (default: the packaged Llama 3 rate, 1.97e-5).")] = None,
+    gpu_mtbf_hours: Annotated[float | None, typer.Option(help="Mean time between failures of one GPU, hours (instead of --failure-rate).")] = None,
+    failure_source: Annotated[str | None, typer.Option(help="Packaged failure rate by name (hybridgpu/economics/data/failure_rates.yaml).")] = None,
+    interval_minutes: Annotated[float | None, typer.Option(help="The job's current minutes of work between checkpoints, priced next to the optimum.")] = None,
+    stack: Annotated[str | None, typer.Option(help="Price the lost GPU-hours with this stack's cost report.")] = None,
+    capacity: Annotated[str | None, typer.Option(help="With --stack: capacity type the job runs on: owned, reserved, on-demand or spot (default: the first the stack has, in that order).")] = None,
+    price: Annotated[float | None, typer.Option(help="USD per GPU-hour of the job's capacity (instead of --stack).")] = None,
+    root: Annotated[Path | None, typer.Option(help="Project root (default: nearest Pulumi.yaml).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Optimal checkpoint interval (Young, Daly), expected goodput and the GPU-hours and USD lost to failures per month."""
+    from hybridgpu.economics.failure import plan_checkpoint
+    from hybridgpu.economics.showback import ShowbackPrices
+
+    try:
+        inputs, rate_source = failure_inputs(gpus, failure_rate, gpu_mtbf_hours, failure_source, checkpoint_minutes, restore_minutes, restart_minutes, interval_minutes)
+        usd, price_source = None, None
+        if price is not None and stack is not None:
+            raise ValueError("--price and --stack both set the GPU-hour price: give one")
+        if capacity is not None and stack is None:
+            raise ValueError("--capacity needs --stack (it picks one of the stack's capacity types)")
+        if capacity is not None and capacity not in CHECKPOINT_CAPACITY:
+            raise ValueError(f"--capacity: {capacity!r} is not a capacity type; use one of {', '.join(CHECKPOINT_CAPACITY)}")
+        if price is not None:
+            usd, price_source = price, f"--price {price:g}"
+        elif stack is not None:
+            prices = ShowbackPrices.from_report(report_from_stack(stack, root)).usd_per_gpu_hour
+            have = [k for k in CHECKPOINT_CAPACITY if k in prices]
+            kind = capacity or (have[0] if have else None)
+            if kind is None or kind not in prices:
+                raise ValueError(f"stack {stack}: its cost report prices no {kind or 'GPU'} capacity (has: {', '.join(have) or 'none'}); "
+                                 f"pick --capacity from those, or give --price USD")
+            usd, price_source = float(prices[kind]), f"stack {stack} cost report, {kind}"
+        plan = plan_checkpoint(inputs, rate_source=rate_source, usd_per_gpu_hour=usd, price_source=price_source)
+    except (HybridGpuError, ValueError, KeyError) as exc:
+        _fail(str(exc))
+    if as_json:
+        _console().print_json(json.dumps(plan.to_dict()))
+        return
+    print_checkpoint(plan)
+
+
+def print_checkpoint(plan: Any) -> None:
+    """Print a :class:`~hybridgpu.economics.failure.CheckpointPlan` as a table and two lines."""
+    console = _console()
+    console.print(f"{plan.gpus} GPUs at {plan.failures_per_gpu_hour:.4g} failures per GPU-hour (MTBF per GPU {plan.gpu_mtbf_hours:,.0f} h; {plan.rate_source})")
+    console.print(f"job MTBF {plan.job_mtbf_hours:,.2f} h; checkpoint {plan.checkpoint_hours * 60:g} min, restore {plan.restore_hours * 60:g} min, restart {plan.restart_hours * 60:g} min")
+    t = Table(title="checkpoint interval (work between checkpoints) and goodput")
+    for col in ("interval", "minutes", "goodput", "GPU-hours lost per month", "USD lost per month"):
+        t.add_column(col, justify="left" if col == "interval" else "right")
+
+    def usd(x: float | None) -> str:
+        return "" if x is None else _usd(x)
+
+    t.add_row("Daly (first order): sqrt(2CM) - C", f"{plan.daly_interval_hours * 60:,.1f}", f"{plan.goodput:.2%}", f"{plan.lost_gpu_hours_per_month:,.0f}", usd(plan.lost_usd_per_month))
+    t.add_row("Young: sqrt(2CM)", f"{plan.young_interval_hours * 60:,.1f}", "", "", "")
+    if plan.interval_hours is not None:
+        t.add_row("yours (--interval-minutes)", f"{plan.interval_hours * 60:,.1f}", f"{plan.goodput_at_interval:.2%}",
+                  f"{plan.lost_gpu_hours_per_month_at_interval:,.0f}", usd(plan.lost_usd_per_month_at_interval))
+    console.print(t)
+    console.print(f"waste at Daly's interval: {plan.checkpoint_share:.2%} writing checkpoints, {plan.failure_share:.2%} lost to failures (restart, restore, re-done work)")
+    if plan.usd_per_gpu_hour is not None:
+        console.print(f"price: {plan.usd_per_gpu_hour:.4f} USD per GPU-hour ({plan.price_source})")

@@ -7,9 +7,14 @@
 * ``hybridgpu inventory render PATH... --out DIR`` writes, per host that is not ``absent``,
   ``DIR/<host>/kubeadm.yaml`` (secrets as ``${BOOTSTRAP_TOKEN}``-style placeholders),
   ``bootstrap.sh``, ``kubeadm-run.sh`` and, for cordoned hosts, ``drain.sh``; and
-  ``DIR/plan.txt`` (the order ``pulumi up`` runs the hosts in, and the skipped ones).
+  ``DIR/plan.txt`` (the order ``pulumi up`` runs the hosts in, and the skipped ones). With a
+  ``remediation`` policy, each GPU worker's ``remediate.sh`` (and ``gpu-reset.sh``) and
+  ``DIR/gpu-health/nvsentinel-values.yaml`` (:mod:`hybridgpu.render.gpu_health`).
 * ``hybridgpu inventory export --format kubespray PATH... --out DIR`` writes a kubespray
   inventory directory (:func:`hybridgpu.render.kubespray.kubespray_files`).
+* ``hybridgpu inventory cordon|retire|restore HOST PATH...`` sets the host's ``state`` to
+  ``cordoned``, ``absent`` or ``active`` in the file that declares it, comments and layout kept,
+  after validating the result (:func:`hybridgpu.inventory.lifecycle.set_host_state`).
 
 ``PATH`` is an inventory file or directory (several allowed), as in ``hybridgpu:onprem.inventory``.
 A stack adds checks of its own (the ``keySecret.pulumiConfig`` keys are set, MIG layouts have the
@@ -27,6 +32,7 @@ import typer
 
 from hybridgpu.cli.common import console, fail
 from hybridgpu.inventory import Inventory, InventoryError, load_inventory
+from hybridgpu.inventory.models import HostState
 from hybridgpu.onprem import OnPremPlan, deployment_issues
 from hybridgpu.render.kubespray import KubesprayExportError, kubespray_files
 
@@ -103,8 +109,30 @@ def render_command(
         lines.append(f"{index} {step.hostname} {step.address} {step.stage}{then}")
     lines += [f"skipped {name} (state absent)" for name in plan.skipped]
     _write(out / "plan.txt", "\n".join(lines) + "\n")
+    _write_gpu_health(inventory, out)
     console().print(f"[green]ok[/] {_summary(inventory, plan)}", soft_wrap=True)
     console().print(f"{len(plan.steps)} host(s) rendered to {out} (kubeadm.yaml, bootstrap.sh, kubeadm-run.sh; plan.txt)", soft_wrap=True)
+
+
+def _write_gpu_health(inventory: Inventory, out: Path) -> None:
+    """With a ``remediation`` policy: each GPU worker's ``remediate.sh`` (and ``gpu-reset.sh`` when it may reset), and
+    ``gpu-health/nvsentinel-values.yaml`` for ``detector: nvsentinel`` (GPU Operator in its default namespace)."""
+    from hybridgpu.datafile import dump_yaml
+    from hybridgpu.render.gpu_health import gpu_reset_script, nvsentinel_values, remediation_script
+
+    policy = inventory.site.remediation
+    if policy is None:
+        return
+    if policy.cordon:
+        for host in inventory.gpu_workers:
+            if host.state == "absent" or host.gpu is None:
+                continue
+            reset = host.remediation.reset if host.remediation is not None else policy.reset
+            _write(out / host.hostname / "remediate.sh", remediation_script(host.hostname, policy, reset=reset), 0o755)
+            if reset != "none" and policy.drain:
+                _write(out / host.hostname / "gpu-reset.sh", gpu_reset_script(host.hostname, host.gpu.count, reset), 0o755)
+    if policy.detector == "nvsentinel":
+        _write(out / "gpu-health" / "nvsentinel-values.yaml", dump_yaml(nvsentinel_values(policy, gpu_operator_namespace="gpu-operator")))
 
 
 @inventory_app.command("export")
@@ -126,3 +154,44 @@ def export_command(
         f"[green]ok[/] {format.value} inventory of site {inventory.site.name} ({hosts} host(s)) written to {out}/inventory.ini",
         soft_wrap=True,
     )
+
+
+_HOST = typer.Argument(metavar="HOST", help="The host's hostname (its Kubernetes node name).")
+_NEXT = {
+    "cordoned": "next: `hybridgpu inventory render` and run {host}/drain.sh (or `pulumi up`), then `hybridgpu inventory retire {host}` for repair",
+    "absent": "next: `pulumi up` leaves the host out; when it is back, `hybridgpu inventory restore {host}` (docs/gpu-health.md)",
+    "active": "next: `pulumi up` joins the host again and uncordons it; check `kubectl get node {host}` before sending work",
+}
+
+
+def _set_state(host: str, paths: list[Path], state: HostState) -> None:
+    """Write ``state`` for ``host`` into its inventory file (validated first); exit 2 on bad input."""
+    from hybridgpu.inventory.lifecycle import set_host_state
+
+    try:
+        change = set_host_state(paths, host, state)
+    except InventoryError as exc:
+        fail(exc)
+    if not change.written:
+        console().print(f"[green]ok[/] {host} is already {state} in {change.file}; nothing written", soft_wrap=True)
+        return
+    console().print(f"[green]ok[/] {host}: {change.before} -> {change.after} in {change.file}", soft_wrap=True)
+    console().print(_NEXT[state].format(host=host), soft_wrap=True)
+
+
+@inventory_app.command("cordon")
+def cordon_command(host: Annotated[str, _HOST], paths: Annotated[list[Path], _PATHS]) -> None:
+    """Set HOST's state to `cordoned` in its inventory file (joined, drained, unschedulable)."""
+    _set_state(host, paths, "cordoned")
+
+
+@inventory_app.command("retire")
+def retire_command(host: Annotated[str, _HOST], paths: Annotated[list[Path], _PATHS]) -> None:
+    """Set HOST's state to `absent` in its inventory file (out for repair/RMA; its GPUs leave every quota)."""
+    _set_state(host, paths, "absent")
+
+
+@inventory_app.command("restore")
+def restore_command(host: Annotated[str, _HOST], paths: Annotated[list[Path], _PATHS]) -> None:
+    """Set HOST's state back to `active` in its inventory file (repaired or replaced; rack and block kept)."""
+    _set_state(host, paths, "active")

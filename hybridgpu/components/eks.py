@@ -14,6 +14,8 @@ Creates:
 * access entries with ``AmazonEKSClusterAdminPolicy`` for the listed admins and (by default)
   the IAM role running ``pulumi up``;
 * the managed add-ons vpc-cni, kube-proxy, eks-pod-identity-agent and coredns;
+* with ``nodeRepair.enabled``, the ``eks-node-monitoring-agent`` add-on (GPU and node health as node
+  conditions for Karpenter's NodeRepair gate; values from :mod:`hybridgpu.render.node_repair`);
 * an on-demand, non-GPU managed node group for Karpenter and CoreDNS with its own node role
   and a launch template (IMDSv2 required, encrypted gp3, cost tags on instances and volumes);
 * a Kubernetes provider for the cluster (kubeconfig as a Pulumi secret).
@@ -28,9 +30,9 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from hybridgpu.components.base import component_options, section, type_token
-from hybridgpu.components.inputs import ClusterConfigArgs, SystemNodeGroupConfigArgs
+from hybridgpu.components.inputs import ClusterConfigArgs, NodeRepairConfigArgs, SystemNodeGroupConfigArgs
 from hybridgpu.config.aws_names import CloudNames, admin_access_principals, principal_key
-from hybridgpu.config.models import ClusterConfig, SystemNodeGroupConfig
+from hybridgpu.config.models import ClusterConfig, NodeRepairConfig, SystemNodeGroupConfig
 from hybridgpu.render.iam import (
     CLUSTER_ROLE_MANAGED_POLICIES,
     eks_cluster_trust_policy,
@@ -39,6 +41,7 @@ from hybridgpu.render.iam import (
 )
 from hybridgpu.k8s import CRITICAL_ADDONS_TAINT, DISCOVERY_TAG, ROLE_LABEL, SYSTEM_ROLE
 from hybridgpu.render.kubeconfig import eks_kubeconfig
+from hybridgpu.render.node_repair import NODE_MONITORING_AGENT_ADDON, node_monitoring_agent_configuration_json
 
 #: Managed policies of the system node group's role (Amazon EKS User Guide, create-node-role).
 SYSTEM_NODE_MANAGED_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryPullOnly")
@@ -60,6 +63,8 @@ class EksClusterArgs(TypedDict):
     """AWS region (written into the kubeconfig)."""
     cost_tags: NotRequired[dict[str, str]]
     """Tags that must reach the system nodes' instances and volumes (provider default tags do not). Default: none."""
+    node_repair: NotRequired[NodeRepairConfigArgs]
+    """The ``hybridgpu:cloud.karpenter.nodeRepair`` section: when enabled, the ``eks-node-monitoring-agent`` add-on. Default: off."""
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -97,6 +102,7 @@ class EksCluster(pulumi.ComponentResource):
             SystemNodeGroupConfig, args.get("system_node_group", {}), component="EksCluster", name=name, field="systemNodeGroup"
         )
         subnet_ids, region, cost_tags = args["subnet_ids"], args["region"], dict(args.get("cost_tags") or {})
+        node_repair = section(NodeRepairConfig, args.get("node_repair", {}), component="EksCluster", name=name, field="nodeRepair")
         own, _ = component_options("hybridgpu:cloud:EksCluster", opts)
         super().__init__(type_token("EksCluster"), name, None, own)
         child = pulumi.ResourceOptions(parent=self)
@@ -201,7 +207,7 @@ class EksCluster(pulumi.ComponentResource):
                 )
             )
 
-        def addon(addon_name: str, version: str | None, depends: list[pulumi.Resource]) -> aws.eks.Addon:
+        def addon(addon_name: str, version: str | None, depends: list[pulumi.Resource], configuration: str | None = None) -> aws.eks.Addon:
             resolved = version or aws.eks.get_addon_version_output(
                 addon_name=addon_name,
                 kubernetes_version=cluster.version,
@@ -215,6 +221,7 @@ class EksCluster(pulumi.ComponentResource):
                 addon_version=resolved,
                 resolve_conflicts_on_create="OVERWRITE",
                 resolve_conflicts_on_update="PRESERVE",
+                configuration_values=configuration,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
             )
 
@@ -225,6 +232,9 @@ class EksCluster(pulumi.ComponentResource):
 
         node_group = self._system_node_group(names, cluster, cluster_name, system_node_group, subnet_ids, partition, cost_tags, [vpc_cni, kube_proxy])
         coredns = addon("coredns", versions.coredns, [node_group])
+        if node_repair.enabled:
+            # Sets the node conditions Karpenter's NodeRepair gate acts on (docs/cloud.md, Node repair).
+            addon(NODE_MONITORING_AGENT_ADDON, node_repair.agent_version, [node_group], node_monitoring_agent_configuration_json())
 
         self.cluster_name = cluster.name
         self.cluster_arn = cluster.arn

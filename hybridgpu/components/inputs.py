@@ -108,6 +108,15 @@ class SystemNodeGroupConfigArgs(TypedDict):
     """Taint the nodes `CriticalAddonsOnly=true:NoSchedule` so only system pods (Karpenter, CoreDNS) run there. Default: true."""
 
 
+class NodeRepairConfigArgs(TypedDict):
+    """GPU node repair: the EKS node monitoring agent add-on and Karpenter's ``NodeRepair`` feature gate (docs/cloud.md) (:class:`hybridgpu.config.models.NodeRepairConfig`)."""
+
+    enabled: NotRequired[bool]
+    """Install the `eks-node-monitoring-agent` add-on and turn on Karpenter's `NodeRepair` gate (alpha): a Karpenter node whose `AcceleratedHardwareReady` stays False for 10 minutes (Ready, StorageReady, NetworkingReady, KernelReady, ContainerRuntimeReady: 30 minutes) is deleted without draining and replaced, while at most 20% (rounded up) of its NodePool is unhealthy. Default: false."""
+    agent_version: NotRequired[str]
+    """`eks-node-monitoring-agent` add-on version, e.g. `v1.7.0-eksbuild.1`, at least v1.7.0. Default: newest for the cluster's Kubernetes version."""
+
+
 class KarpenterConfigArgs(TypedDict):
     """The Karpenter controller installation (:class:`hybridgpu.config.models.KarpenterConfig`)."""
 
@@ -123,6 +132,8 @@ class KarpenterConfigArgs(TypedDict):
     """Feature gate spotToSpotConsolidation (alpha). Default: false."""
     node_overlay: NotRequired[bool]
     """Feature gate nodeOverlay (alpha; advertises MIG/time-sliced capacity). Default: false."""
+    node_repair: NotRequired[NodeRepairConfigArgs]
+    """GPU node repair: the EKS node monitoring agent add-on and the NodeRepair gate (docs/cloud.md, Node repair). Default: off."""
 
 
 class EfaConfigArgs(TypedDict):

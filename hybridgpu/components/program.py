@@ -34,6 +34,7 @@ from hybridgpu.components.nodepools import GpuNodePools, GpuNodePoolsArgs
 from hybridgpu.components.nvidia import NvidiaLayer, NvidiaLayerArgs
 from hybridgpu.components.network_operator import NetworkOperator, NetworkOperatorArgs
 from hybridgpu.render.network_operator import gpu_operator_rdma_values, rdma_plan
+from hybridgpu.render.gpu_health import gpu_operator_dcgm_values
 from hybridgpu.components.opencost import build_opencost
 from hybridgpu.components.onprem import OnPremCluster, OnPremClusterArgs
 from hybridgpu.components.storage import FsxLustre, FsxLustreArgs, TrainingData, TrainingDataArgs
@@ -86,11 +87,14 @@ def build_onprem(stack: Stack):
     if config.nvidia is not None:
         nvidia = config.nvidia.model_copy(update={"mig_layouts": [*config.nvidia.mig_layouts, *plan.mig_layouts], "node_pools": {}})
         gpudirect = gpu_operator_rdma_values(rdma, driver=nvidia.driver) if nvidia.install == "gpu-operator" else {}
+        if nvidia.install == "gpu-operator":  # the standalone DCGM the GPU health detector reads (hybridgpu.render.gpu_health)
+            gpudirect = {**gpudirect, **gpu_operator_dcgm_values(inventory.site.remediation)}
         nvidia_layer = NvidiaLayer(
             f"{site}-onprem-nvidia",
             NvidiaLayerArgs(nvidia=as_input(nvidia), provider=cluster.provider, gpu_operator_extra=gpudirect),
             pulumi.ResourceOptions(depends_on=[cluster.cni]),
         )
+        build_gpu_health(site, inventory.site.remediation, nvidia, nvidia_layer, cluster.provider)
     if rdma is not None:
         nfd_ours = nvidia_layer is not None and config.nvidia is not None and config.nvidia.install == "gpu-operator"
         NetworkOperator(
@@ -104,6 +108,27 @@ def build_onprem(stack: Stack):
     pulumi.export("onprem_skipped_hosts", list(plan.skipped))
     pulumi.export("onprem_gpus", plan.gpus)
     return cluster
+
+
+def build_gpu_health(site: str, policy: Any, nvidia: Any, nvidia_layer: NvidiaLayer, provider: Any) -> None:
+    """NVIDIA NVSentinel on the on-prem cluster for ``remediation.detector: nvsentinel`` (a child of the NVIDIA layer); nothing otherwise."""
+    if policy is None or policy.detector != "nvsentinel" or nvidia.install != "gpu-operator":
+        return
+    import pulumi_kubernetes as k8s
+
+    from hybridgpu.render.gpu_health import NVSENTINEL_CHART, NVSENTINEL_NAMESPACE, NVSENTINEL_VERSION, nvsentinel_values
+
+    k8s.helm.v3.Release(
+        f"{site}-onprem-nvsentinel",
+        name="nvsentinel",
+        chart=NVSENTINEL_CHART,
+        version=NVSENTINEL_VERSION,
+        namespace=NVSENTINEL_NAMESPACE,
+        create_namespace=True,
+        values=nvsentinel_values(policy, gpu_operator_namespace=nvidia.namespace),
+        atomic=True,
+        opts=pulumi.ResourceOptions(parent=nvidia_layer, provider=provider, depends_on=list(nvidia_layer.releases.values())),
+    )
 
 
 def main() -> None:
@@ -133,6 +158,7 @@ def main() -> None:
         EksClusterArgs(
             cluster=as_input(cloud.cluster),
             system_node_group=as_input(cloud.system_node_group),
+            node_repair=as_input(cloud.karpenter.node_repair),
             subnet_ids=network.private_subnet_ids,
             region=config.region,
             cost_tags=cost_tags,

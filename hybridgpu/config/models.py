@@ -35,7 +35,7 @@ import re
 from enum import Enum
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, field_validator
+from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from hybridgpu.config.aws_names import CLUSTER_NAME_MAX_LENGTH, binding_names
 from hybridgpu.config.base import Dns1123Name, Duration, Model
@@ -455,6 +455,62 @@ class ClusterConfig(Model):
         return name
 
 
+#: Oldest Karpenter with a repair policy for the agent's GPU condition: the ``NodeRepair`` gate exists
+#: from v1.1.0 (``charts/karpenter/values.yaml``), ``AcceleratedHardwareReady`` joins
+#: ``RepairPolicies`` in v1.2.0 (aws/karpenter-provider-aws ``pkg/cloudprovider/cloudprovider.go``).
+NODE_REPAIR_MIN_KARPENTER = (1, 2, 0)
+#: Oldest ``eks-node-monitoring-agent`` add-on whose configuration schema the rendered values were
+#: checked against (aws/eks-node-monitoring-agent v1.7.0 ``charts/configuration.schema.json``,
+#: commit c399089d) and whose ``dcgm-server`` runs the host engine from the agent image (#210).
+NODE_MONITORING_AGENT_MIN = (1, 7, 0)
+
+
+class NodeRepairConfig(Model):
+    """GPU node repair: the EKS node monitoring agent add-on and Karpenter's ``NodeRepair`` feature gate (docs/cloud.md)."""
+
+    enabled: bool = Field(
+        default=False,
+        description=(
+            "Install the `eks-node-monitoring-agent` add-on and turn on Karpenter's `NodeRepair` gate (alpha): a "
+            "Karpenter node whose `AcceleratedHardwareReady` stays False for 10 minutes (Ready, StorageReady, "
+            "NetworkingReady, KernelReady, ContainerRuntimeReady: 30 minutes) is deleted without draining and replaced, "
+            "while at most 20% (rounded up) of its NodePool is unhealthy. Default: false."
+        ),
+    )
+    agent_version: Annotated[str, StringConstraints(pattern=r"^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$")] | None = Field(
+        default=None,
+        description=(
+            "`eks-node-monitoring-agent` add-on version, e.g. `v1.7.0-eksbuild.1`, at least v1.7.0. "
+            "Default: newest for the cluster's Kubernetes version."
+        ),
+    )
+
+    @field_validator("agent_version")
+    @classmethod
+    def _agent_recent(cls, version: str | None) -> str | None:
+        """Refuse an add-on older than the one whose configuration schema the values were checked against."""
+        if version is not None:
+            found = tuple(int(x) for x in version[1:].split("-")[0].split("."))
+            if found < NODE_MONITORING_AGENT_MIN:
+                raise FieldError(
+                    "",
+                    f"{version} is older than v1.7.0, the add-on whose configuration schema and bundled DCGM host engine hybridgpu renders for",
+                    "use v1.7.0-eksbuild.1 or newer, or leave agentVersion unset for the newest",
+                )
+        return version
+
+    @model_validator(mode="after")
+    def _version_needs_repair(self) -> NodeRepairConfig:
+        """An agent version without ``enabled`` would install nothing: say so instead of ignoring it."""
+        if self.agent_version is not None and not self.enabled:
+            raise FieldError(
+                "agentVersion",
+                "is set but node repair is off, so the add-on is not installed",
+                "set nodeRepair.enabled: true, or remove agentVersion",
+            )
+        return self
+
+
 class KarpenterConfig(Model):
     """The Karpenter controller installation."""
 
@@ -475,6 +531,21 @@ class KarpenterConfig(Model):
     )
     spot_to_spot_consolidation: bool = Field(default=False, description="Feature gate spotToSpotConsolidation (alpha). Default: false.")
     node_overlay: bool = Field(default=False, description="Feature gate nodeOverlay (alpha; advertises MIG/time-sliced capacity). Default: false.")
+    node_repair: NodeRepairConfig = Field(
+        default_factory=NodeRepairConfig,
+        description="GPU node repair: the EKS node monitoring agent add-on and the NodeRepair gate (docs/cloud.md, Node repair). Default: off.",
+    )
+
+    @model_validator(mode="after")
+    def _repair_needs_recent_karpenter(self) -> KarpenterConfig:
+        """Karpenter before v1.2.0 has no repair policy for the agent's GPU condition."""
+        if self.node_repair.enabled and tuple(int(x) for x in self.version.split(".")) < NODE_REPAIR_MIN_KARPENTER:
+            raise FieldError(
+                "nodeRepair.enabled",
+                f"Karpenter {self.version} does not repair nodes on AcceleratedHardwareReady (its repair policies start in 1.2.0)",
+                f"use Karpenter version {KARPENTER_VERSION}, or turn nodeRepair off",
+            )
+        return self
 
 
 class CloudConfig(Model):

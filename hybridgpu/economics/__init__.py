@@ -9,6 +9,9 @@
 * :mod:`hybridgpu.economics.planner` - the cheapest on-prem / reserved / spot / on-demand mix
   for a demand profile, solved exactly with HiGHS, against simple alternatives.
 * :mod:`hybridgpu.economics.vram` - VRAM estimator and smallest GPU / MIG profile that fits.
+* :mod:`hybridgpu.economics.failure` - the cost of failure: Young's and Daly's checkpoint
+  intervals, goodput, GPU-hours and USD lost per month (default rate from Meta's Llama 3 report,
+  ``data/failure_rates.yaml``); the cost report priced with lost work.
 * :mod:`hybridgpu.economics.report` - per-stack cost report; :mod:`hybridgpu.economics.plots`
   its PNG plots.
 

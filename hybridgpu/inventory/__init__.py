@@ -27,6 +27,9 @@ Modules:
 * :mod:`hybridgpu.inventory.loader` - :func:`load_inventory`, :func:`inventory_from_documents`,
   :data:`RENAMED_FIELDS`.
 * :mod:`hybridgpu.inventory.checks` - one function per validation rule, :func:`run_checks`.
+* :mod:`hybridgpu.inventory.remediation` - the ``remediation`` policy for hosts whose GPUs fail.
+* :mod:`hybridgpu.inventory.lifecycle` - :func:`~hybridgpu.inventory.lifecycle.set_host_state`: a host's
+  ``state`` rewritten in its file (``hybridgpu inventory cordon|retire|restore``).
 
 Nothing here imports Pulumi.
 """

@@ -47,6 +47,7 @@ from hybridgpu.collector import gc_paused
 from hybridgpu.datafile import load_unique_yaml_all
 from hybridgpu.errors import Issue, issues_from_validation, join_key, key_path, shown, unknown_key_fix
 from hybridgpu.inventory.checks import CheckInput, run_checks
+from hybridgpu.inventory.remediation import RemediationPolicy
 from hybridgpu.inventory.storage import SiteStorage
 from hybridgpu.inventory.models import (
     API_VERSION,
@@ -84,7 +85,7 @@ _SSH_ONLY_SECRET_KEYS = frozenset({"key"})
 #: The annotated sample inventory; documents every field.
 SAMPLE = "stacks/inventory/onprem-site-a.yaml"
 
-_SITE_KEYS = ("apiVersion", "kind", "metadata", "cluster", "networks", "storage")
+_SITE_KEYS = ("apiVersion", "kind", "metadata", "cluster", "networks", "storage", "remediation")
 _HOSTLIST_KEYS = ("apiVersion", "kind", "metadata", "hosts")
 _PASS_FILES = "pass the inventory file(s) or the directory holding them"
 
@@ -264,6 +265,7 @@ class _SiteParts:
     networks: tuple[Network, ...] | None = None
     cluster_complete: bool = True  # False: `cluster` holds only the CIDRs that validated
     storage: SiteStorage | None = None  # the optional `storage` section (None: absent or invalid)
+    remediation: RemediationPolicy | None = None  # the optional `remediation` section (None: absent or invalid)
 
 
 _NETWORK = TypeAdapter(IpNetwork)
@@ -369,6 +371,8 @@ def _site_document(doc: dict[Any, Any], file: str, prefix: str, state: _State) -
             parts.cluster, parts.cluster_complete = _partial_cluster(value), False
     if "storage" in doc:  # optional: the dataset storage (hybridgpu.inventory.storage)
         parts.storage = _validate(SiteStorage, doc["storage"], file, join_key(prefix, "storage"), report)
+    if "remediation" in doc:  # optional: the GPU failure policy (hybridgpu.inventory.remediation)
+        parts.remediation = _validate(RemediationPolicy, doc["remediation"], file, join_key(prefix, "remediation"), report)
     state.sites.append(parts)
 
 
@@ -510,6 +514,7 @@ def _assemble(state: _State, files: Sequence[str], catalog: Catalog | None) -> I
         cluster=site.cluster,
         networks=site.networks,
         storage=site.storage,
+        remediation=site.remediation,
     )
     return Inventory(site=built, records=tuple(state.records), site_file=site.file, files=tuple(files))
 

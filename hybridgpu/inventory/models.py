@@ -40,6 +40,7 @@ from hybridgpu.k8s import HOSTNAME_FMT, Dns1123Name, HostName
 from hybridgpu.k8s import LabelKey as LabelKey
 from hybridgpu.k8s import LabelValue as LabelValue
 from hybridgpu.modelbase import Model
+from hybridgpu.inventory.remediation import HostRemediation, RemediationPolicy
 from hybridgpu.inventory.storage import SiteStorage
 
 __all__ = [
@@ -353,6 +354,9 @@ class Site(Model):
     storage: SiteStorage | None = Field(
         default=None, description="`storage`: the dataset storage the cluster mounts (hybridgpu.inventory.storage). Default: none."
     )
+    remediation: RemediationPolicy | None = Field(
+        default=None, description="`remediation`: what happens to a host whose GPUs fail (hybridgpu.inventory.remediation). Default: none."
+    )
 
 
 # --------------------------------------------------------------------------- hosts
@@ -634,6 +638,16 @@ class Host(Model):
     )
     gpu: HostGpu | None = Field(default=None, description="GPUs (required for role gpu-worker). Default: none.")
     network: HostNetwork = Field(default_factory=HostNetwork, description="High-speed fabric. Default: `fabric: none`.")
+    remediation: HostRemediation | None = Field(
+        default=None,
+        description="What this host allows of the site's `remediation` policy (its `reset` step). Default: the site's policy.",
+    )
+
+    @model_validator(mode="after")
+    def _remediation_needs_gpus(self) -> Host:
+        if self.remediation is not None and self.remediation.reset == "gpu-reset" and self.gpu is None:
+            raise ValueError("`remediation.reset: gpu-reset` on a host without `gpu`; remove `remediation` or use `reset: none`/`reboot`")
+        return self
 
     @property
     def gpu_count(self) -> int:

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from hybridgpu.errors import Issue, issues_from_validation
 from hybridgpu.k8s import DEFAULT_COST_KEYS
-from hybridgpu.policy import efa, oversized, safety, untagged
+from hybridgpu.policy import efa, oversized, repair, safety, untagged
 from hybridgpu.policy.base import CONFIGMAP, EC2NODECLASS_TYPES, NODEPOOL_TYPES, ONPREM_HOST_TYPES, PolicyResource, PolicySettings
 from hybridgpu.policy.capacity import INSTANCE, LAUNCH_CONFIGURATION, LAUNCH_TEMPLATE, SPOT_INSTANCE
 
@@ -321,6 +321,13 @@ POLICIES: tuple[PolicySpec, ...] = (
         "MultiKueue worker kubeconfigs are exec-free, with inline token and CA data.",
         "The MultiKueue manager refuses exec plugins and file paths; insecure TLS would leak the worker token.",
         safety.multikueue_kubeconfig, safety.MultiKueueSettings,
+    ),
+    PolicySpec(
+        "gpu-repair-coverage", "safety", "stack",
+        "GPU NodePools, node groups and on-prem GPU hosts have GPU health detection and node repair.",
+        "GPUs are the first cause of lost training work (Llama 3: 58.7% of 419 interruptions); an unrepaired failed GPU holds its jobs and quota.",
+        repair.gpu_repair_coverage, repair.RepairSettings,
+        enforcement="advisory",
     ),
 )
 

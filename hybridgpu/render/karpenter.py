@@ -346,6 +346,8 @@ def karpenter_helm_values(config: KarpenterConfig, *, cluster_name: str, interru
                 "reservedCapacity": True,
                 "spotToSpotConsolidation": config.spot_to_spot_consolidation,
                 "nodeOverlay": config.node_overlay,
+                # Karpenter repairs only what the node monitoring agent reports; both follow this one switch.
+                "nodeRepair": config.node_repair.enabled,
             },
         },
         "tolerations": [critical_addons_toleration()],

@@ -189,6 +189,17 @@ def onprem_issues(
                     "add `hybridgpu:nvidia` with `install: gpu-operator` and `migStrategy: mixed` (or `single`)",
                 )
             )
+    remediation = inventory.site.remediation
+    if remediation is not None and remediation.detector == "nvsentinel" and (config.nvidia is None or config.nvidia.install != "gpu-operator"):
+        # NVSentinel reads the GPU Operator's standalone DCGM service (hybridgpu.render.gpu_health).
+        issues.append(
+            Issue(
+                file,
+                "hybridgpu:nvidia",
+                f"the inventory's `remediation.detector: nvsentinel` ({inventory.site_file}) reads DCGM from the GPU Operator, which this stack does not install",
+                "set `hybridgpu:nvidia.install: gpu-operator`, or `remediation.detector: none` in the inventory",
+            )
+        )
     if config.cloud is not None and config.cloud.network.new is not None:
         vpc = ipaddress.ip_network(config.cloud.network.new.cidr)
         ranges = [("cluster.podSubnet", cluster.pod_subnet), ("cluster.serviceSubnet", cluster.service_subnet)]

@@ -25,6 +25,7 @@ its unused nominal quota the cohort may borrow (unset: all of it).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -37,6 +38,8 @@ from hybridgpu.modelbase import Duration, Model
 
 #: What documents every key of a teams file (named in fix hints).
 TEAMS_REFERENCE = "docs/teams.md"
+#: Largest Kueue ``int32`` setting.
+_INT32_MAX = 2**31 - 1
 
 # LabelValue (at most 63 characters, alphanumerics with ``-_.`` inside) and LabelKey (optional DNS prefix, then a
 # name of at most 63 characters) are hybridgpu.k8s's.
@@ -208,6 +211,47 @@ class TeamSpec(Model):
         return self
 
 
+class RequeuingStrategySpec(Model):
+    """When Kueue requeues a workload evicted by ``waitForPodsReady`` and when it stops (``requeuingStrategy``).
+
+    Kueue v0.19.2 (``apis/config/v1beta2/configuration_types.go`` ``RequeuingStrategy``,
+    ``pkg/workload/workload.go`` ``UpdateRequeueState``, ``pkg/controller/core/workload_controller.go``
+    ``reconcileNotReadyTimeout`` / ``triggerDeactivation``): the n-th requeue waits about
+    ``backoffBaseSeconds * 2^(n-1)`` seconds, at most ``backoffMaxSeconds``; when one more eviction
+    would exceed ``backoffLimitCount`` requeues the workload is deactivated (``spec.active: false``)
+    instead. :func:`hybridgpu.burst.teams.requeue_schedule` computes the delays.
+    """
+
+    timestamp: Literal["Eviction", "Creation"] = Field(
+        default="Eviction",
+        description="Queue position of a requeued workload: `Eviction` (back of the queue, from the eviction time) or `Creation` (its original place). Default: `Eviction`.",
+    )
+    backoff_base_seconds: int = Field(
+        default=60,
+        ge=1,
+        le=_INT32_MAX,
+        description="Seconds before the first requeue; each later one doubles it (Kueue `backoffBaseSeconds`; 0 would readmit a failing gang at once). Default: 60.",
+    )
+    backoff_max_seconds: int = Field(default=3600, ge=1, le=_INT32_MAX, description="Longest wait between requeues, in seconds (Kueue `backoffMaxSeconds`). Default: 3600.")
+    backoff_limit_count: int | None = Field(
+        default=None,
+        ge=0,
+        le=_INT32_MAX,
+        description="Requeues before Kueue deactivates the workload (`spec.active: false`, a person must reactivate it) (Kueue `backoffLimitCount`). Default: none (requeued for ever).",
+    )
+
+    @model_validator(mode="after")
+    def _max_covers_base(self) -> RequeuingStrategySpec:
+        if self.backoff_max_seconds < self.backoff_base_seconds:
+            raise FieldError(
+                "backoffMaxSeconds",
+                f"{self.backoff_max_seconds} s is below backoffBaseSeconds {self.backoff_base_seconds} s: Kueue waits {self.backoff_base_seconds} s before the first requeue "
+                f"and {self.backoff_max_seconds} s before every later one, so the backoff shrinks instead of growing",
+                f"set `backoffMaxSeconds` to at least {self.backoff_base_seconds}, or lower `backoffBaseSeconds`",
+            )
+        return self
+
+
 class WaitForPodsReadySpec(Model):
     """Kueue's all-or-nothing admission of multi-pod jobs (``waitForPodsReady`` of the Kueue Configuration).
 
@@ -225,6 +269,23 @@ class WaitForPodsReadySpec(Model):
     recovery_timeout: Duration | None = Field(
         default=None, description="Time a running workload may have a pod not ready (e.g. a replaced pod) before it is requeued (Kueue `recoveryTimeout`). Default: `timeout`."
     )
+    requeuing_strategy: RequeuingStrategySpec | None = Field(
+        default=None,
+        description="When an evicted workload is requeued and when Kueue gives up (Kueue `requeuingStrategy`). Default: not rendered, Kueue's own (`Eviction`, 60 s doubling up to 3600 s, no limit).",
+    )
+
+    @model_validator(mode="after")
+    def _recovery_on(self) -> WaitForPodsReadySpec:
+        # "Setting to "0s" disables recovery timeout checking" (configuration_types.go v0.19.2): a gang
+        # whose pod died with its node would then hold its quota until someone deletes the job.
+        value = self.recovery_timeout
+        if value is not None and all(int(n) == 0 for n in re.findall(r"[0-9]+", value)):
+            raise FieldError(
+                "recoveryTimeout",
+                f"{value!r} turns Kueue's recovery timeout off, so a running gang that lost a pod with a failed node holds its quota until someone deletes the job",
+                "remove `recoveryTimeout` (Kueue then uses `timeout`) or set a duration such as `10m`",
+            )
+        return self
 
 
 #: Kueue `fairSharing.preemptionStrategies` values, in Kueue's default order.

@@ -76,6 +76,7 @@ JSON_COMMANDS = {
     "cost report": ["cost", "report", "prod", "--json"],
     "cost plan": ["cost", "plan", "--demand", "examples/demand/sample.csv", "--json"],
     "cost vram": ["cost", "vram", "70", "--json"],
+    "cost checkpoint": ["cost", "checkpoint", "--gpus=1024", "--checkpoint-minutes=5", "--json"],
     "cost showback": ["cost", "showback", "examples/usage/site-a-week.csv", "--stack", "prod", "--price=owned=2.25", "--json"],
     "check": ["check", "dev", "--format", "json"],
 }

@@ -444,3 +444,20 @@ CASES += [
         id="efa-workload-requests",
     ),
 ]
+
+
+# issue 26: GPU capacity without repair or health detection (advisory by default)
+_AGENT = res("aws:eks/addon:Addon", "node-monitoring", {"clusterName": "ml", "addonName": "eks-node-monitoring-agent"})
+_KARPENTER_REPAIR = res("kubernetes:helm.sh/v3:Release", "karpenter", {"chart": "oci://public.ecr.aws/karpenter/karpenter", "values": {"settings": {"featureGates": {"nodeRepair": True}}}})
+_NVSENTINEL = res("kubernetes:helm.sh/v3:Release", "nvsentinel", {"chart": "oci://ghcr.io/nvidia/nvsentinel", "name": "nvsentinel"})
+CASES.append(
+    Case(
+        "gpu-repair-coverage",
+        good=[_AGENT, _KARPENTER_REPAIR, _NVSENTINEL, nodepool("covered-pool"), res("hybridgpu:index:OnPremHost", "covered-host", {"hostname": "h1", "gpuCount": 8.0})],
+        bad=[nodepool("bare-pool"), res("hybridgpu:index:OnPremHost", "bare-host", {"hostname": "h2", "gpuCount": 8.0})],
+        bad_names=["bare-pool", "bare-host"],
+        expect="without repair",
+        id="gpu-repair-coverage",
+    )
+)
+
