@@ -17,46 +17,28 @@ from pathlib import Path
 
 import pytest
 import yaml
-from typer.testing import CliRunner
 
 from hybridgpu.cli import app
 from hybridgpu.errors import MAX_SHOWN_ISSUES
 from tests.helpers import ROOT
+from tests.helpers.inventory_cases import assert_headers, assert_refused, cases, header, relative, runner
 
-runner = CliRunner(env={"COLUMNS": "400"})
 FIXTURES = ROOT / "tests" / "fixtures" / "inventory_cli"
-PASS = sorted((FIXTURES / "pass").glob("*.yaml"))
-FAIL = sorted((FIXTURES / "fail").glob("*.yaml"))
-
-
-def _header(path: Path, key: str) -> list[str]:
-    prefix = f"# {key}: "
-    return [line[len(prefix) :] for line in path.read_text().splitlines() if line.startswith(prefix)]
+PASS, FAIL = cases(FIXTURES)
 
 
 def _relative(path: Path) -> str:
-    return str(path.relative_to(ROOT))
+    return relative(path)
 
 
 def test_there_are_at_least_ten_of_each():
-    assert len(PASS) >= 10 and len(FAIL) >= 10
-    assert all(_header(p, "verdict") == ["pass"] for p in PASS)
-    assert all(_header(p, "verdict") == ["fail"] and _header(p, "expect") for p in FAIL)
+    assert_headers(PASS, FAIL)
 
 
 @pytest.mark.parametrize("fixture", FAIL, ids=lambda p: p.stem)
 def test_must_fail(fixture, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
-    name = _relative(fixture)
-    for command in (["inventory", "validate", name], ["inventory", "render", name, "--out", str(tmp_path / "r")]):
-        result = runner.invoke(app, command)
-        assert result.exit_code == 2, result.output
-        assert "Traceback" not in result.output
-        assert result.output.startswith("error: ") and f"in inventory {name}" in result.output
-        for text in _header(fixture, "expect"):
-            assert f"{name}: {text}" in result.output or text in result.output, f"{text!r} not in:\n{result.output}"
-        assert "    fix: " in result.output
-    assert not (tmp_path / "r").exists()
+    assert_refused(fixture, tmp_path / "r")
 
 
 @pytest.mark.parametrize("fixture", PASS, ids=lambda p: p.stem)
@@ -79,7 +61,7 @@ def test_must_pass(fixture, tmp_path, monkeypatch):
         assert (out / host / "bootstrap.sh").read_text().startswith("#!")
         assert (out / host / "kubeadm-run.sh").stat().st_mode & 0o111
         assert (out / host / "kubeadm.yaml").stat().st_mode & 0o077 == 0
-    for spec in _header(fixture, "rendered"):
+    for spec in header(fixture, "rendered"):
         path, _, text = spec.partition(": ")
         assert text in (out / path).read_text(), f"{text!r} not in {path}"
 

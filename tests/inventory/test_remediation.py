@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from typer.testing import CliRunner
 
 from hybridgpu.burst.plan import onprem_capacity
 from hybridgpu.catalog import load_catalog
@@ -28,42 +27,25 @@ from hybridgpu.inventory.lifecycle import set_host_state, state_edit
 from hybridgpu.k8s import TOPOLOGY_BLOCK_LABEL, TOPOLOGY_RACK_LABEL
 from hybridgpu.render.topology import host_topology_labels, topology_domains
 from tests.helpers import ROOT
+from tests.helpers.inventory_cases import assert_headers, assert_refused, cases, header, relative, runner
 
-runner = CliRunner(env={"COLUMNS": "400"})
 FIXTURES = ROOT / "tests" / "fixtures" / "remediation"
-PASS = sorted((FIXTURES / "pass").glob("*.yaml"))
-FAIL = sorted((FIXTURES / "fail").glob("*.yaml"))
+PASS, FAIL = cases(FIXTURES)
 SAMPLE = ROOT / "stacks" / "inventory" / "onprem-site-a.yaml"
 
 
-def _header(path: Path, key: str) -> list[str]:
-    prefix = f"# {key}: "
-    return [line[len(prefix) :] for line in path.read_text().splitlines() if line.startswith(prefix)]
-
-
 def _name(path: Path) -> str:
-    return str(path.relative_to(ROOT))
+    return relative(path)
 
 
 def test_there_are_at_least_ten_of_each():
-    assert len(PASS) >= 10 and len(FAIL) >= 10
-    assert all(_header(p, "verdict") == ["pass"] for p in PASS)
-    assert all(_header(p, "verdict") == ["fail"] and _header(p, "expect") for p in FAIL)
+    assert_headers(PASS, FAIL)
 
 
 @pytest.mark.parametrize("fixture", FAIL, ids=lambda p: p.stem)
 def test_must_fail(fixture, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
-    name = _name(fixture)
-    for command in (["inventory", "validate", name], ["inventory", "render", name, "--out", str(tmp_path / "r")]):
-        result = runner.invoke(app, command)
-        assert result.exit_code == 2, result.output
-        assert "Traceback" not in result.output
-        assert result.output.startswith("error: ") and f"in inventory {name}" in result.output
-        assert "    fix: " in result.output
-        for text in _header(fixture, "expect"):
-            assert text in result.output, f"{text!r} not in:\n{result.output}"
-    assert not (tmp_path / "r").exists()
+    assert_refused(fixture, tmp_path / "r")
 
 
 def _dig(values, path: str):
@@ -81,15 +63,15 @@ def test_must_pass(fixture, tmp_path, monkeypatch):
     out = tmp_path / "r"
     result = runner.invoke(app, ["inventory", "render", name, "--out", str(out)])
     assert result.exit_code == 0, result.output
-    for spec in _header(fixture, "rendered"):
+    for spec in header(fixture, "rendered"):
         file, text = spec.split(": ", 1)
         assert text in (out / file).read_text(), f"{text!r} not in {file}"
-    for file in _header(fixture, "not-rendered"):
+    for file in header(fixture, "not-rendered"):
         assert not (out / file).exists(), file
-    for spec in _header(fixture, "not-rendered-text"):
+    for spec in header(fixture, "not-rendered-text"):
         file, text = spec.split(": ", 1)
         assert text not in (out / file).read_text(), f"{text!r} in {file}"
-    for spec in _header(fixture, "values"):
+    for spec in header(fixture, "values"):
         path, expected = spec.split(" = ", 1)
         values = yaml.safe_load((out / "gpu-health" / "nvsentinel-values.yaml").read_text())
         assert _dig(values, path) == yaml.safe_load(expected), spec

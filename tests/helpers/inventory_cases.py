@@ -1,0 +1,56 @@
+"""Inventory fixture files with their verdicts in a header, run through ``hybridgpu inventory``.
+
+A fixture says what it is and what must happen in ``# key: value`` header lines:
+``# verdict: pass|fail`` and, for a must-fail one, ``# expect: <text>`` (text the error output must
+hold). Used by tests/cli/test_inventory_cli.py and tests/inventory/test_remediation.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from hybridgpu.cli import app
+from tests.helpers import ROOT
+
+runner = CliRunner(env={"COLUMNS": "400"})
+
+
+def header(path: Path, key: str) -> list[str]:
+    """The values of the ``# <key>: `` header lines of ``path``, in order."""
+    prefix = f"# {key}: "
+    return [line[len(prefix) :] for line in path.read_text().splitlines() if line.startswith(prefix)]
+
+
+def cases(directory: Path) -> tuple[list[Path], list[Path]]:
+    """``(must pass, must fail)``: the ``*.yaml`` files under ``directory/pass`` and ``directory/fail``."""
+    return sorted((directory / "pass").glob("*.yaml")), sorted((directory / "fail").glob("*.yaml"))
+
+
+def relative(path: Path) -> str:
+    """``path`` as the CLI is given it: relative to the repository root (the tests' working directory)."""
+    return str(path.relative_to(ROOT))
+
+
+def assert_headers(passing: list[Path], failing: list[Path]) -> None:
+    """At least ten of each, each with its verdict (and, when failing, an expected text)."""
+    assert len(passing) >= 10 and len(failing) >= 10
+    assert all(header(p, "verdict") == ["pass"] for p in passing)
+    assert all(header(p, "verdict") == ["fail"] and header(p, "expect") for p in failing)
+
+
+def assert_refused(fixture: Path, out: Path) -> None:
+    """``inventory validate`` and ``inventory render`` both refuse ``fixture``: exit 2, one ``error:``
+    block naming the file, every ``# expect:`` text and a fix, no traceback, nothing written to ``out``.
+    Run with the repository root as the working directory."""
+    name = relative(fixture)
+    for command in (["inventory", "validate", name], ["inventory", "render", name, "--out", str(out)]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 2, result.output
+        assert "Traceback" not in result.output
+        assert result.output.startswith("error: ") and f"in inventory {name}" in result.output
+        for text in header(fixture, "expect"):
+            assert f"{name}: {text}" in result.output or text in result.output, f"{text!r} not in:\n{result.output}"
+        assert "    fix: " in result.output
+    assert not out.exists()
