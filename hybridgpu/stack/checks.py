@@ -285,6 +285,20 @@ def ssh_key_issues(config_values: Mapping[str, Any] | None, inventory: Inventory
 def _nvidia_cloud_issues(nvidia: NvidiaConfig, cloud: CloudConfig, file: str, catalog: Catalog) -> list[Issue]:
     """Rules that need both the NVIDIA section and the EKS NodePools."""
     issues: list[Issue] = []
+    if cloud.karpenter.node_repair.enabled and nvidia.toolkit == "operator":
+        # The agent's DCGM pod runs without a runtime class (the managed add-on's configuration
+        # cannot set one: eks-node-monitoring-agent v1.7.0 configuration schema); with the GPU
+        # Operator's toolkit the NVIDIA runtime is not containerd's default, so that pod sees no GPU,
+        # reports the node healthy, and a failed GPU is never repaired (aws/eks-node-monitoring-agent#241).
+        issues.append(
+            Issue(
+                file,
+                "hybridgpu:cloud.karpenter.nodeRepair.enabled",
+                "node repair reads GPU health from the node monitoring agent's DCGM, which sees no GPU when the GPU Operator "
+                "installs the container toolkit (`hybridgpu:nvidia.toolkit: operator`): failed GPUs would never be repaired",
+                "keep the EKS AMI's toolkit (`hybridgpu:nvidia.toolkit: preinstalled`, the default), or turn node repair off",
+            )
+        )
     pools = {p.name: p for p in cloud.node_pools}
     classes = {c.name: c for c in cloud.node_classes}
     for pool_name, settings in nvidia.node_pools.items():
