@@ -408,6 +408,8 @@ class DcgmConfigArgs(TypedDict):
     """Where the `monitoring.coreos.com` CRDs that the ServiceMonitor and the idle-GPU PrometheusRule need come from, when either is on. `install`: hybridgpu installs the pinned `prometheus-operator-crds` chart (`versions.prometheusOperatorCrds`) before them, so a first `pulumi up` of a new cluster works. `preinstalled`: a precondition you declare (e.g. kube-prometheus-stack runs there); `pulumi up` then reads the `prometheusrules.monitoring.coreos.com` CRD first and stops with not found if it is missing. Default: `install`. One of `install`, `preinstalled`."""
     idle_alert: NotRequired[IdleAlertConfigArgs]
     """Idle-GPU alert. Default: off; when on, below 5% averaged over 60 minutes."""
+    failure_alerts: NotRequired[bool]
+    """Create the GPU-failure PrometheusRule `hybridgpu-gpu-failures` (fatal Xid errors, row-remap failures, GPUs gone from a node's allocatable, NotReady nodes with GPUs; docs/nvidia.md), beside the idle alert and with its `prometheusLabels` (its CRD: see `prometheusOperatorCrds`). Default: false."""
     prometheus_labels: NotRequired[dict[str, str]]
     """Labels on the ServiceMonitor and the PrometheusRule so the cluster's Prometheus selects them, e.g. `{release: kube-prometheus-stack}` (that chart only picks up objects with its release label by default). Default: none."""
 

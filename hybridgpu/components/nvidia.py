@@ -35,6 +35,7 @@ from hybridgpu.render.nvidia import (
     PROMETHEUS_OPERATOR_CRDS_CHART,
     PROMETHEUSRULE_CRD,
     dcgm_alert_rule,
+    failure_alert_rule,
     declared_crds,
     device_plugin_configmap,
     device_plugin_values,
@@ -124,7 +125,7 @@ class NvidiaLayer(pulumi.ComponentResource):
                     opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[namespace, *(depends_on or [])]),
                 )
             )
-        elif declared_crds(config) and dcgm_alert_rule(config) is not None:
+        elif declared_crds(config) and (dcgm_alert_rule(config) is not None or failure_alert_rule(config) is not None):
             # Declared precondition: read the CRD, so a missing one stops `pulumi up` here, before the rule.
             crd_deps.append(
                 k8s.apiextensions.v1.CustomResourceDefinition.get(
@@ -163,6 +164,16 @@ class NvidiaLayer(pulumi.ComponentResource):
                 kind=rule["kind"],
                 metadata=rule["metadata"],
                 spec=rule["spec"],
+                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[*crd_deps, *self.releases.values()]),
+            )
+        failures = failure_alert_rule(config)
+        if failures is not None:
+            k8s.apiextensions.CustomResource(
+                f"{name}-gpu-failure-alerts",
+                api_version=failures["apiVersion"],
+                kind=failures["kind"],
+                metadata=failures["metadata"],
+                spec=failures["spec"],
                 opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[*crd_deps, *self.releases.values()]),
             )
         for overlay in node_overlays or []:

@@ -281,6 +281,14 @@ class DcgmConfig(Model):
         ),
     )
     idle_alert: IdleAlertConfig = Field(default_factory=IdleAlertConfig, description="Idle-GPU alert. Default: off; when on, below 5% averaged over 60 minutes.")
+    failure_alerts: bool = Field(
+        default=False,
+        description=(
+            "Create the GPU-failure PrometheusRule `hybridgpu-gpu-failures` (fatal Xid errors, row-remap failures, GPUs gone "
+            "from a node's allocatable, NotReady nodes with GPUs; docs/nvidia.md), beside the idle alert and with its "
+            "`prometheusLabels` (its CRD: see `prometheusOperatorCrds`). Default: false."
+        ),
+    )
     prometheus_labels: dict[str, str] = Field(
         default_factory=dict,
         description=(
@@ -540,13 +548,13 @@ def nvidia_issues(nvidia: NvidiaConfig, file: str, *, node_pool_names: set[str])
                 "set `install: gpu-operator`, or use hosts with the toolkit preinstalled (`toolkit: preinstalled`)",
             )
         )
-    if nvidia.install == "device-plugin" and (nvidia.dcgm.idle_alert.enabled or nvidia.dcgm.service_monitor):
+    if nvidia.install == "device-plugin" and (nvidia.dcgm.idle_alert.enabled or nvidia.dcgm.failure_alerts or nvidia.dcgm.service_monitor):
         issues.append(
             Issue(
                 file,
                 f"{NVIDIA}.dcgm",
-                "the idle alert and ServiceMonitor read the DCGM exporter, which `install: device-plugin` does not deploy",
-                "set `install: gpu-operator`, or turn off `dcgm.idleAlert.enabled` and `dcgm.serviceMonitor`",
+                "the idle alert, the failure alerts and the ServiceMonitor read the DCGM exporter, which `install: device-plugin` does not deploy",
+                "set `install: gpu-operator`, or turn off `dcgm.idleAlert.enabled`, `dcgm.failureAlerts` and `dcgm.serviceMonitor`",
             )
         )
     if nvidia.install == "device-plugin" and nvidia.mig_layouts:

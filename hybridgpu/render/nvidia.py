@@ -75,6 +75,7 @@ from hybridgpu.mig import mig_gpu
 from hybridgpu.mig.parted import ALL_DEVICES, MigPartedEntry, render_mig_parted
 from hybridgpu.render import dump_yaml
 from hybridgpu.render.charts import control_plane_toleration, controller_tolerations, gpu_exists_toleration
+from hybridgpu.render.gpu_alerts import gpu_failure_rule
 
 __all__ = [
     "DEVICE_PLUGIN_CONFIGMAP",
@@ -85,6 +86,7 @@ __all__ = [
     "IDLE_ALERT_POD_LABELS",
     "IDLE_METRIC",
     "dcgm_alert_rule",
+    "failure_alert_rule",
     "idle_alert_pod_label_values",
     "declared_crds",
     "installs_prometheus_crds",
@@ -335,6 +337,15 @@ def idle_alert_pod_label_values(nvidia: NvidiaConfig) -> dict[str, Any]:
     return {"enablePodLabels": True, "podLabelAllowlistRegex": [f"^{re.escape(k)}$" for k in IDLE_ALERT_POD_LABELS]}
 
 
+def failure_alert_rule(nvidia: NvidiaConfig) -> dict[str, Any] | None:
+    """The GPU-failure PrometheusRule (:func:`hybridgpu.render.gpu_alerts.gpu_failure_rule`) in the
+    NVIDIA namespace with the stack's ``prometheusLabels``, or None when DCGM or ``dcgm.failureAlerts`` is off.
+    Its MultiKueue worker alert is not included: it belongs to the Kueue manager's cluster."""
+    if not (nvidia.dcgm.enabled and nvidia.dcgm.failure_alerts):
+        return None
+    return gpu_failure_rule(nvidia.namespace, nvidia.dcgm.prometheus_labels)
+
+
 def dcgm_alert_rule(nvidia: NvidiaConfig) -> dict[str, Any] | None:
     """A ``monitoring.coreos.com/v1`` PrometheusRule alerting on idle GPUs and idle MIG instances, or None when DCGM or the alert is off.
 
@@ -418,7 +429,7 @@ def monitoring_kinds(nvidia: NvidiaConfig) -> tuple[tuple[str, str], ...]:
     NVIDIA/gpu-operator v26.7.0 ``controllers/object_controls.go`` ``ServiceMonitor``, read 2026-11-24).
     """
     kinds = []
-    if dcgm_alert_rule(nvidia) is not None:
+    if dcgm_alert_rule(nvidia) is not None or failure_alert_rule(nvidia) is not None:
         kinds.append((MONITORING_GROUP, "PrometheusRule"))
     if nvidia.install == "gpu-operator" and nvidia.dcgm.enabled and nvidia.dcgm.service_monitor:
         kinds.append((MONITORING_GROUP, "ServiceMonitor"))

@@ -153,3 +153,42 @@ def test_rule_is_valid_against_the_prometheus_operator_crd():
 
     [finding] = validate_all([gpu_failure_rule("monitoring", {"release": "prometheus"}, multikueue=True)])
     assert (finding.ok, finding.skipped) == (True, False), finding.errors
+
+
+def test_stack_switch_installs_the_rule_with_the_crds_before_it(project):
+    """`hybridgpu:nvidia.dcgm.failureAlerts: true` on the dev example stack (expected: the rule under
+    the NVIDIA component, in the NVIDIA namespace with the stack's prometheusLabels, after the
+    prometheus-operator-crds release; off: no rule, as before). Run under Pulumi's mocks."""
+    from hybridgpu.shell.preview import run_preview
+    from tests.helpers.scratch import example_stack, write_stack
+
+    data = example_stack("dev")
+    write_stack(project, "off", data)
+    dcgm = data["config"]["hybridgpu:nvidia"].setdefault("dcgm", {})
+    dcgm.update(failureAlerts=True, prometheusLabels={"release": "kps"})
+    write_stack(project, "on", data)
+    off = run_preview("off", project)
+    assert not [r for r in off.records if r.name.endswith("-gpu-failure-alerts")]
+    on = run_preview("on", project)
+    [rule] = [r for r in on.records if r.name.endswith("-gpu-failure-alerts")]
+    assert rule.inputs["kind"] == "PrometheusRule" and rule.inputs["metadata"]["labels"]["release"] == "kps"
+    crds = [r for r in on.records if r.name.endswith("-prometheus-operator-crds")]
+    assert crds and crds[0].urn in rule.dependencies
+    namespace = data["config"]["hybridgpu:nvidia"].get("namespace", "gpu-operator")
+    assert rule.inputs["metadata"]["namespace"] == namespace
+
+
+def test_switch_is_refused_without_the_gpu_operator_or_as_a_string():
+    """Expected: the device-plugin install has no DCGM exporter to alert on (a stack issue naming
+    `hybridgpu:nvidia.dcgm` and the fix), and a string is not a switch (a validation error)."""
+    import pydantic
+    import pytest
+
+    from hybridgpu.config.nvidia import NvidiaConfig, nvidia_issues
+
+    plugin = NvidiaConfig.model_validate({"install": "device-plugin", "dcgm": {"failureAlerts": True}})
+    [issue] = [i for i in nvidia_issues(plugin, "stacks/Pulumi.x.yaml", node_pool_names=set()) if "failure alerts" in i.message]
+    assert issue.field == "hybridgpu:nvidia.dcgm" and "dcgm.failureAlerts" in issue.fix
+    with pytest.raises(pydantic.ValidationError, match="failureAlerts|failure_alerts"):
+        NvidiaConfig.model_validate({"install": "gpu-operator", "dcgm": {"failureAlerts": "sometimes"}})
+    assert NvidiaConfig.model_validate({"install": "gpu-operator", "dcgm": {"failureAlerts": True}}).dcgm.failure_alerts
