@@ -41,7 +41,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from hybridgpu.datafile import DataFileError, top_level_entries, unreadable_issue
 from hybridgpu.economics.costmodel import HOURS_PER_MONTH
-from hybridgpu.economics.prices import _PriceModel, _Sourced, _validate_one
+from hybridgpu.economics.prices import PriceModel, SourcedEntry, validate_entry
 from hybridgpu.errors import HybridGpuError, Issue
 
 __all__ = [
@@ -83,7 +83,7 @@ class FailureInputError(HybridGpuError, ValueError):
         return self.message
 
 
-class FailureRateSource(_Sourced):
+class FailureRateSource(SourcedEntry):
     """One observed failure rate (see ``data/failure_rates.yaml`` for the fields and the derivation)."""
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", description="Identifier, e.g. `llama3-405b-unexpected`. Required.")
@@ -104,7 +104,7 @@ def _read_rates(text: str, file: str) -> dict[str, FailureRateSource]:
     out: dict[str, FailureRateSource] = {}
     for index, entry in enumerate(top_level_entries(text, file, "failureRates", FailureRatesError)):
         label = str(entry.get("name")) if isinstance(entry, dict) and entry.get("name") else f"#{index}"
-        value = _validate_one(entry, FailureRateSource, file, label, issues, f"the comment block at the top of {Path(file).name}")
+        value = validate_entry(entry, FailureRateSource, file, label, issues, f"the comment block at the top of {Path(file).name}")
         if value is None:
             continue
         if value.name in out:
@@ -218,7 +218,7 @@ FIXES = {
 }
 
 
-class CheckpointInputs(_PriceModel):
+class CheckpointInputs(PriceModel):
     """What ``hybridgpu cost checkpoint`` and ``cost report --failure-rate`` take (times in minutes)."""
 
     gpus: int = Field(ge=1, le=10_000_000, description="GPUs of one job (count); the job stops when any fails. Required.")

@@ -68,13 +68,13 @@ class UnknownPriceError(HybridGpuError, KeyError):
         return self.message
 
 
-class _PriceModel(Model):
+class PriceModel(Model):
     """Base of the price models: :class:`~hybridgpu.modelbase.Model` refusing NaN and infinity."""
 
     model_config = {**Model.model_config, "allow_inf_nan": False}
 
 
-class _Sourced(_PriceModel):
+class SourcedEntry(PriceModel):
     """Fields every data entry carries: sources, date, verification state."""
 
     source: tuple[str, ...] = Field(min_length=1, description="URLs or documents backing the entry (unitless). Required.")
@@ -84,7 +84,7 @@ class _Sourced(_PriceModel):
     notes: str | None = Field(default=None, description="Free-text remarks. Default: none.")
 
     @model_validator(mode="after")
-    def _check_verification(self) -> _Sourced:
+    def _check_verification(self) -> SourcedEntry:
         aliases = {f.alias or n for n, f in type(self).model_fields.items()}
         unknown = sorted(set(self.unverified_fields) - aliases)
         if unknown:
@@ -96,7 +96,7 @@ class _Sourced(_PriceModel):
         return self
 
 
-class Commitment(_PriceModel):
+class Commitment(PriceModel):
     """One commitment purchase option (Reserved Instance or Savings Plan) of a family."""
 
     name: CommitmentName = Field(description="Option name, e.g. `reserved-3y`. Required.")
@@ -105,7 +105,7 @@ class Commitment(_PriceModel):
     discount: float = Field(ge=0, lt=1, description="Fraction off the On-Demand price (0..1), effective hourly rate over the term. Required.")
 
 
-class CloudPricing(_Sourced):
+class CloudPricing(SourcedEntry):
     """Purchase options of one EC2 GPU instance family (fractions of the catalog On-Demand price)."""
 
     family: str = Field(pattern=r"^[a-z][a-z0-9-]*$", description="EC2 instance family, e.g. `p5`. Required.")
@@ -137,7 +137,7 @@ class CloudPricing(_Sourced):
         raise UnknownPriceError(f"family {self.family!r} has no {name!r} price (has: {have}); add it under hybridgpu:economics.cloud")
 
 
-class OnPremCost(_Sourced):
+class OnPremCost(SourcedEntry):
     """What one GPU of an owned server costs (see ``data/onprem_costs.yaml`` for the fields)."""
 
     gpu_model: str = Field(description="GPU catalog key, e.g. `H100-80GB`. Required.")
@@ -155,14 +155,14 @@ class OnPremCost(_Sourced):
     gpus_per_server: int = Field(default=8, ge=1, le=64, description="GPUs per server (count); on-prem capacity comes in these units. Default: 8.")
 
 
-class EgressTier(_PriceModel):
+class EgressTier(PriceModel):
     """One volume tier of an egress price."""
 
     up_to_gb_per_month: float | None = Field(description="Cumulative monthly volume this tier ends at (GB/month); null = no limit. Required.")
     usd_per_gb: float = Field(ge=0, description="Price per GB in this tier (USD/GB). Required.")
 
 
-class EgressPrice(_Sourced):
+class EgressPrice(SourcedEntry):
     """Tiered data-transfer price of one path (e.g. EC2 to the internet)."""
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", description="Path identifier, e.g. `aws-internet`. Required.")
@@ -301,7 +301,7 @@ class EconomicsData:
             base = self.cloud[family].model_dump(by_alias=True, exclude_none=True) if family in self.cloud else {
                 "family": family, "source": [note], "sourceDate": applied_on, "verified": False, "unverifiedFields": ["commitments"]}
             merged = {**base, **fields, "notes": note}
-            entry = _validate_one(merged, CloudPricing, label, family, issues, CONFIG_REFERENCE)
+            entry = validate_entry(merged, CloudPricing, label, family, issues, CONFIG_REFERENCE)
             if entry is not None:
                 new_cloud[family] = entry
         new_onprem = dict(self.onprem)
@@ -309,7 +309,7 @@ class EconomicsData:
             base = self.onprem[model].model_dump(by_alias=True) if model in self.onprem else {
                 "gpuModel": model, "source": [note], "sourceDate": applied_on, "verified": False, "unverifiedFields": ["serverUsdPerGpu"]}
             merged = {**base, **fields, "gpuModel": model, "notes": note}
-            entry = _validate_one(merged, OnPremCost, label, model, issues, CONFIG_REFERENCE)
+            entry = validate_entry(merged, OnPremCost, label, model, issues, CONFIG_REFERENCE)
             if entry is not None:
                 new_onprem[model] = entry
         if issues:
@@ -349,7 +349,7 @@ def _catalog_issues(catalog: Catalog, families: Iterable[str], families_file: st
     return issues
 
 
-def _validate_one(entry: Any, model: type[Model], file: str, label: str, issues: list[Issue], reference: str) -> Any:
+def validate_entry(entry: Any, model: type[Model], file: str, label: str, issues: list[Issue], reference: str) -> Any:
     """``entry`` validated by ``model``, or None with its issues added to ``issues`` (``reference`` documents the keys)."""
     if not isinstance(entry, dict):
         issues.append(not_a_mapping_issue(file, label, entry))
@@ -370,7 +370,7 @@ def _entries(text: str, file: str, top: str, model: type[Model], key: str, issue
         return out
     for index, entry in enumerate(raw):
         label = str(entry.get(key)) if isinstance(entry, dict) and entry.get(key) else f"#{index}"
-        value = _validate_one(entry, model, file, label, issues, f"the comment block at the top of {Path(file).name}")
+        value = validate_entry(entry, model, file, label, issues, f"the comment block at the top of {Path(file).name}")
         if value is None:
             continue
         name = getattr(value, {"family": "family", "gpuModel": "gpu_model", "name": "name"}[key])

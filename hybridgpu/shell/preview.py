@@ -181,9 +181,11 @@ class HybridMocks(pulumi.runtime.Mocks):
             rid = f"dra-{(h * 2)[:17]}"
             state.update(associationId=rid, arn=f"arn:aws:fsx:{region}:{acct}:association/{rid}")
         elif typ == "kubernetes:helm.sh/v3:Release":
-            # The release's name is auto-named like any object's when not given, and its namespace
-            # is the provider's default one (pulumi-kubernetes helm/v3 Release: ``name`` computed,
-            # ``namespace`` optional): a program's ``status.namespace`` is a string, never None.
+            # The release's name is auto-named when not given, ``<logical name>-<8 hex>``
+            # (pulumi-kubernetes ``provider/pkg/provider/helm_release.go`` ``assignNameIfAutonameable``:
+            # ``resource.NewUniqueHex(urn.Name()+"-", 0, 0)``, commit 94977969), and an empty namespace is
+            # the provider's default one (same file, ``release.Namespace == ""``): a program's
+            # ``status.namespace`` is a string, never None.
             state.update(
                 status={
                     "status": "deployed",

@@ -532,7 +532,9 @@ def _program_failure(root: Path, stack: str, exc: BaseException, main: Path | No
         where = f"{last.filename}:{last.lineno}"
         if last.line:
             where += f" ({last.line.strip()[:120]})"
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    # Object reprs in the SDK's messages (``<pulumi.output.Output object at 0x7f...>``) carry an
+    # address that differs between runs: dropped, so the same failure prints the same line.
+    text = re.sub(r" at 0x[0-9a-fA-F]+>", ">", " ".join(str(exc).split())) or type(exc).__name__
     notes = "".join(f"; {' '.join(str(n).split())}" for n in getattr(exc, "__notes__", ()))  # e.g. derived invoke answers
     return f"{where}: stack {stack}: the program failed under the offline mocks: {type(exc).__name__}: {text[:500]}{notes}"
 
