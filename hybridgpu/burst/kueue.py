@@ -7,7 +7,8 @@ Creates plain dicts ready for YAML or Pulumi ``kubernetes`` resources:
   lending/borrowing limits, ``admissionChecksStrategy``), LocalQueues;
 * on the manager: AdmissionChecks (``controllerName: kueue.x-k8s.io/multikueue``),
   MultiKueueConfigs (workers in dispatch order) and MultiKueueClusters (``clusterSource.kubeConfig``
-  from a Secret in the Kueue namespace);
+  from a Secret in the Kueue namespace), and with ``manager.workerAlerts`` the PrometheusRule
+  that alerts on an inactive worker (:func:`hybridgpu.render.gpu_alerts.multikueue_worker_rule`);
 * on a worker: the ServiceAccount, ClusterRole and ClusterRoleBinding the manager acts as, and a
   ``kubernetes.io/service-account-token`` Secret whose token goes into the exec-free kubeconfig
   (:func:`worker_kubeconfig`) that the manager stores as its Secret (key ``kubeconfig``);
@@ -47,6 +48,7 @@ from hybridgpu.k8s import (
     managed_by_labels,
 )
 from hybridgpu.render.charts import controller_tolerations
+from hybridgpu.render.gpu_alerts import multikueue_worker_rule
 from hybridgpu.render.kubeconfig import kubeconfig
 from hybridgpu.render.topology import topology_manifest
 
@@ -228,6 +230,9 @@ def cluster_manifests(cluster: ClusterPlan, source: BurstPlanFile) -> list[dict[
         docs += [multikueue_cluster(w) for w in mk.workers]
         docs += [multikueue_config(name, workers) for name, workers in mk.configs.items()]
         docs += [admission_check(name, config) for name, config in mk.checks.items()]
+        alerts = source.manager.worker_alerts
+        if alerts.enabled:
+            docs.append(multikueue_worker_rule(alerts.namespace or source.kueue.namespace, alerts.prometheus_labels))
     docs += [cluster_queue(cq, cluster.namespaces) for cq in cluster.cluster_queues]
     docs += [local_queue(lq) for lq in cluster.local_queues]
     docs += [_plain(doc) for doc in cluster.extra_manifests]

@@ -23,7 +23,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
-from hybridgpu.k8s import Dns1123Name
+from hybridgpu.k8s import Dns1123Name, LabelKey, LabelValue
 from hybridgpu.modelbase import Duration, Model
 
 #: Kueue Helm chart / controller version deployed by default (kubernetes-sigs/kueue
@@ -58,6 +58,34 @@ StackName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]+$", min_l
 BurstClass = Literal["spot", "on-demand", "none"]
 
 
+class WorkerAlertsSpec(Model):
+    """Alerts on the MultiKueue manager when a worker is inactive (plan ``manager.workerAlerts``).
+
+    Renders the PrometheusRule ``hybridgpu-multikueue-workers``
+    (:func:`hybridgpu.render.gpu_alerts.multikueue_worker_rule`) on the manager cluster. Its
+    metric comes from kube-state-metrics, which needs the values in docs/bursting.md (Alerts on
+    the manager); the rule's ``monitoring.coreos.com`` CRD must be installed there (e.g. by
+    kube-prometheus-stack).
+    """
+
+    enabled: bool = Field(
+        default=False,
+        description=(
+            "Create the PrometheusRule `hybridgpu-multikueue-workers` on the manager: a worker whose MultiKueueCluster has "
+            "not been `Active` for 5 minutes, and kube-state-metrics not exporting MultiKueueClusters for 30 minutes "
+            "(docs/bursting.md). Needs the Prometheus operator's CRDs on the manager. Default: false."
+        ),
+    )
+    namespace: Dns1123Name | None = Field(
+        default=None,
+        description="Namespace of the PrometheusRule (one your Prometheus selects rules from). Default: the Kueue namespace (`kueue.namespace`).",
+    )
+    prometheus_labels: dict[LabelKey, LabelValue] = Field(
+        default_factory=dict,
+        description="Labels on the PrometheusRule so the cluster's Prometheus selects it, e.g. `{release: kube-prometheus-stack}`. Default: none.",
+    )
+
+
 class ManagerSide(Model):
     """The MultiKueue manager cluster (plan ``manager``)."""
 
@@ -77,6 +105,9 @@ class ManagerSide(Model):
     )
     gc_interval: Duration = Field(
         default="1m", description="Garbage collection of orphaned remote objects (Kueue `multiKueue.gcInterval`). Default: `1m`."
+    )
+    worker_alerts: WorkerAlertsSpec = Field(
+        default_factory=WorkerAlertsSpec, description="Alerts on the manager when a MultiKueue worker is inactive. Default: off."
     )
 
 

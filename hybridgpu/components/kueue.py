@@ -150,6 +150,12 @@ class KueueCluster(pulumi.ComponentResource):
                 k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
                     f"{name}-{role}", metadata=meta, spec=doc["spec"], opts=pulumi.ResourceOptions(parent=self, provider=provider)
                 )
+            elif kind == "PrometheusRule":
+                # The manager's worker alerts (plan manager.workerAlerts): needs only the release's
+                # namespace; nothing Kueue depends on waits for it.
+                k8s.apiextensions.CustomResource(
+                    f"{name}-{role}", api_version=doc["apiVersion"], kind=kind, metadata=meta, spec=doc["spec"], opts=after_release
+                )
             elif kind == "WorkloadPriorityClass":
                 # No `spec`: `value` and `description` are top-level fields of the CRD.
                 TopLevelCustomResource(f"{name}-{role}", doc, opts=after_release)

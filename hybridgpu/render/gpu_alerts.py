@@ -11,7 +11,10 @@ Creates plain dicts:
   ``HybridGpuMultiKueueWorkerInactive`` (a MultiKueueCluster's ``Active`` condition is not true);
 * :func:`multikueue_state_metrics_config` -- the kube-state-metrics ``CustomResourceStateMetrics``
   config that exports the MultiKueueCluster conditions (Kueue v0.19 exports no worker-status metric),
-  and :data:`MULTIKUEUE_STATE_METRICS_RBAC`, the ClusterRole rule kube-state-metrics needs to list them.
+  and :data:`MULTIKUEUE_STATE_METRICS_RBAC`, the ClusterRole rule kube-state-metrics needs to list them;
+  :func:`multikueue_state_metrics_values` puts both into kube-state-metrics chart values;
+* :func:`multikueue_worker_rule` -- the MultiKueue manager's PrometheusRule (worker inactive, and the
+  kube-state-metrics export missing), rendered by the burst plan (``manager.workerAlerts``).
 
 Upstream (read 2026-11-26):
 
@@ -64,6 +67,49 @@ def _alert(name: str, expr: str, for_: str, severity: str, summary: str, descrip
     rule["labels"] = {"severity": severity}
     rule["annotations"] = {"summary": summary, "description": description}
     return rule
+
+
+def _worker_inactive() -> dict[str, Any]:
+    return _alert(
+        "HybridGpuMultiKueueWorkerInactive",
+        f'{MULTIKUEUE_CONDITION_METRIC}{{type="Active"}} == 0',
+        "5m",
+        "warning",
+        "MultiKueue worker {{ $labels.name }} is inactive",
+        "MultiKueueCluster {{ $labels.name }} has not been Active for 5 minutes (reason {{ $labels.reason }}): the manager dispatches "
+        "nothing to it, and workloads it held are requeued after workerLostTimeout.",
+    )
+
+
+def multikueue_worker_rules() -> list[dict[str, Any]]:
+    """The alerting rules of :func:`multikueue_worker_rule`, in a fixed order.
+
+    * ``HybridGpuMultiKueueWorkerInactive``: a MultiKueueCluster's ``Active`` condition has not been
+      true for 5 minutes (kueue v0.19.2 ``pkg/controller/admissionchecks/multikueue/multikueuecluster.go``
+      ``Reconcile`` sets ``Active`` false with reason ``BadKubeConfig``, ``InsecureKubeConfig`` or
+      ``ClientConnectionFailed`` when the worker's kubeconfig Secret is unusable or its API server
+      cannot be reached, and true with ``Connected`` otherwise; a worker that is not Active gets no
+      workloads).
+    * ``HybridGpuMultiKueueWorkerMetricsAbsent``: no :data:`MULTIKUEUE_CONDITION_METRIC` series for
+      30 minutes, i.e. kube-state-metrics does not export MultiKueueClusters (its values lack
+      :func:`multikueue_state_metrics_values`), so the first alert could never fire.
+
+    Returns:
+        Prometheus alerting rules (dicts with ``alert``, ``expr``, optional ``for``, ``labels``, ``annotations``).
+    """
+    return [
+        _worker_inactive(),
+        _alert(
+            "HybridGpuMultiKueueWorkerMetricsAbsent",
+            f"absent({MULTIKUEUE_CONDITION_METRIC})",
+            "30m",
+            "warning",
+            "No MultiKueueCluster metrics from kube-state-metrics",
+            f"Prometheus has had no {MULTIKUEUE_CONDITION_METRIC} series for 30 minutes, so an inactive MultiKueue worker would "
+            "not alert: give kube-state-metrics the custom-resource config and RBAC rule for MultiKueueClusters (docs/bursting.md, "
+            "Alerts on the manager).",
+        ),
+    ]
 
 
 def gpu_failure_rules(*, multikueue: bool) -> list[dict[str, Any]]:
@@ -127,17 +173,7 @@ def gpu_failure_rules(*, multikueue: bool) -> list[dict[str, Any]]:
         ),
     ]
     if multikueue:
-        rules.append(
-            _alert(
-                "HybridGpuMultiKueueWorkerInactive",
-                f'{MULTIKUEUE_CONDITION_METRIC}{{type="Active"}} == 0',
-                "5m",
-                "warning",
-                "MultiKueue worker {{ $labels.name }} is inactive",
-                "MultiKueueCluster {{ $labels.name }} has not been Active for 5 minutes (reason {{ $labels.reason }}): the manager dispatches "
-                "nothing to it, and workloads it held are requeued after workerLostTimeout.",
-            )
-        )
+        rules.append(_worker_inactive())
     return rules
 
 
@@ -195,4 +231,50 @@ def multikueue_state_metrics_config(kueue_version: str = "v1beta2") -> dict[str,
                 }
             ]
         },
+    }
+
+
+#: Name of the manager's PrometheusRule (:func:`multikueue_worker_rule`).
+MULTIKUEUE_RULE_NAME = "hybridgpu-multikueue-workers"
+
+
+def multikueue_worker_rule(namespace: str, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A ``monitoring.coreos.com/v1`` PrometheusRule :data:`MULTIKUEUE_RULE_NAME` with :func:`multikueue_worker_rules`.
+
+    Rendered on a MultiKueue manager (burst plan ``manager.workerAlerts``), which may have no GPUs
+    and so no NVIDIA layer with :func:`gpu_failure_rule`.
+
+    Args:
+        namespace: namespace of the rule (one the Prometheus operator's ``ruleNamespaceSelector`` selects).
+        labels: extra labels the Prometheus ``ruleSelector`` matches (e.g. ``release: kube-prometheus-stack``).
+
+    Returns:
+        The PrometheusRule as a plain dict; the same inputs give the same dict.
+    """
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": {"name": MULTIKUEUE_RULE_NAME, "namespace": namespace, "labels": {**managed_by_labels(), **dict(labels or {})}},
+        "spec": {"groups": [{"name": MULTIKUEUE_RULE_NAME, "rules": multikueue_worker_rules()}]},
+    }
+
+
+def multikueue_state_metrics_values(kueue_version: str = "v1beta2") -> dict[str, Any]:
+    """Values for the kube-state-metrics Helm chart (prometheus-community ``kube-state-metrics``, also
+    the ``kube-state-metrics`` key of ``kube-prometheus-stack``) that export MultiKueueCluster conditions.
+
+    ``customResourceState.enabled`` / ``customResourceState.config`` make the chart write the config
+    into a ConfigMap and pass it with ``--custom-resource-state-config-file``; ``rbac.extraRules``
+    adds :data:`MULTIKUEUE_STATE_METRICS_RBAC` to the chart's ClusterRole (prometheus-community/helm-charts
+    ``charts/kube-state-metrics/values.yaml``, keys present since chart 5.8.0, 2023-06).
+
+    Args:
+        kueue_version: the Kueue API version served (``v1beta2`` for Kueue v0.19).
+
+    Returns:
+        The values as a plain dict (merge them into the chart's values; the lists replace the chart's).
+    """
+    return {
+        "rbac": {"extraRules": [dict(MULTIKUEUE_STATE_METRICS_RBAC)]},
+        "customResourceState": {"enabled": True, "config": multikueue_state_metrics_config(kueue_version)},
     }

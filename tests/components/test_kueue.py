@@ -234,3 +234,22 @@ def test_team_namespaces_queues_and_rbac_per_stack(runs, stack, queues, roles):
         assert binding.inputs["subjects"][0]["kind"] == "Group"
     config = yaml.safe_load(release.inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
     assert config["waitForPodsReady"]["timeout"] == "10m" and "fairSharing" in config
+
+
+def test_split_queues_manager_gets_the_worker_alert_rule_after_kueue(scratch_project):
+    """manager.workerAlerts (issue 26): the PrometheusRule on the on-prem manager, after the Kueue release, and nothing waits for it."""
+    data = example_plan()
+    data["topology"] = "split-queues"
+    data["manager"].pop("stack")
+    data["manager"]["workerAlerts"] = {"enabled": True, "namespace": "monitoring", "prometheusLabels": {"release": "kps"}}
+    allow = {"prod": lambda c: c["hybridgpu:cloud"]["cluster"]["endpoint"]["privateAccessCidrs"].append("10.20.0.0/22")}
+    root = scratch_project(plan=data, stack_edits=allow)
+    result = run_preview("onprem", root)
+    rules = [r for r in result.of_type("kubernetes:monitoring.coreos.com/v1:PrometheusRule") if r.inputs["metadata"]["name"] == "hybridgpu-multikueue-workers"]
+    assert len(rules) == 1
+    [rule] = rules
+    assert rule.inputs["metadata"]["namespace"] == "monitoring" and rule.inputs["metadata"]["labels"]["release"] == "kps"
+    release = next(r for r in result.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == "kueue")
+    assert release.urn in rule.dependencies
+    # No Kueue object waits for it (a missing Prometheus operator CRD stops only the rule).
+    assert all(rule.urn not in r.dependencies for r in result.records if r.type.startswith(KUEUE) or r.type == "kubernetes:helm.sh/v3:Release" and r.inputs["name"] == "kueue")
