@@ -463,6 +463,17 @@ class ShowbackConfigArgs(TypedDict):
     """Namespace of the OpenCost release. Default: `opencost`."""
 
 
+class WorkerAlertsSpecArgs(TypedDict):
+    """Alerts on the MultiKueue manager when a worker is inactive (plan ``manager.workerAlerts``) (:class:`hybridgpu.burst.models.WorkerAlertsSpec`)."""
+
+    enabled: NotRequired[bool]
+    """Create the PrometheusRule `hybridgpu-multikueue-workers` on the manager: a worker whose MultiKueueCluster has not been `Active` for 5 minutes, and kube-state-metrics not exporting MultiKueueClusters for 30 minutes (docs/bursting.md). Needs the Prometheus operator's CRDs on the manager. Default: false."""
+    namespace: NotRequired[str]
+    """Namespace of the PrometheusRule (one your Prometheus selects rules from). Default: the Kueue namespace (`kueue.namespace`)."""
+    prometheus_labels: NotRequired[dict[str, str]]
+    """Labels on the PrometheusRule so the cluster's Prometheus selects it, e.g. `{release: kube-prometheus-stack}`. Default: none."""
+
+
 class ManagerSideArgs(TypedDict):
     """The MultiKueue manager cluster (plan ``manager``) (:class:`hybridgpu.burst.models.ManagerSide`)."""
 
@@ -472,6 +483,8 @@ class ManagerSideArgs(TypedDict):
     """How long a workload stays admitted on the manager after its worker became unreachable (Kueue `multiKueue.workerLostTimeout`); then it is requeued elsewhere. Default: `15m` (Kueue's default)."""
     gc_interval: NotRequired[str]
     """Garbage collection of orphaned remote objects (Kueue `multiKueue.gcInterval`). Default: `1m`."""
+    worker_alerts: NotRequired[WorkerAlertsSpecArgs]
+    """Alerts on the manager when a MultiKueue worker is inactive. Default: off."""
 
 
 class OnPremSideArgs(TypedDict):

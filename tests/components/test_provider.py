@@ -159,6 +159,7 @@ def test_construct_eks_cluster_registers_what_the_python_program_registers(provi
             "subnetIds": ["subnet-a", "subnet-b", "subnet-c"],
             "region": stack.config.region,
             "costTags": {**stack.config.tags, "hybridgpu:stack": "prod"},
+            "nodeRepair": cloud["karpenter"]["nodeRepair"],
         }
         result = provider.construct("gpu-prod", "hybridgpu:index:EksCluster", inputs, pulumi.ResourceOptions(providers={"aws": aws_provider}))
         state.update(result.state)
