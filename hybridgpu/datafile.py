@@ -13,7 +13,8 @@
 * :func:`top_level_entries`: the non-empty list under a file's single top-level key.
 * :func:`read_model_file`: a user's YAML file (burst plan, teams file) validated by its pydantic model.
 * :func:`stray_key_issue`, :func:`not_a_mapping_issue`, :func:`unreadable_issue`: the issues
-  every data-file loader reports the same way.
+  every data-file loader reports the same way; :func:`describe_yaml_error`: a YAML syntax error as
+  one line (position, the usual slip), for the caller to prefix with the file.
 """
 
 from __future__ import annotations
@@ -232,7 +233,7 @@ def top_level_entries(text: str, file: str, top_key: str, error: type[DataFileEr
     try:
         document = load_unique_yaml(text)
     except yaml.YAMLError as exc:
-        raise error([Issue.in_entry(file, None, None, f"not valid YAML: {exc}", "correct the YAML syntax at the position shown", "yaml")]) from exc
+        raise error([Issue.in_entry(file, None, None, f"not valid YAML: {describe_yaml_error(exc, text)}", "correct the YAML syntax at the position shown", "yaml")]) from exc
     if not isinstance(document, dict) or set(document) != {top_key}:
         keys = sorted(document, key=str) if isinstance(document, dict) else type(document).__name__
         fix = f"make `{top_key}:` the file's only top-level key, holding the list of entries"
@@ -242,6 +243,36 @@ def top_level_entries(text: str, file: str, top_key: str, error: type[DataFileEr
         fix = f"list the entries under `{top_key}:`, one `- name: ...` mapping each"
         raise error([Issue.in_entry(file, None, top_key, "must be a non-empty list of entries", fix, "document")])
     return entries
+
+
+def describe_yaml_error(exc: yaml.YAMLError, text: str | None = None) -> str:
+    """One line saying where and why ``exc`` stopped the parse, without PyYAML's ``in "<unicode string>"``
+    (the caller names the file), and what the usual slip is.
+
+    Args:
+        exc: the error from a loader of this module.
+        text: the parsed text, to recognise a tab at the error position (YAML 1.1 section 5.5:
+            tabs are not indentation).
+
+    Returns:
+        E.g. ``line 3, column 1: a tab character; YAML indents with spaces only, replace the tab with spaces``.
+    """
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or ""
+    context = getattr(exc, "context", None) or ""
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    line = ""
+    if mark is not None and text is not None:
+        lines = text.splitlines()
+        line = lines[mark.line] if mark.line < len(lines) else ""
+    if "\t" in line[: (mark.column + 1) if mark is not None else 0] or "found character '\\t'" in problem:
+        return f"{where}a tab character; YAML indents with spaces only, replace the tab with spaces"
+    if problem == "mapping values are not allowed here" or problem.startswith("mapping values are not allowed"):
+        return f"{where}a `key:` where YAML expects none: check the indentation of this line against the line above, or quote a value containing `: `"
+    if "expected <block end>" in problem or "did not find expected key" in problem:
+        return f"{where}{problem} ({context}): the indentation of this line does not match its siblings"
+    text_ = " ".join(p for p in (context, problem) if p) or " ".join(str(exc).split())
+    return f"{where}{text_}"
 
 
 def stray_key_issue(file: str, entry: str, field: str, name: str, allowed: Iterable[str]) -> Issue:
@@ -316,13 +347,16 @@ def read_model_file(
         error: a missing file (code ``file``), an unreadable one or invalid YAML or a duplicate key (code
             ``yaml``), schema errors (one issue each, naming the key path and a fix).
     """
+    text: str | None = None
     try:
-        data = load_unique_yaml(path.read_text())
+        text = path.read_text()
+        data = load_unique_yaml(text)
     except FileNotFoundError:
         raise error([Issue.in_entry(shown, None, None, f"no such {what}", missing_fix, "file")]) from None
     except Exception as exc:  # noqa: BLE001 - YAML and OS errors alike become one issue
         fix = "correct the YAML syntax at the position shown (a key may appear once per mapping)"
-        raise error([Issue.in_entry(shown, None, None, f"not readable as YAML: {exc}", fix, "yaml")]) from None
+        detail = describe_yaml_error(exc, text) if isinstance(exc, yaml.YAMLError) else str(exc)
+        raise error([Issue.in_entry(shown, None, None, f"not readable as YAML: {detail}", fix, "yaml")]) from None
     try:
         return model.model_validate(data)
     except ValidationError as exc:

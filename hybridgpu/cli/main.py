@@ -15,12 +15,15 @@ Exit codes: 0 success, 1 a check found problems (``check``), 2 bad input (nothin
 from __future__ import annotations
 
 import sys
+from importlib.metadata import version as package_version
+from typing import Annotated
 
 import typer
 
 from hybridgpu.cli.burst import burst_app
 from hybridgpu.cli.catalog import catalog
 from hybridgpu.cli.check import check
+from hybridgpu.cli.common import PathErrorsGroup
 from hybridgpu.cli.cost import cost_app
 from hybridgpu.cli.inventory import inventory_app
 from hybridgpu.cli.job import job_app
@@ -29,7 +32,22 @@ from hybridgpu.cli.policy import policy_app
 from hybridgpu.cli.preview import preview
 from hybridgpu.cli.validate import validate
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Hybrid GPU clusters on Pulumi: offline preview, checks and catalog.")
+app = typer.Typer(
+    cls=PathErrorsGroup, add_completion=False, no_args_is_help=True, help="Hybrid GPU clusters on Pulumi: offline preview, checks and catalog."
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"hybridgpu {package_version('hybridgpu')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")] = False,
+) -> None:
+    """Hybrid GPU clusters on Pulumi: offline preview, checks and catalog."""
 app.add_typer(mig_app, name="mig")
 app.add_typer(cost_app, name="cost")
 app.add_typer(burst_app, name="burst")

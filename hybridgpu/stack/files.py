@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from hybridgpu.config.keys import PROJECT
-from hybridgpu.datafile import load_yaml
+from hybridgpu.datafile import describe_yaml_error, load_yaml
 from hybridgpu.errors import Issue, StackConfigError, StackFileError
 
 #: What an encrypted ``secure:`` value reads as offline. It is never decrypted.
@@ -293,14 +293,18 @@ def _parsed_stack_file(path: Path, shown: str) -> Any:
         key = None  # the read below raises the error the user sees
     if key is not None and key in _STACK_FILE_CACHE:
         return _STACK_FILE_CACHE[key]
+    text: str | None = None
     try:
-        data = load_yaml(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = load_yaml(text)
     except FileNotFoundError as exc:
         raise StackFileError(f"{shown}: no such stack file") from exc
     except UnicodeDecodeError as exc:
         raise StackFileError(f"{shown}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the stack file as UTF-8") from None
-    except (OSError, yaml.YAMLError) as exc:
-        raise StackFileError(f"{shown}: not readable as YAML: {exc}") from exc
+    except yaml.YAMLError as exc:
+        raise StackFileError(f"{shown}: not readable as YAML: {describe_yaml_error(exc, text)}") from exc
+    except OSError as exc:
+        raise StackFileError(f"{shown}: cannot read the stack file: {exc.strerror or exc}") from exc
     except RecursionError:
         raise StackFileError(f"{shown}: not readable as YAML: nested too deeply") from None
     problem = _size_problem(data)

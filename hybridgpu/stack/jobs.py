@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from hybridgpu.catalog import load_catalog
-from hybridgpu.datafile import load_unique_yaml_all, unreadable_issue
+from hybridgpu.datafile import describe_yaml_error, load_unique_yaml_all, unreadable_issue
 from hybridgpu.errors import Issue
 from hybridgpu.policy.base import PolicyResource
 from hybridgpu.policy.registry import POLICIES
@@ -99,12 +99,14 @@ def job_file_issues(path: Path, stack: Stack, shown: str | None = None) -> list[
         shown: the file as named in issues (default: ``path`` as given).
     """
     file = shown or str(path)
+    text: str | None = None
     try:
-        docs = load_unique_yaml_all(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        docs = load_unique_yaml_all(text)
     except (OSError, UnicodeDecodeError) as exc:
         return [unreadable_issue(file, exc, "the job file")]
     except yaml.YAMLError as exc:
-        return [Issue(file, None, f"not valid YAML: {exc}", "fix the YAML syntax (duplicate keys are refused too)", code="yaml")]
+        return [Issue(file, None, f"not valid YAML: {describe_yaml_error(exc, text)}", "fix the YAML syntax (duplicate keys are refused too)", code="yaml")]
     issues: list[Issue] = []
     for i, doc in enumerate(docs):
         if not isinstance(doc, Mapping) or not doc.get("kind") or not doc.get("apiVersion"):

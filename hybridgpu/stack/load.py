@@ -21,7 +21,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import difflib
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,6 +147,43 @@ def config_from_pulumi_values(values: dict[str, Any], *, stack: str, file: str, 
     return validate_stack(values, stack=stack, file=file, root=root).config
 
 
+def stack_name(given: str, root: Path) -> str:
+    """The stack named by ``given``: a stack name (``prod``) or the path of its stack file
+    (``stacks/Pulumi.prod.yaml``, as a shell completes it).
+
+    Args:
+        given: what the user typed.
+        root: project root (resolved).
+
+    Returns:
+        The stack name, whose ``<stackConfigDir>/Pulumi.<name>.yaml`` exists.
+
+    Raises:
+        StackFileError: no such stack; the message names the closest stack (a typo) or the
+            project's stacks, and for a path outside the project's stack directory where stack files live.
+    """
+    config_dir = stack_config_dir(root)
+    name = given
+    if given.endswith((".yaml", ".yml")) or "/" in given or os.sep in given:
+        base = Path(given).name
+        if not (base.startswith("Pulumi.") and base.endswith(".yaml")) or base.count(".") < 2:
+            raise StackFileError(f"{given}: not a stack file name; give a stack name (e.g. `prod`) or a path like {config_dir.relative_to(root)}/Pulumi.prod.yaml")
+        name = base[len("Pulumi.") : -len(".yaml")]
+        candidate = Path(given) if Path(given).is_absolute() else (Path.cwd() / given)
+        if candidate.is_file() and candidate.resolve().parent != config_dir.resolve():
+            raise StackFileError(
+                f"{given}: stack files of this project live in {config_dir.relative_to(root)}/ (Pulumi.yaml `stackConfigDir`); "
+                f"move the file there and give the name `{name}`"
+            )
+    if (config_dir / f"Pulumi.{name}.yaml").is_file():
+        return name
+    stacks = list_stacks(root)
+    close = difflib.get_close_matches(name, stacks, n=1, cutoff=0.6)
+    hint = f"did you mean `{close[0]}`? " if close else ""
+    available = ", ".join(stacks) or "none"
+    raise StackFileError(f"{(config_dir / f'Pulumi.{name}.yaml').relative_to(root)}: no such stack file; {hint}(stacks here: {available})")
+
+
 def load_stack(stack: str, root: Path | None = None) -> Stack:
     """Read and validate ``<stackConfigDir>/Pulumi.<stack>.yaml``.
 
@@ -159,10 +198,8 @@ def load_stack(stack: str, root: Path | None = None) -> Stack:
         StackFileError: unreadable or missing file; StackConfigError: invalid configuration.
     """
     root = (root or find_project_root()).resolve()
+    stack = stack_name(stack, root)
     path = stack_config_dir(root) / f"Pulumi.{stack}.yaml"
-    if not path.is_file():
-        available = ", ".join(list_stacks(root)) or "none"
-        raise StackFileError(f"{path.relative_to(root)}: no such stack file (stacks here: {available})")
     values = read_stack_file(path, root=root)
     loaded = validate_stack(values.values, stack=values.stack, file=values.file, root=root)
     return dataclasses.replace(loaded, root=root, values=values)
