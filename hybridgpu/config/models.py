@@ -295,7 +295,7 @@ class NodeClassConfig(Model):
 class NewVpcConfig(Model):
     """A new VPC built by the toolkit."""
 
-    cidr: str = Field(default="10.64.0.0/16", description="VPC IPv4 CIDR. Default: `10.64.0.0/16`.")
+    cidr: str = Field(default="10.64.0.0/16", description="VPC IPv4 CIDR, /16 to /20 (AWS allows /16 to /28; smaller leaves too few pod addresses). Default: `10.64.0.0/16`.")
     availability_zones: list[str] = Field(
         min_length=2,
         max_length=6,
@@ -321,6 +321,10 @@ class NewVpcConfig(Model):
             net = ipaddress.IPv4Network(value, strict=True)
         except ValueError as exc:
             raise ValueError(f"not an IPv4 network CIDR: {value!r} ({exc})") from exc
+        if net.prefixlen < 16:
+            # EC2 CreateVpc: "The allowed block size is between a /16 netmask (65,536 IP addresses) and /28
+            # netmask (16 IP addresses)" (Amazon VPC User Guide, "VPC CIDR blocks", read 2026-11-26).
+            raise ValueError(f"VPC {value} is larger than AWS allows (a VPC CIDR is /16 to /28); use a /16, e.g. `{net.network_address}/16`")
         if net.prefixlen > 20:
             raise ValueError(f"VPC {value} is too small for GPU nodes and VPC-CNI pods; use /20 or larger")
         return value

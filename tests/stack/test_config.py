@@ -174,6 +174,24 @@ def test_zone_outside_region(project):
     _issue(_error(project, data), "hybridgpu:cloud.network.new.availabilityZones[2]")
 
 
+@pytest.mark.parametrize(
+    "cidr,ok",
+    [
+        # AWS CreateVpc allows /16 to /28 (Amazon VPC User Guide, "VPC CIDR blocks"); ours stops at /20 (pod addresses).
+        ("10.0.0.0/8", False), ("10.0.0.0/15", False), ("172.16.0.0/12", False), ("10.64.0.0/21", False), ("10.64.0.0/16", True), ("10.64.0.0/18", True),
+    ],
+)
+def test_vpc_cidr_within_what_aws_creates(project, cidr, ok):
+    data = example_stack("dev")
+    data["config"]["hybridgpu:cloud"]["network"]["new"]["cidr"] = cidr
+    if ok:
+        write_stack(project, "dev", data)
+        load_stack_config("dev", project)
+    else:
+        issue = _issue(_error(project, data), "hybridgpu:cloud.network.new.cidr")
+        assert ("/16 to /28" in issue.message) == (int(cidr.split("/")[1]) < 16)
+
+
 def test_all_problems_reported_at_once(project):
     data = example_stack("dev")
     pool = data["config"]["hybridgpu:cloud"]["nodePools"][0]
