@@ -178,7 +178,7 @@ def test_zone_outside_region(project):
     "cidr,ok",
     [
         # AWS CreateVpc allows /16 to /28 (Amazon VPC User Guide, "VPC CIDR blocks"); ours stops at /20 (pod addresses).
-        ("10.0.0.0/8", False), ("10.0.0.0/15", False), ("172.16.0.0/12", False), ("10.64.0.0/21", False), ("10.64.0.0/16", True), ("10.64.0.0/18", True),
+        ("10.0.0.0/8", False), ("10.0.0.0/15", False), ("172.16.0.0/12", False), ("10.64.0.0/21", False), ("10.64.0.0/16", True), ("10.64.0.0/17", True),
     ],
 )
 def test_vpc_cidr_within_what_aws_creates(project, cidr, ok):
