@@ -606,13 +606,13 @@ def stack_gpu_ceiling(resources: Sequence[PolicyResource], cfg: StackCapacitySet
     most = for_stack(cfg.max_gpus_per_stack, stack)
     if total > most:
         yield None, (
-            f"stack {stack or '?'} may add {total:g} GPUs ({', '.join(parts)}), above {most}. Fix: lower NodePool "
+            f"stack {stack or '?'} may add {total:g} GPUs ({', '.join(sorted(parts))}), above {most}. Fix: lower NodePool "
             f"{fix_for(resources, 'gpuLimits', 'spec.limits')} / node group, Auto Scaling group, fleet and service sizes, "
             "or raise maxGpusPerStack in the policy config."
         )
     if unbounded:
         yield None, (
-            f"stack {stack or '?'}: the GPUs of {'; '.join(unbounded)} cannot be verified against the {most}-GPU ceiling. "
+            f"stack {stack or '?'}: the GPUs of {'; '.join(sorted(unbounded))} cannot be verified against the {most}-GPU ceiling. "
             "It fails closed. Fix: make their sizes and instance types literals in this stack, or waive them with a reason."
         )
 
@@ -682,7 +682,7 @@ def burst_budget(resources: Sequence[PolicyResource], cfg: BudgetSettings) -> St
         parts.append(f"{res.name} {limit:g} GPUs x ${dearest:.2f}/GPU-h = ${spend:,.0f}")
     if total > budget:
         yield None, (
-            f"stack {stack or '?'} NodePools may spend ${total:,.0f}/month at their GPU limits ({'; '.join(parts)}), "
+            f"stack {stack or '?'} NodePools may spend ${total:,.0f}/month at their GPU limits ({'; '.join(sorted(parts))}), "
             f"above the ${budget:,.0f} budget. Fix: lower {fix_for(resources, 'gpuLimit', 'spec.limits')} on the pools, "
             "or raise monthlyBudgetUsd."
         )

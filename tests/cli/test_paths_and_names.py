@@ -137,3 +137,18 @@ def test_a_stack_file_outside_the_projects_stack_directory(tmp_path, monkeypatch
 def test_version():
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0 and result.output.startswith("hybridgpu ")
+
+
+def test_check_json_with_violations_is_byte_identical_across_runs(tmp_path):
+    """Issue 29: the NodePools inside stack-gpu-ceiling and burst-budget messages come in a fixed order."""
+    config = tmp_path / "policy.json"
+    config.write_text('{"stack-gpu-ceiling": {"enforcementLevel": "mandatory", "maxGpusPerStack": 1},'
+                      ' "burst-budget": {"enforcementLevel": "mandatory", "monthlyBudgetUsd": 1}}')
+    outputs = set()
+    for _ in range(3):  # the issue ran five; the order is now sorted, so three show it at a third of the cost
+        result = runner.invoke(app, ["check", "prod", "--format", "json", "--policy-pack-config", str(config), "--root", str(ROOT)])
+        assert result.exit_code == 1, result.output
+        outputs.add(result.stdout)
+    assert len(outputs) == 1
+    text = outputs.pop()
+    assert "gpu-prod-gpu-nodepool-h100-mig 8, gpu-prod-gpu-nodepool-h100-on-demand 16" in text
