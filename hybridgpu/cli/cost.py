@@ -279,8 +279,11 @@ def plan(
     continuous: Annotated[bool, typer.Option(help="Allow fractional servers/instances (LP) instead of whole ones (MILP).")] = False,
     root: Annotated[Path | None, typer.Option(help="Project root (default: nearest Pulumi.yaml).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+    timings: Annotated[bool, typer.Option("--timings", help="Print the solver's wall time and model size to stderr.")] = False,
 ) -> None:
-    """The cheapest mix of on-prem, committed, spot and On-Demand GPUs for an hourly demand, against simple alternatives."""
+    """The cheapest mix of on-prem, committed, spot and On-Demand GPUs for an hourly demand, against simple alternatives.
+
+    The output depends only on the inputs (same input, same bytes); the solve time goes to stderr with ``--timings``."""
     from hybridgpu.economics.demand import generate_demand, load_demand_csv
     from hybridgpu.economics.planner import PlanConstraints, solve_plan
     from hybridgpu.economics.prices import load_economics_data
@@ -326,8 +329,10 @@ def plan(
                  "cost": result.cost, "maxWaitHours": max_wait},
         "alternatives": [{"name": a.name, "description": a.description, "totalUsd": a.total} for a in result.alternatives],
         "savings": result.savings(),
-        "solveSeconds": result.solve_seconds,
+        "model": {"variables": result.variables, "rows": result.rows, "identicalHoursMerged": result.aggregated},
     }
+    if timings:
+        _console(stderr=True).print(f"solved in {result.solve_seconds:.2f} s ({result.variables} variables, {result.rows} rows)")
     if as_json:
         _console().print_json(json.dumps(summary))
         return
@@ -345,7 +350,7 @@ def plan(
         s = savings[a.name]
         t.add_row(a.name, a.description, "infeasible" if a.total is None else _usd(a.total), "" if s is None else f"{s:.1%}")
     console.print(t)
-    console.print(f"solved in {result.solve_seconds:.2f} s ({result.variables} variables, {result.rows} rows{', identical hours merged' if result.aggregated else ''})")
+    console.print(f"model: {result.variables} variables, {result.rows} rows{', identical hours merged' if result.aggregated else ''} (solve time: --timings)")
 
 
 @cost_app.command("demand")

@@ -215,3 +215,13 @@ def test_cli_plan_with_stack_limits_and_onprem_override(root, project):
     assert data["prices"]["onPremFixedUsdPerGpuHour"] > 1_000_000 / 3 / 8760
     result = runner.invoke(app, ["cost", "plan", "--generate", "--stack-limits"])
     assert result.exit_code == 2 and "--stack-limits needs --stack" in result.output
+
+
+def test_plan_json_is_the_same_bytes_twice_and_timings_go_to_stderr(tmp_path):
+    """Issue 29: no wall time in the plan's output; `--timings` prints it to stderr."""
+    args = ["cost", "plan", "--generate", "--hours", "120", "--json"]
+    first, second = runner.invoke(app, args), runner.invoke(app, args)
+    assert first.exit_code == second.exit_code == 0, first.output
+    assert first.stdout == second.stdout and "solveSeconds" not in first.stdout
+    timed = runner.invoke(app, [*args, "--timings"])
+    assert timed.stdout == first.stdout and "solved in" in timed.stderr
