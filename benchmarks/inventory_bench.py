@@ -8,7 +8,8 @@ Prints figures; asserts nothing. Run from the project root::
 For each size N it generates a valid site of N hosts (3 control-plane hosts, then DGX-like
 8 x H100-80GB gpu-workers, A100-80GB gpu-workers with the sample's two MIG layouts, and
 cpu-workers, cycling; about 2% of the workers ``cordoned`` and 2% ``absent``; networks widened
-to /16 so that 10,000 hosts fit), and times with ``time.perf_counter`` (median of ``--repeat``
+to /16 so that 10,000 hosts fit; 16 hosts per rack, each rack with a ``racks`` power budget unless
+``--no-racks``), and times with ``time.perf_counter`` (median of ``--repeat``
 runs after one warm-up, ``gc.collect()`` before each):
 
 * **validate**: :func:`hybridgpu.inventory.inventory_from_documents` on the already parsed
@@ -77,8 +78,16 @@ GOAL_HOSTS = 10_000
 GOAL_SECONDS = 2.0
 
 
-def _site() -> dict[str, Any]:
+#: Power budget of each generated rack (kW): 16 hosts, at most 4 DGX H100 (10.2 kW), 8 DGX A100 (6.5 kW) and 4
+#: hosts of 1 kW (``powerKw``: control planes, CPU workers) = 96.8 kW, so every rack passes rule rack-power-budget.
+RACK_KW = 120
+
+
+def _site(n: int = 0) -> dict[str, Any]:
+    """The sample's Site with wider networks; with ``n`` > 0, a ``racks`` budget for each rack of ``n`` hosts."""
     site = next(yaml.safe_load_all(SAMPLE.read_text()))
+    if n > 0:
+        site["racks"] = {f"r{r:03d}": {"powerKw": RACK_KW, "cooling": "liquid"} for r in range((n + 15) // 16)}
     site["networks"] = [
         {"name": "mgmt", "cidr": "10.20.0.0/16", "purpose": "management"},
         {"name": "data", "cidr": "10.21.0.0/16", "purpose": "data"},
@@ -103,8 +112,9 @@ def _state(i: int) -> str:
     return {7: "cordoned", 9: "absent"}.get(i % 50, "active")
 
 
-def generate(n: int) -> list[dict[str, Any]]:
-    """The documents (Site, HostList) of a valid site with ``n`` hosts (n >= 3)."""
+def generate(n: int, racks: bool = True) -> list[dict[str, Any]]:
+    """The documents (Site, HostList) of a valid site with ``n`` hosts (n >= 3); with ``racks``, every rack has a
+    power budget (rule rack-power-budget runs on every host) and the hosts without GPUs a ``powerKw``."""
     hosts = []
     for i in range(n):
         host: dict[str, Any] = {
@@ -116,6 +126,8 @@ def generate(n: int) -> list[dict[str, Any]]:
             "labels": {"hybridgpu.io/pool": "training"},
             "state": _state(i),
         }
+        if racks and host["role"] != "gpu-worker":
+            host["powerKw"] = 1.0
         if host["role"] == "gpu-worker":
             host["taints"] = [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
             if i % 4 == 0:
@@ -141,7 +153,7 @@ def generate(n: int) -> list[dict[str, Any]]:
                 }
         hosts.append(host)
     host_list = {"apiVersion": "hybridgpu.io/v1alpha1", "kind": "HostList", "metadata": {"site": "site-a"}, "hosts": hosts}
-    return [_site(), host_list]
+    return [_site(n if racks else 0), host_list]
 
 
 def broken(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -461,6 +473,7 @@ def main() -> None:
     parser.add_argument("--profile-hosts", type=int, default=1000, help="hosts of the profiled plan_onprem")
     parser.add_argument("--cli-hosts", type=int, default=0, help="time `hybridgpu inventory validate/render` on this many hosts (0: skip)")
     parser.add_argument("--cli-repeat", type=int, default=3, help="timed CLI runs per command (median shown)")
+    parser.add_argument("--no-racks", action="store_true", help="generate no `racks` budgets (the site as before issue 27)")
     parser.add_argument("--smoke", action="store_true", help="one repeat, small sizes: checks the script still runs (tests/test_benchmarks.py); figures come from full runs")
     args = parser.parse_args()
     if args.smoke:
@@ -475,7 +488,7 @@ def main() -> None:
     figures: dict[int, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
-            docs = generate(n)
+            docs = generate(n, racks=not args.no_racks)
             pairs = [("generated.yaml", docs)]
             inventory = inventory_from_documents(pairs)
             assert len(inventory.hosts) == n

@@ -49,8 +49,11 @@ from hybridgpu.inventory import checks as inventory_checks
 from hybridgpu.inventory import models as inventory_models
 from hybridgpu.inventory.loader import INLINE_SECRET_KEYS, RENAMED_FIELDS, SAMPLE
 from hybridgpu.inventory.models import API_VERSION, Cluster, Host, HostListMetadata, Network, SiteMetadata
+from hybridgpu.inventory.power import RackName, RackSpec
 from hybridgpu.inventory.remediation import RemediationPolicy
 from hybridgpu.inventory.storage import SiteStorage
+from hybridgpu.inventory.upgrade import UpgradePolicy
+from hybridgpu.inventory.mirrors import Mirrors
 from hybridgpu.checkout import CheckoutFileMissing, find_checkout
 from hybridgpu.modelbase import Model
 
@@ -419,6 +422,21 @@ class SiteDocument(Model):
     remediation: RemediationPolicy | None = Field(
         default=None,
         description="What happens to a host whose GPUs fail: detector, cordon, drain, reset, repair label. Default: none (no detector installed).",
+    )
+    upgrades: UpgradePolicy | None = Field(
+        default=None,
+        description="Upgrades (docs/upgrades.md): each node's drain timeout, scheduled etcd snapshots, the GPU Operator's driver "
+        "upgrade policy. Default: none (drain 30m, daily snapshots kept 7, the chart's driver policy).",
+    )
+    racks: dict[RackName, RackSpec] | None = Field(
+        default=None,
+        description="Power budget (kW) and cooling per rack name, as hosts write `rack`: the active and cordoned hosts of a declared "
+        "rack must not draw more at full load (docs/onprem.md, \"Rack power and cooling\"). Default: none (no rack is checked).",
+    )
+    mirrors: Mirrors | None = Field(
+        default=None,
+        description="Sites without internet (docs/onprem.md, \"Sites without internet\"): apt repositories for the Kubernetes and "
+        "NVIDIA packages, container registry mirrors (containerd hosts.toml) and Helm chart mirrors. Default: none (the public ones).",
     )
 
 

@@ -27,6 +27,7 @@ from typing import Literal
 from hybridgpu.config.nvidia import MigDeviceGroup, MigLayoutConfig
 from hybridgpu.errors import Issue
 from hybridgpu.inventory.models import Host, Inventory, InventoryError
+from hybridgpu.inventory.mirrors import Mirrors
 from hybridgpu.render.bootstrap import bootstrap_script, drain_and_cordon_script, kubeadm_run_script
 from hybridgpu.render.topology import host_node_labels
 from hybridgpu.render.kubeadm import init_config, join_config_control_plane, join_config_worker, to_yaml
@@ -209,7 +210,13 @@ _SENTINEL_IP = "192.0.2.254"
 
 
 def _render_host(
-    cluster: ClusterSpec, node: NodeSpec, stage: Stage, toolkit: bool, join_endpoint: str | None, toolkit_version: str | None = None
+    cluster: ClusterSpec,
+    node: NodeSpec,
+    stage: Stage,
+    toolkit: bool,
+    join_endpoint: str | None,
+    toolkit_version: str | None = None,
+    mirrors: Mirrors | None = None,
 ) -> tuple[str, str, str]:
     """(kubeadm config YAML, bootstrap script, kubeadm run script) of one host."""
     if stage == "init":
@@ -230,7 +237,9 @@ def _render_host(
             ca_cert_hash_placeholder=CA_CERT_HASH_PLACEHOLDER,
             api_server_endpoint=join_endpoint,
         )
-    bootstrap = bootstrap_script(cluster, node, nvidia_toolkit=toolkit, nvidia_toolkit_version=toolkit_version if toolkit else None)
+    bootstrap = bootstrap_script(
+        cluster, node, nvidia_toolkit=toolkit, nvidia_toolkit_version=toolkit_version if toolkit else None, mirrors=mirrors
+    )
     return to_yaml(docs), bootstrap, kubeadm_run_script(node, first=stage == "init")
 
 
@@ -314,11 +323,11 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templa
                 )
                 if shape not in templates:
                     templates[shape] = _render_host(
-                        cluster, node_spec(host, mig_name, _SENTINEL_HOST, _SENTINEL_IP), stage, toolkit, join_endpoint, toolkit_version
+                        cluster, node_spec(host, mig_name, _SENTINEL_HOST, _SENTINEL_IP), stage, toolkit, join_endpoint, toolkit_version, inventory.site.mirrors
                     )
                 config, bootstrap, run = (t.replace(_SENTINEL_HOST, host.hostname).replace(_SENTINEL_IP, str(host.addresses.management)) for t in templates[shape])
             else:
-                config, bootstrap, run = _render_host(cluster, node_spec(host, mig_name), stage, toolkit, join_endpoint, toolkit_version)
+                config, bootstrap, run = _render_host(cluster, node_spec(host, mig_name), stage, toolkit, join_endpoint, toolkit_version, inventory.site.mirrors)
         except ValueError as exc:
             # The renderers name the spec field they refuse (SpecError); it is put where the inventory wrote it.
             raise InventoryError([_render_issue(inventory, host, exc)]) from None

@@ -1,10 +1,10 @@
 """The GPU catalog: GPU models and EC2 GPU instance types, as validated data.
 
-The facts live in two YAML files shipped inside this package
-(``hybridgpu/catalog/data/gpu_models.yaml`` and ``instance_types.yaml``; the comment
-block at the top of each explains fields, units and sources). :func:`load_catalog`
-reads them with :mod:`importlib.resources` (so it works from an installed wheel),
-validates every entry and cross-checks the two files.
+The facts live in three YAML files shipped inside this package
+(``hybridgpu/catalog/data/gpu_models.yaml``, ``instance_types.yaml`` and ``platforms.yaml``,
+the GPU servers' maximum system power; the comment block at the top of each explains
+fields, units and sources). :func:`load_catalog` reads them with :mod:`importlib.resources`
+(so it works from an installed wheel), validates every entry and cross-checks the files.
 
 Example::
 
@@ -35,6 +35,7 @@ from hybridgpu.catalog.models import (
     CatalogError,
     GpuModel,
     InstanceType,
+    Platform,
     UnknownGpuModelError,
     UnknownInstanceFamilyError,
     UnknownInstanceTypeError,
@@ -51,6 +52,8 @@ __all__ = [
     "INSTANCE_TYPES_SOURCE",
     "GpuModel",
     "InstanceType",
+    "PLATFORMS_FILE",
+    "Platform",
     "UnknownGpuModelError",
     "UnknownInstanceFamilyError",
     "UnknownInstanceTypeError",
@@ -61,6 +64,8 @@ __all__ = [
 GPU_MODELS_FILE = "gpu_models.yaml"
 #: File name of the instance type data (inside the package's ``data/`` or ``path_override``).
 INSTANCE_TYPES_FILE = "instance_types.yaml"
+#: File name of the GPU server platform data (maximum system power; optional in ``path_override``).
+PLATFORMS_FILE = "platforms.yaml"
 
 #: Where the instance type data lives in the source tree: what a user extends when the
 #: catalog lacks a family (named in policy messages; the packaged copy is read at run time).
@@ -87,6 +92,7 @@ def is_accelerator_type(instance_type: str) -> bool:
 
 _GPU_MODELS_KEY = "gpuModels"
 _INSTANCE_TYPES_KEY = "instanceTypes"
+_PLATFORMS_KEY = "platforms"
 
 
 def load_catalog(path_override: Path | None = None) -> Catalog:
@@ -94,7 +100,8 @@ def load_catalog(path_override: Path | None = None) -> Catalog:
 
     Args:
         path_override: a directory holding ``gpu_models.yaml`` and
-            ``instance_types.yaml`` to use instead of the data shipped in the package
+            ``instance_types.yaml`` (and optionally ``platforms.yaml``; without it the
+            catalog has no platforms) to use instead of the data shipped in the package
             (e.g. a patched copy). None (the default) reads the packaged data.
 
     Returns:
@@ -105,7 +112,8 @@ def load_catalog(path_override: Path | None = None) -> Catalog:
         CatalogError: if a file is missing or unreadable, is not YAML of the expected
             shape (top-level ``gpuModels:`` / ``instanceTypes:`` list, no duplicate
             keys), has an entry with a bad, missing or unknown field, or the two files
-            disagree (unknown ``gpuModel``, wrong ``gpuMemoryGiB``, duplicate names).
+            disagree (unknown ``gpuModel``, wrong ``gpuMemoryGiB``, duplicate names, a
+            platform's ``maxSystemWatts`` not above its GPUs' board power).
             Every issue names the file, the entry and the field.
 
     Data source: see the comment block at the top of each data file.
@@ -113,11 +121,14 @@ def load_catalog(path_override: Path | None = None) -> Catalog:
     if path_override is None:
         return _load_packaged()
     directory = Path(path_override)
+    platforms = directory / PLATFORMS_FILE
     return _build(
         _read_path(directory / GPU_MODELS_FILE),
         str(directory / GPU_MODELS_FILE),
         _read_path(directory / INSTANCE_TYPES_FILE),
         str(directory / INSTANCE_TYPES_FILE),
+        _read_path(platforms) if platforms.exists() else None,
+        str(platforms),
     )
 
 
@@ -126,11 +137,14 @@ def _load_packaged() -> Catalog:
     data = resources.files(__name__).joinpath("data")
     gpu_res = data.joinpath(GPU_MODELS_FILE)
     it_res = data.joinpath(INSTANCE_TYPES_FILE)
+    pl_res = data.joinpath(PLATFORMS_FILE)
     return _build(
         _read_resource(gpu_res, str(gpu_res)),
         str(gpu_res),
         _read_resource(it_res, str(it_res)),
         str(it_res),
+        _read_resource(pl_res, str(pl_res)),
+        str(pl_res),
     )
 
 
@@ -158,7 +172,7 @@ def _entry_label(entry: Any, index: int) -> str:
     return f"#{index}"
 
 
-def _validate_entries(entries: list[Any], file: str, model: type[GpuModel] | type[InstanceType]) -> list[Any]:
+def _validate_entries(entries: list[Any], file: str, model: type[GpuModel] | type[InstanceType] | type[Platform]) -> list[Any]:
     issues: list[Issue] = []
     out = []
     reference = f"the comment block at the top of {Path(file).name}"
@@ -183,14 +197,21 @@ def _validate_entries(entries: list[Any], file: str, model: type[GpuModel] | typ
     return out
 
 
-def _build(gpu_text: str, gpu_file: str, it_text: str, it_file: str) -> Catalog:
+def _build(gpu_text: str, gpu_file: str, it_text: str, it_file: str, platform_text: str | None = None, platform_file: str = PLATFORMS_FILE) -> Catalog:
     gpu_models = _validate_entries(_parse_entries(gpu_text, gpu_file, _GPU_MODELS_KEY), gpu_file, GpuModel)
     instance_types = _validate_entries(
         _parse_entries(it_text, it_file, _INSTANCE_TYPES_KEY), it_file, InstanceType
     )
+    platforms = (
+        _validate_entries(_parse_entries(platform_text, platform_file, _PLATFORMS_KEY), platform_file, Platform)
+        if platform_text is not None
+        else []
+    )
     return Catalog(
         gpu_models=tuple(gpu_models),
         instance_types=tuple(instance_types),
+        platforms=tuple(platforms),
         gpu_models_file=gpu_file,
         instance_types_file=it_file,
+        platforms_file=platform_file,
     )

@@ -29,6 +29,7 @@ __all__ = [
     "CatalogError",
     "GpuModel",
     "InstanceType",
+    "Platform",
     "UnknownGpuModelError",
     "UnknownInstanceFamilyError",
     "UnknownInstanceTypeError",
@@ -329,6 +330,55 @@ class InstanceType(_CatalogModel):
         return self.on_demand_usd_per_hour / self.gpu_count
 
 
+class Platform(_CatalogModel):
+    """A GPU server platform: its GPUs and its maximum system power, e.g. ``DGX-H100``.
+
+    The platform's own draw at full load (CPUs, memory, NICs, NVSwitches, fans, power
+    conversion) is not a datasheet figure: it is derived as the system maximum less the GPUs'
+    board power (:attr:`platform_watts`), so that ``gpuCount x tdpWatts + platform_watts`` gives
+    back the datasheet's maximum. A host with this GPU model and count draws that at full load
+    (:func:`hybridgpu.inventory.power.host_draw`) unless it declares its own ``powerKw``.
+
+    Data source: ``hybridgpu/catalog/data/platforms.yaml`` (vendor user guides and datasheets;
+    each entry lists its URLs in ``source``).
+
+    Raises:
+        pydantic.ValidationError: on construction with a bad or unknown field, or when
+            ``verified`` disagrees with ``unverifiedFields``. Cross-checks against GPU models
+            (known model, system power above the GPUs' board power) happen in :class:`Catalog`.
+    """
+
+    name: str = Field(
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9.-]*$",
+        description="Platform name (unitless), e.g. 'DGX-H100'; unique in the catalog.",
+    )
+    gpu_model: str = Field(alias="gpuModel", description="Key of the GPU model in the catalog (unitless).")
+    gpu_count: int = Field(alias="gpuCount", gt=0, le=64, description="Number of GPUs (count).")
+    max_system_watts: int = Field(
+        alias="maxSystemWatts",
+        gt=0,
+        description="Maximum system input power in watts (W), as the vendor's datasheet or user guide states it.",
+    )
+    source: tuple[str, ...] = Field(min_length=1, description="URLs or document names backing the entry (unitless).")
+    source_date: str = Field(
+        alias="sourceDate",
+        pattern=_SOURCE_DATE_PATTERN,
+        description="Date the source was read, 'YYYY-MM' or 'YYYY-MM-DD'.",
+    )
+    verified: bool = Field(description="True if every field was checked against the sources.")
+    unverified_fields: tuple[str, ...] = Field(
+        default=(),
+        alias="unverifiedFields",
+        description="YAML names of fields not checked against a source; empty when verified.",
+    )
+    notes: str | None = Field(default=None, description="Free-text remarks (unitless).")
+
+    @model_validator(mode="after")
+    def _check(self) -> Platform:
+        self._check_verification()
+        return self
+
+
 def _as_list(value: str | int | Iterable[Any] | None) -> list[Any] | None:
     """Normalise a filter argument: None stays None, a bare str/int becomes a 1-list."""
     if value is None:
@@ -360,16 +410,23 @@ class Catalog(_CatalogModel):
     instance_types: tuple[InstanceType, ...] = Field(
         description="All EC2 GPU instance types, in data-file order (family, then ascending size)."
     )
+    platforms: tuple[Platform, ...] = Field(
+        default=(), description="GPU server platforms with their maximum system power, in data-file order. Default: none."
+    )
     gpu_models_file: str = Field(
         default="<gpu_models>", description="Where gpu_models came from (path or resource name), for errors."
     )
     instance_types_file: str = Field(
         default="<instance_types>", description="Where instance_types came from (path or resource name), for errors."
     )
+    platforms_file: str = Field(
+        default="<platforms>", description="Where platforms came from (path or resource name), for errors."
+    )
 
     _gpu_by_name: dict[str, GpuModel] = PrivateAttr(default_factory=dict)
     _it_by_name: dict[str, InstanceType] = PrivateAttr(default_factory=dict)
     _by_family: dict[str, list[InstanceType]] = PrivateAttr(default_factory=dict)
+    _platform_by_gpus: dict[tuple[str, int], Platform] = PrivateAttr(default_factory=dict)
     #: Answers of :meth:`gpu_instance_types` by normalized filters: validation and the program ask
     #: the same few questions once per NodePool and check (some 150 times for a 50-pool stack).
     _query_cache: dict[tuple[Any, Any, Any], tuple[InstanceType, ...]] = PrivateAttr(default_factory=dict)
@@ -422,6 +479,7 @@ class Catalog(_CatalogModel):
                         "inconsistent",
                     )
                 )
+        issues += self._platform_issues(gpu_by_name)
         if issues:
             raise CatalogError(issues)
         self._gpu_by_name = gpu_by_name
@@ -429,7 +487,66 @@ class Catalog(_CatalogModel):
         self._by_family = by_family
         return self
 
+    def _platform_issues(self, gpu_by_name: Mapping[str, GpuModel]) -> list[Issue]:
+        """Cross-check the platforms: unique names, one platform per GPU model and count, a known
+        GPU model, and a system maximum above the GPUs' board power. Fills the lookup on success."""
+        issues: list[Issue] = []
+        pfile = self.platforms_file
+        names: set[str] = set()
+        by_gpus: dict[tuple[str, int], Platform] = {}
+        for platform in self.platforms:
+            if platform.name in names:
+                issues.append(Issue.in_entry(pfile, platform.name, "name", "duplicate name", "delete one of the entries, or rename it", "duplicate"))
+                continue
+            names.add(platform.name)
+            key = (platform.gpu_model, platform.gpu_count)
+            if key in by_gpus:
+                issues.append(Issue.in_entry(
+                    pfile, platform.name, "gpuCount",
+                    f"{platform.gpu_count} x {platform.gpu_model} is already platform {by_gpus[key].name}: a host with those GPUs "
+                    "would have two draws",
+                    "keep one entry per GPU model and count (hosts that differ set `powerKw` in the inventory)", "duplicate",
+                ))
+                continue
+            model = gpu_by_name.get(platform.gpu_model)
+            if model is None:
+                known = ", ".join(sorted(gpu_by_name))
+                issues.append(Issue.in_entry(
+                    pfile, platform.name, "gpuModel", f"{platform.gpu_model!r} is not a GPU model in {self.gpu_models_file}",
+                    f"use a `name` of {self.gpu_models_file} ({known}), or add the GPU model there", "unknown-gpu-model",
+                ))
+                continue
+            gpu_watts = platform.gpu_count * model.tdp_watts
+            if platform.max_system_watts <= gpu_watts:
+                issues.append(Issue.in_entry(
+                    pfile, platform.name, "maxSystemWatts",
+                    f"is {platform.max_system_watts} W, not above the GPUs' board power {platform.gpu_count} x {model.tdp_watts} W = {gpu_watts} W",
+                    "take the system's maximum input power from its datasheet (it includes the GPUs), or correct `gpuCount`",
+                    "inconsistent",
+                ))
+                continue
+            by_gpus[key] = platform
+        self._platform_by_gpus = by_gpus
+        return issues
+
     # ------------------------------------------------------------------ lookups
+
+    def platform_for(self, gpu_model: str, gpu_count: int) -> Platform | None:
+        """The platform with ``gpu_count`` GPUs of ``gpu_model`` (e.g. ``("H100-80GB", 8)`` -> DGX-H100), or None.
+
+        Returns:
+            The one platform of that GPU model and count (the catalog holds at most one), or None.
+        """
+        return self._platform_by_gpus.get((gpu_model, gpu_count))
+
+    def platform_watts(self, platform: Platform) -> int:
+        """Draw of ``platform`` without its GPUs at full load, in watts: ``maxSystemWatts - gpuCount x tdpWatts``.
+
+        Raises:
+            UnknownGpuModelError: the platform's GPU model is not in this catalog.
+        """
+        return platform.max_system_watts - platform.gpu_count * self.gpu_model(platform.gpu_model).tdp_watts
+
 
     def instance_type(self, name: str) -> InstanceType:
         """Return the instance type called ``name`` (exact EC2 name, e.g. ``"g5.xlarge"``).
@@ -585,8 +702,10 @@ class Catalog(_CatalogModel):
         return Catalog(
             gpu_models=self.gpu_models,
             instance_types=tuple(updated),
+            platforms=self.platforms,
             gpu_models_file=self.gpu_models_file,
             instance_types_file=self.instance_types_file,
+            platforms_file=self.platforms_file,
         )
 
     # ------------------------------------------------------------------ helpers

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from hybridgpu.burst.models import INCREMENTAL_DISPATCH_SECONDS
 from hybridgpu.burst.plan import BurstPlan, describe_roles
@@ -28,6 +27,7 @@ from hybridgpu.k8s import GPU_RESOURCE
 burst_app = typer.Typer(no_args_is_help=True, help="Bursting with Kueue MultiKueue: derived quotas, simulator, traces.")
 
 
+from hybridgpu.cli.common import Col, print_heading, print_table, progress
 from hybridgpu.cli.common import console as _console
 from hybridgpu.cli.common import fail as _fail
 
@@ -130,65 +130,72 @@ def plan_command(
         _console().print_json(json.dumps(summary))
         return
     console = _console()
-    console.rule(f"[bold]burst plan {plan.file}[/] ({plan.source.topology})")
-    caps = Table("source", "resource", "quantity", "derived from")
-    for model, n in plan.onprem.gpus.items():
-        caps.add_row("on-prem inventory", f"{GPU_RESOURCE} ({model})", str(n), "active gpu-worker hosts")
-    for model, per in plan.onprem.mig.items():
-        for res, n in per.items():
-            caps.add_row("on-prem inventory", f"{res} ({model})", str(n), "MIG layouts of active hosts")
-    for ctype, cap in plan.cloud.items():
-        caps.add_row(
-            f"EKS {ctype}",
-            GPU_RESOURCE,
-            str(cap.gpus),
-            f"{cap.ceiling_from}; NodePool {cap.node_pool} limit; {cap.usd_per_gpu_hour:.2f} USD/GPU-hour",
-        )
-    console.print(caps)
-    table = Table("stack", "role", "ClusterQueue", "flavor", "resource", "nominal", "borrow", "lend", "cohort", "admission check")
+    print_heading(console, f"burst plan {plan.file}", f"({plan.source.topology})")
+    caps = [["on-prem inventory", f"{GPU_RESOURCE} ({model})", str(n), "active gpu-worker hosts"] for model, n in plan.onprem.gpus.items()]
+    caps += [["on-prem inventory", f"{res} ({model})", str(n), "MIG layouts of active hosts"] for model, per in plan.onprem.mig.items() for res, n in per.items()]
+    caps += [
+        [f"EKS {ctype}", GPU_RESOURCE, str(cap.gpus), f"{cap.ceiling_from}; NodePool {cap.node_pool} limit; {cap.usd_per_gpu_hour:.2f} USD/GPU-hour"]
+        for ctype, cap in plan.cloud.items()
+    ]
+    print_table(console, "capacities", ["source", "resource", Col("quantity", True), "derived from"], caps)
+    # One table per cluster and per team (their name in the title, not in a column), so the tables fit wider terminals.
+    clusters: dict[tuple[str, str], list[dict]] = {}
     for row in summary["rows"]:
-        table.add_row(
-            row["stack"],
-            row["role"],
-            row["clusterQueue"],
-            row["flavor"],
-            row["resource"],
-            str(row["nominalQuota"]),
-            "" if row["borrowingLimit"] is None else str(row["borrowingLimit"]),
-            "" if row["lendingLimit"] is None else str(row["lendingLimit"]),
-            row["cohort"] or "",
-            row["admissionCheck"] or "",
-        )
-    console.print(table)
-    if summary["teams"]:
-        teams = Table("team", "stack", "ClusterQueue", "flavor", "resource", "nominal (guaranteed)", "borrow", "lend", "cohort capacity")
-        for team, entry in summary["teams"].items():
-            for row in entry["rows"]:
-                teams.add_row(
-                    team,
-                    row["stack"],
+        clusters.setdefault((row["stack"], row["role"]), []).append(row)
+    for (name, role), rows in clusters.items():
+        print_table(
+            console,
+            f"stack {name} ({role}): ClusterQueues",
+            ["ClusterQueue", "flavor", "resource", Col("nominal", True), Col("borrow", True), Col("lend", True), "cohort", "admission check"],
+            [
+                [
                     row["clusterQueue"],
                     row["flavor"],
                     row["resource"],
                     str(row["nominalQuota"]),
-                    "-" if row["borrowingLimit"] is None else str(row["borrowingLimit"]),
-                    "-" if row["lendingLimit"] is None else str(row["lendingLimit"]),
-                    str(row["cohortCapacity"]),
-                )
-        console.rule("[bold]team quotas[/] (borrow/lend '-': no limit)")
-        console.print(teams)
+                    "" if row["borrowingLimit"] is None else str(row["borrowingLimit"]),
+                    "" if row["lendingLimit"] is None else str(row["lendingLimit"]),
+                    row["cohort"] or "",
+                    row["admissionCheck"] or "",
+                ]
+                for row in rows
+            ],
+        )
+    if summary["teams"]:
+        print_heading(console, "team quotas", "(borrow/lend '-': no limit)")
+        for team, entry in summary["teams"].items():
+            print_table(
+                console,
+                f"team {team}",
+                ["stack", "ClusterQueue", "flavor", "resource", Col("nominal (guaranteed)", True), Col("borrow", True), Col("lend", True), Col("cohort capacity", True)],
+                [
+                    [
+                        row["stack"],
+                        row["clusterQueue"],
+                        row["flavor"],
+                        row["resource"],
+                        str(row["nominalQuota"]),
+                        "-" if row["borrowingLimit"] is None else str(row["borrowingLimit"]),
+                        "-" if row["lendingLimit"] is None else str(row["lendingLimit"]),
+                        str(row["cohortCapacity"]),
+                    ]
+                    for row in entry["rows"]
+                ],
+            )
     for name, entry in summary["managerClasses"].items():
         ok = entry["totals"] == entry["expected"]
         console.print(
             f"manager {name}: quota {entry['totals']} {'=' if ok else '!='} "
             f"{'on-prem + ' if plan.source.topology == 'spillover' else ''}its own ceiling {entry['expected']}; "
-            f"largest workload {entry['largestWorkloadGpus']} GPUs (one worker flavor)"
+            f"largest workload {entry['largestWorkloadGpus']} GPUs (one worker flavor)",
+            markup=False,
+            highlight=False,
         )
 
 
 @burst_app.command("simulate")
 def simulate_command(
-    trace: Annotated[Path, typer.Option("--trace", help="Demand trace CSV (submit_s,gpus,duration_s[,checkpoint_s][,burst]).")],
+    trace: Annotated[Path, typer.Option("--trace", help="Demand trace CSV, columns submit_s, gpus, duration_s and optional checkpoint_s, burst.")],
     stack: Annotated[str | None, typer.Option(help="Take capacities, prices and latencies from this stack's burst plan.")] = None,
     root: Annotated[Path | None, typer.Option(help="Project root (default: found from the working directory).")] = None,
     onprem_gpus: Annotated[int | None, typer.Option(min=0, help="On-prem GPUs (overrides the plan).")] = None,
@@ -256,7 +263,8 @@ def simulate_command(
             failures = GpuFailures(failure_rate, failure_restart_seconds, seed)
         except ValueError as exc:
             _fail(f"{exc} (--failure-rate / --failure-restart-seconds)")
-    results = compare(jobs, params, failures)
+    with progress(f"simulating {len(jobs)} jobs under 3 strategies"):
+        results = compare(jobs, params, failures)
     if as_json:
         payload = {
             "trace": str(trace),
@@ -269,18 +277,15 @@ def simulate_command(
         _console().print_json(json.dumps(payload))
         return
     console = _console()
-    console.rule(
-        f"[bold]{trace}[/]: {len(jobs)} jobs; {params.topology}; on-prem {params.onprem_gpus} GPUs, "
-        f"spot <= {params.spot_gpus}, on-demand <= {params.on_demand_gpus}"
+    print_heading(
+        console,
+        f"{trace}:",
+        f"{len(jobs)} jobs; {params.topology}; on-prem {params.onprem_gpus} GPUs, spot <= {params.spot_gpus}, on-demand <= {params.on_demand_gpus}",
     )
-    table = Table("", *(r.strategy for r in results))
     from hybridgpu.burst.simulate import comparison_rows
 
-    rows = comparison_rows(results)
-    for label, values in rows:
-        table.add_row(label, *values)
-    console.print(table)
-    console.print(f"{COST_MODEL}; {params.gpus_per_instance} GPUs per instance")
+    print_table(console, None, ["", *(Col(r.strategy, True) for r in results)], [[label, *values] for label, values in comparison_rows(results)])
+    console.print(f"{COST_MODEL}; {params.gpus_per_instance} GPUs per instance", markup=False, highlight=False)
 
 
 @burst_app.command("trace")
@@ -291,7 +296,7 @@ def trace_command(
     seed: Annotated[int, typer.Option(help="Random seed (same seed, same trace).")] = 0,
     median_hours: Annotated[float, typer.Option(min=0.01, help="Median job duration in hours.")] = 2.0,
 ) -> None:
-    """Write a reproducible synthetic demand trace (see hybridgpu.burst.trace.generate_trace)."""
+    """Write a reproducible synthetic demand trace: the same options and seed give the same file."""
     from hybridgpu.burst.trace import generate_trace, write_trace
 
     generated = generate_trace(jobs=jobs, days=days, seed=seed, median_hours=median_hours)

@@ -30,11 +30,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from hybridgpu.cli.common import console as make_console
-from hybridgpu.cli.common import fail
+from hybridgpu.cli.common import fail, print_table, progress
 from hybridgpu.errors import HybridGpuError
 from hybridgpu.shell.invokes import answers_from
 from hybridgpu.shell.references import stack_outputs_from
@@ -99,7 +98,7 @@ def check(
             make_console(stderr=True).print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
         if not names:
             raise HybridGpuError(f"no stack files (Pulumi.<stack>.yaml) in {stack_config_dir(project)}")
-        with answers_from(invoke_answers), stack_outputs_from(stack_outputs):
+        with answers_from(invoke_answers), stack_outputs_from(stack_outputs), progress(f"checking {', '.join(names)} against the policy pack"):
             reports = check_stacks(
                 names, project, pack_dir=pack.resolve() if pack else None, config_file=policy_config, first_preview=first_preview,
                 opaque_components=opaque_components.value,
@@ -126,12 +125,15 @@ def check(
             if not report.violations:
                 console.print(f"[green]{report.stack}[/]: {report.resources} resources, no violations", highlight=False)
                 continue
-            table = Table(title=f"{report.stack}: {len(report.violations)} violations ({len(report.mandatory)} mandatory)", show_lines=True)
-            for col in ("level", "policy", "resource", "message"):
-                table.add_column(col, overflow="fold")
-            for v in report.violations:
-                color = "red" if v.level == "mandatory" else "yellow"
-                table.add_row(f"[{color}]{v.level}[/]", v.policy, escape(f"{v.type} {v.name}") if v.name else "(stack)", escape(v.message))  # text, not markup: "[p5.48xlarge ...]"
-            console.print(table)
+            print_table(
+                console,
+                f"{report.stack}: {len(report.violations)} violations ({len(report.mandatory)} mandatory)",
+                ["level", "policy", "resource", "message"],
+                [
+                    [Text(v.level, style="red" if v.level == "mandatory" else "yellow"), v.policy, f"{v.type} {v.name}" if v.name else "(stack)", v.message]
+                    for v in report.violations
+                ],
+                show_lines=True,
+            )
     if any(r.mandatory for r in reports):
         raise typer.Exit(code=1)

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from hybridgpu.errors import HybridGpuError
 from hybridgpu.stack.load import load_stack, report_from_stack
@@ -37,6 +36,7 @@ from hybridgpu.stack.load import load_stack, report_from_stack
 cost_app = typer.Typer(no_args_is_help=True, help="GPU economics: cost report, capacity plan, demand profiles, VRAM estimate.")
 
 
+from hybridgpu.cli.common import Col, print_table, progress
 from hybridgpu.cli.common import console as _console
 from hybridgpu.cli.common import fail as _fail
 
@@ -79,7 +79,7 @@ def report(
     job_gpus: Annotated[int | None, typer.Option(help="Price lost work: GPUs of a typical job (turns failure accounting on; see `cost checkpoint`).")] = None,
     failure_rate: Annotated[float | None, typer.Option(help="Lost work: failures per GPU-hour (default with --job-gpus: the packaged Llama 3 rate).")] = None,
     gpu_mtbf_hours: Annotated[float | None, typer.Option(help="Lost work: MTBF of one GPU in hours (instead of --failure-rate).")] = None,
-    failure_source: Annotated[str | None, typer.Option(help="Lost work: packaged failure rate by name (data/failure_rates.yaml).")] = None,
+    failure_source: Annotated[str | None, typer.Option(help="Lost work: packaged failure rate by name, e.g. llama3-405b-gpu (an unknown name lists the known ones).")] = None,
     checkpoint_minutes: Annotated[float | None, typer.Option(help="Lost work: minutes to write one checkpoint (needed with --job-gpus).")] = None,
     restore_minutes: Annotated[float, typer.Option(help="Lost work: minutes to load a checkpoint.")] = 0.0,
     restart_minutes: Annotated[float, typer.Option(help="Lost work: restart overhead in minutes.")] = 0.0,
@@ -144,15 +144,11 @@ def print_failure(failure: dict[str, Any], utilizations: list[float]) -> None:
     console = _console()
     plan = failure["plan"]
     keys = [f"{u:g}" for u in utilizations]
-    t = Table(title=(f"lost to failures: jobs of {plan['gpus']} GPUs, job MTBF {plan['jobMtbfHours']:,.1f} h, checkpoint every "
-                     f"{plan['dalyIntervalHours'] * 60:,.0f} min (Daly), goodput {plan['goodput']:.2%}; GPU-hours (USD) per month"))
-    t.add_column("capacity")
-    for k in keys:
-        t.add_column(f"u={k}", justify="right")
-    for line in failure["lines"]:
-        t.add_row(line["name"], *(f"{line['lostGpuHoursPerMonth'][k]:,.0f} ({_usd(line['lostUsdPerMonth'][k])})" for k in keys))
-    t.add_row("total", *(f"{failure['lostGpuHoursPerMonth'][k]:,.0f} ({_usd(failure['lostUsdPerMonth'][k])})" for k in keys))
-    console.print(t)
+    title = (f"lost to failures: jobs of {plan['gpus']} GPUs, job MTBF {plan['jobMtbfHours']:,.1f} h, checkpoint every "
+             f"{plan['dalyIntervalHours'] * 60:,.0f} min (Daly), goodput {plan['goodput']:.2%}; GPU-hours (USD) per month")
+    rows = [[line["name"], *(f"{line['lostGpuHoursPerMonth'][k]:,.0f} ({_usd(line['lostUsdPerMonth'][k])})" for k in keys)] for line in failure["lines"]]
+    rows.append(["total", *(f"{failure['lostGpuHoursPerMonth'][k]:,.0f} ({_usd(failure['lostUsdPerMonth'][k])})" for k in keys)])
+    print_table(console, title, ["capacity", *(Col(f"u={k}", True) for k in keys)], rows)
     console.print(f"prices per productive GPU-hour above include the lost work (divided by the goodput); break-even utilizations do not move "
                   f"(the same rate on both sides). Failure rate: {plan['failuresPerGpuHour']:.4g} per GPU-hour ({plan['rateSource']})")
 
@@ -212,44 +208,42 @@ def print_report(rep: Any) -> None:
     console = _console()
     keys = [f"{u:g}" for u in rep.utilizations]
     if rep.capacity:
-        t = Table(title=f"{rep.stack}: GPU capacity")
-        for col in ("capacity", "kind", "GPUs", "GPU", "priced as", "USD/GPU-h"):
-            t.add_column(col, justify="right" if col in ("GPUs", "USD/GPU-h") else "left")
-        for line in rep.capacity:
-            priced = line.option + (f" ({line.instance_type})" if line.instance_type else "")
-            t.add_row(line.name, line.kind, str(line.gpus), line.gpu_model, priced, f"{line.usd_per_gpu_hour:.2f}")
-        console.print(t)
-        t = Table(title="USD per month (USD per productive GPU-hour) at utilization u")
-        t.add_column("capacity")
-        for k in keys:
-            t.add_column(f"u={k}", justify="right")
-        for line in rep.capacity:
-            t.add_row(line.name, *(f"{_usd(line.monthly_usd[k])} ({line.usd_per_productive_gpu_hour[k]:.2f})" for k in keys))
-        t.add_row("total", *(_usd(rep.monthly_total_usd[k]) for k in keys))
-        console.print(t)
+        print_table(
+            console,
+            f"{rep.stack}: GPU capacity",
+            ["capacity", "kind", Col("GPUs", True), "GPU", "priced as", Col("USD/GPU-h", True)],
+            [
+                [line.name, line.kind, str(line.gpus), line.gpu_model, line.option + (f" ({line.instance_type})" if line.instance_type else ""), f"{line.usd_per_gpu_hour:.2f}"]
+                for line in rep.capacity
+            ],
+        )
+        rows = [[line.name, *(f"{_usd(line.monthly_usd[k])} ({line.usd_per_productive_gpu_hour[k]:.2f})" for k in keys)] for line in rep.capacity]
+        rows.append(["total", *(_usd(rep.monthly_total_usd[k]) for k in keys)])
+        print_table(console, "USD per month (USD per productive GPU-hour) at utilization u", ["capacity", *(Col(f"u={k}", True) for k in keys)], rows)
     if rep.break_even:
-        t = Table(title=f"break-even utilization: {rep.onprem_gpus} x {rep.onprem_gpu_model} owned vs {rep.break_even_instance_type}")
-        for col in ("cloud option", "USD/productive GPU-h", "on-prem cheaper above"):
-            t.add_column(col)
-        for b in rep.break_even:
-            u = "never" if b.utilization is None or b.utilization > 1 else f"{b.utilization:.1%}"
-            t.add_row(b.option, f"{b.usd_per_productive_gpu_hour:.2f}", u)
-        console.print(t)
-        t = Table(title=f"on-prem {rep.onprem_gpu_model} per productive GPU-hour (USD)")
+        print_table(
+            console,
+            f"break-even utilization: {rep.onprem_gpus} x {rep.onprem_gpu_model} owned vs {rep.break_even_instance_type}",
+            ["cloud option", Col("USD/productive GPU-h", True), Col("on-prem cheaper above", True)],
+            [
+                [b.option, f"{b.usd_per_productive_gpu_hour:.2f}", "never" if b.utilization is None or b.utilization > 1 else f"{b.utilization:.1%}"]
+                for b in rep.break_even
+            ],
+        )
         parts = ["hardware", "ops", "power", "network", "facility", "total"]
-        t.add_column("utilization")
-        for p in parts:
-            t.add_column(p, justify="right")
-        for k in keys:
-            t.add_row(k, *(f"{rep.onprem_breakdown[k][p]:.3f}" for p in parts))
-        console.print(t)
+        print_table(
+            console,
+            f"on-prem {rep.onprem_gpu_model} per productive GPU-hour (USD)",
+            ["utilization", *(Col(p, True) for p in parts)],
+            [[k, *(f"{rep.onprem_breakdown[k][p]:.3f}" for p in parts)] for k in keys],
+        )
     if rep.burst:
-        t = Table(title="burst spend the NodePool limits allow")
-        for col in ("NodePool", "capacity type", "GPU limit", "USD/hour at the limit", "USD/month at the limit"):
-            t.add_column(col)
-        for b in rep.burst:
-            t.add_row(b.name, b.kind, str(b.gpu_limit), _usd(b.usd_per_hour), _usd(b.usd_per_month))
-        console.print(t)
+        print_table(
+            console,
+            "burst spend the NodePool limits allow",
+            ["NodePool", "capacity type", Col("GPU limit", True), Col("USD/hour at the limit", True), Col("USD/month at the limit", True)],
+            [[b.name, b.kind, str(b.gpu_limit), _usd(b.usd_per_hour), _usd(b.usd_per_month)] for b in rep.burst],
+        )
     if rep.egress_usd_per_month:
         console.print(f"checkpoint egress: {_usd(rep.egress_usd_per_month)} USD/month")
     for h in rep.hints:
@@ -262,7 +256,7 @@ def print_report(rep: Any) -> None:
 
 @cost_app.command()
 def plan(
-    demand: Annotated[Path | None, typer.Option(help="Demand CSV (hour,gpus,checkpointable|checkpointable_fraction).")] = None,
+    demand: Annotated[Path | None, typer.Option(help="Demand CSV, columns hour, gpus and checkpointable or checkpointable_fraction.")] = None,
     generate: Annotated[bool, typer.Option(help="Use a generated profile instead of --demand (see `cost demand`).")] = False,
     hours: Annotated[int, typer.Option(help="Generated profile: hours.")] = 8760,
     base_gpus: Annotated[float, typer.Option(help="Generated profile: mean GPUs.")] = 48.0,
@@ -315,7 +309,8 @@ def plan(
             kwargs = {"checkpoint_interval_hours": cfg.checkpoint_interval_hours, "lost_fraction_of_interval": cfg.lost_fraction_of_interval, "restart_hours": cfg.restart_hours}
         prices, _, _ = plan_prices(data, instance_type, gpu, **kwargs)
         constraints = PlanConstraints(max_wait_hours=max_wait, spot_max_gpus=spot_max, on_demand_max_gpus=on_demand_max, onprem_max_gpus=onprem_max, integer=not continuous)
-        result = solve_plan(profile, prices, constraints)
+        with progress(f"solving the capacity plan ({profile.hours} h of demand{f', max wait {max_wait} h' if max_wait else ''})"):
+            result = solve_plan(profile, prices, constraints)
     except (HybridGpuError, ValueError, KeyError) as exc:
         _fail(str(exc))
     d = result.dispatch
@@ -341,15 +336,12 @@ def plan(
     commits = ", ".join(f"{v:g} GPUs {k}" for k, v in d.commitment_gpus.items() if v) or "none"
     console.print(f"plan: {d.onprem_gpus:g} on-prem GPUs ({gpu or 'no on-prem option'}), commitments: {commits}, "
                   f"spot {d.spot.sum():,.0f} GPU-hours (peak {d.spot.max():g}), On-Demand {d.on_demand.sum():,.0f} GPU-hours (peak {d.on_demand.max():g})")
-    t = Table(title=f"cost over {profile.hours} h (USD), {instance_type}")
-    for col in ("choice", "how", "total USD", "plan saves"):
-        t.add_column(col)
-    t.add_row("optimal plan (HiGHS)", f"max wait {max_wait} h", _usd(result.cost["total"]), "")
     savings = result.savings()
+    rows = [["optimal plan (HiGHS)", f"max wait {max_wait} h", _usd(result.cost["total"]), ""]]
     for a in result.alternatives:
-        s = savings[a.name]
-        t.add_row(a.name, a.description, "infeasible" if a.total is None else _usd(a.total), "" if s is None else f"{s:.1%}")
-    console.print(t)
+        saved = savings[a.name]
+        rows.append([a.name, a.description, "infeasible" if a.total is None else _usd(a.total), "" if saved is None else f"{saved:.1%}"])
+    print_table(console, f"cost over {profile.hours} h (USD), {instance_type}", ["choice", "how", Col("total USD", True), Col("plan saves", True)], rows)
     console.print(f"model: {result.variables} variables, {result.rows} rows{', identical hours merged' if result.aggregated else ''} (solve time: --timings)")
 
 
@@ -462,8 +454,9 @@ def showback(
                 raise ValueError(f"--until: {until!r} is not an ISO 8601 time, e.g. 2026-11-30T00:00:00Z") from None
         node_map = load_nodes(nodes) if nodes is not None else None
         flavors = {**inputs.flavors, **parse_flavors(flavor or [])} or None
-        records = load_usage(export, nodes=node_map, flavors=flavors, until=until_time)
-        result = compute_showback(records, prices, teams=teams_file, onprem_gpus=onprem_gpus, window_hours=window_hours, top=top, file=str(export))
+        with progress(f"reading and pricing {export}"):
+            records = load_usage(export, nodes=node_map, flavors=flavors, until=until_time)
+            result = compute_showback(records, prices, teams=teams_file, onprem_gpus=onprem_gpus, window_hours=window_hours, top=top, file=str(export))
         written = []
         if plot is not None:
             plots, showback_plot = _plotting()
@@ -487,31 +480,36 @@ def print_showback(out: dict[str, Any]) -> None:
     console = _console()
     kinds = [k for k in ("owned", "reserved", "spot", "on-demand") if k in out["pricesUsdPerGpuHour"]]
     days = f" ({out['days'][0]} to {out['days'][-1]})" if out["days"] else ""
-    t = Table(title=f"GPU showback{days}: GPU-hours and USD")
-    t.add_column("team")
-    t.add_column("project")
-    t.add_column("on-prem GPU-h", justify="right")
-    t.add_column("cloud GPU-h", justify="right")
-    for k in kinds:
-        t.add_column(f"{k} USD", justify="right")
-    t.add_column("idle share USD", justify="right")
-    t.add_column("total USD", justify="right")
-    for row in out["rows"]:
-        t.add_row(row["team"], row["project"], f"{row['gpuHoursBySide']['on-prem']:,.2f}", f"{row['gpuHoursBySide']['cloud']:,.2f}",
-                  *(f"{row['costUsd'].get(k, 0):,.2f}" for k in kinds), f"{row['idleShareUsd']:,.2f}", f"{row['totalUsd']:,.2f}")
-    t.add_row("total", "", "", "", *("" for _ in kinds), "", f"{out['totalUsd']:,.2f}")
-    console.print(t)
+    rows = [
+        [row["team"], row["project"], f"{row['gpuHoursBySide']['on-prem']:,.2f}", f"{row['gpuHoursBySide']['cloud']:,.2f}",
+         *(f"{row['costUsd'].get(k, 0):,.2f}" for k in kinds), f"{row['idleShareUsd']:,.2f}", f"{row['totalUsd']:,.2f}"]
+        for row in out["rows"]
+    ]
+    rows.append(["total", "", "", "", *("" for _ in kinds), "", f"{out['totalUsd']:,.2f}"])
+    print_table(
+        console,
+        f"GPU showback{days}: GPU-hours and USD",
+        ["team", "project", Col("on-prem GPU-h", True), Col("cloud GPU-h", True), *(Col(f"{k} USD", True) for k in kinds), Col("idle share USD", True), Col("total USD", True)],
+        rows,
+    )
     if out["idle"]:
         console.print("idle capacity: " + "; ".join(f"{k} {v['gpuHours']:,.2f} GPU-h = {v['usd']:,.2f} USD" for k, v in out["idle"].items())
                       + " (shared pro rata to each team's GPU-hours of that capacity type)")
     if out["topIdleAllocations"]:
-        t = Table(title="allocations holding idle GPUs")
-        for col in ("allocation", "team", "capacity type", "GPU-h", "utilization", "idle GPU-h", "idle USD"):
-            t.add_column(col, justify="right" if col not in ("allocation", "team", "capacity type") else "left")
-        for a in out["topIdleAllocations"]:
-            t.add_row(a["name"], a["team"], a["capacityType"], f"{a['gpuHours']:,.2f}", f"{a['utilization']:.0%}", f"{a['idleGpuHours']:,.2f}", f"{a['idleUsd']:,.2f}")
-        console.print(t)
+        print_table(
+            console,
+            "allocations holding idle GPUs",
+            ["allocation", "team", "capacity type", Col("GPU-h", True), Col("utilization", True), Col("idle GPU-h", True), Col("idle USD", True)],
+            [
+                [a["name"], a["team"], a["capacityType"], f"{a['gpuHours']:,.2f}", f"{a['utilization']:.0%}", f"{a['idleGpuHours']:,.2f}", f"{a['idleUsd']:,.2f}"]
+                for a in out["topIdleAllocations"]
+            ],
+        )
     console.print("prices (USD/GPU-hour): " + ", ".join(f"{k} {v:.4f}" for k, v in out["pricesUsdPerGpuHour"].items()))
+    from hybridgpu.economics.showback import unattributed_note  # issue 29: what matched no team, never silent
+
+    if note := unattributed_note(out.get("unattributed") or {}):
+        console.print(f"note: {note}", markup=False, highlight=False)
 
 
 #: Capacity types `cost checkpoint --stack` prices the job at, in the order it picks the default.
@@ -555,7 +553,7 @@ def checkpoint(
     restart_minutes: Annotated[float, typer.Option(help="Restart overhead in minutes: detect, drain or replace the node, reschedule, initialise.")] = 0.0,
     failure_rate: Annotated[float | None, typer.Option(help="Failures per GPU-hour (default: the packaged Llama 3 rate, 1.97e-5).")] = None,
     gpu_mtbf_hours: Annotated[float | None, typer.Option(help="Mean time between failures of one GPU, hours (instead of --failure-rate).")] = None,
-    failure_source: Annotated[str | None, typer.Option(help="Packaged failure rate by name (hybridgpu/economics/data/failure_rates.yaml).")] = None,
+    failure_source: Annotated[str | None, typer.Option(help="Packaged failure rate by name, e.g. llama3-405b-gpu (an unknown name lists the known ones).")] = None,
     interval_minutes: Annotated[float | None, typer.Option(help="The job's current minutes of work between checkpoints, priced next to the optimum.")] = None,
     stack: Annotated[str | None, typer.Option(help="Price the lost GPU-hours with this stack's cost report.")] = None,
     capacity: Annotated[str | None, typer.Option(help="With --stack: capacity type the job runs on: owned, reserved, on-demand or spot (default: the first the stack has, in that order).")] = None,
@@ -600,19 +598,23 @@ def print_checkpoint(plan: Any) -> None:
     console = _console()
     console.print(f"{plan.gpus} GPUs at {plan.failures_per_gpu_hour:.4g} failures per GPU-hour (MTBF per GPU {plan.gpu_mtbf_hours:,.0f} h; {plan.rate_source})")
     console.print(f"job MTBF {plan.job_mtbf_hours:,.2f} h; checkpoint {plan.checkpoint_hours * 60:g} min, restore {plan.restore_hours * 60:g} min, restart {plan.restart_hours * 60:g} min")
-    t = Table(title="checkpoint interval (work between checkpoints) and goodput")
-    for col in ("interval", "minutes", "goodput", "GPU-hours lost per month", "USD lost per month"):
-        t.add_column(col, justify="left" if col == "interval" else "right")
 
     def usd(x: float | None) -> str:
         return "" if x is None else _usd(x)
 
-    t.add_row("Daly (first order): sqrt(2CM) - C", f"{plan.daly_interval_hours * 60:,.1f}", f"{plan.goodput:.2%}", f"{plan.lost_gpu_hours_per_month:,.0f}", usd(plan.lost_usd_per_month))
-    t.add_row("Young: sqrt(2CM)", f"{plan.young_interval_hours * 60:,.1f}", "", "", "")
+    rows = [
+        ["Daly (first order): sqrt(2CM) - C", f"{plan.daly_interval_hours * 60:,.1f}", f"{plan.goodput:.2%}", f"{plan.lost_gpu_hours_per_month:,.0f}", usd(plan.lost_usd_per_month)],
+        ["Young: sqrt(2CM)", f"{plan.young_interval_hours * 60:,.1f}", "", "", ""],
+    ]
     if plan.interval_hours is not None:
-        t.add_row("yours (--interval-minutes)", f"{plan.interval_hours * 60:,.1f}", f"{plan.goodput_at_interval:.2%}",
-                  f"{plan.lost_gpu_hours_per_month_at_interval:,.0f}", usd(plan.lost_usd_per_month_at_interval))
-    console.print(t)
+        rows.append(["yours (--interval-minutes)", f"{plan.interval_hours * 60:,.1f}", f"{plan.goodput_at_interval:.2%}",
+                     f"{plan.lost_gpu_hours_per_month_at_interval:,.0f}", usd(plan.lost_usd_per_month_at_interval)])
+    print_table(
+        console,
+        "checkpoint interval (work between checkpoints) and goodput",
+        ["interval", Col("minutes", True), Col("goodput", True), Col("GPU-hours lost per month", True), Col("USD lost per month", True)],
+        rows,
+    )
     console.print(f"waste at Daly's interval: {plan.checkpoint_share:.2%} writing checkpoints, {plan.failure_share:.2%} lost to failures (restart, restore, re-done work)")
     if plan.usd_per_gpu_hour is not None:
         console.print(f"price: {plan.usd_per_gpu_hour:.4f} USD per GPU-hour ({plan.price_source})")

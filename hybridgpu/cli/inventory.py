@@ -2,14 +2,19 @@
 
 * ``hybridgpu inventory validate PATH...`` runs every inventory rule and everything the program
   relies on (:func:`hybridgpu.onprem.deployment_issues`: the deployed CNI, the whole plan
-  renders), and prints ``ok`` with the host counts, or every problem (the first 50, then the
+  renders), and prints ``ok`` with the host counts and, with a ``racks`` section, each rack's draw
+  against its power budget (:mod:`hybridgpu.inventory.power`), or every problem (the first 50, then the
   count of the rest) with file, host, field and fix; exit code 2.
 * ``hybridgpu inventory render PATH... --out DIR`` writes, per host that is not ``absent``,
   ``DIR/<host>/kubeadm.yaml`` (secrets as ``${BOOTSTRAP_TOKEN}``-style placeholders),
   ``bootstrap.sh``, ``kubeadm-run.sh`` and, for cordoned hosts, ``drain.sh``; and
   ``DIR/plan.txt`` (the order ``pulumi up`` runs the hosts in, and the skipped ones). With a
   ``remediation`` policy, each GPU worker's ``remediate.sh`` (and ``gpu-reset.sh``) and
-  ``DIR/gpu-health/nvsentinel-values.yaml`` (:mod:`hybridgpu.render.gpu_health`).
+  ``DIR/gpu-health/nvsentinel-values.yaml`` (:mod:`hybridgpu.render.gpu_health`). Each control plane's
+  ``etcd-snapshot-timer.sh`` (the scheduled etcd snapshot of ``upgrades.etcdSnapshots``, :mod:`hybridgpu.render.upgrade`).
+* ``hybridgpu inventory upgrade-plan PATH... --to X.Y.Z`` prints the order and the checks of a Kubernetes
+  upgrade (:func:`hybridgpu.inventory.upgrade.plan_upgrade`), ``--json`` as JSON; ``--out DIR`` writes its
+  scripts with ``run-order.txt`` (docs/upgrades.md). Exit 2 when a check fails.
 * ``hybridgpu inventory export --format kubespray PATH... --out DIR`` writes a kubespray
   inventory directory (:func:`hybridgpu.render.kubespray.kubespray_files`).
 * ``hybridgpu inventory cordon|retire|restore HOST PATH...`` sets the host's ``state`` to
@@ -31,8 +36,10 @@ from typing import Annotated
 import typer
 
 from hybridgpu.cli.common import console, fail
+from hybridgpu.catalog import load_catalog
 from hybridgpu.inventory import Inventory, InventoryError, load_inventory
 from hybridgpu.inventory.models import HostState
+from hybridgpu.inventory.power import format_kw, rack_loads
 from hybridgpu.onprem import OnPremPlan, deployment_issues
 from hybridgpu.render.kubespray import KubesprayExportError, kubespray_files
 
@@ -81,6 +88,32 @@ def validate_command(
     """Check an inventory offline: every rule, and that the kubeadm configs and scripts render."""
     inventory, plan = _checked(paths, nvidia_toolkit)
     console().print(f"[green]ok[/] {', '.join(inventory.files)}: {_summary(inventory, plan)}", soft_wrap=True)
+    for line in _rack_table(inventory):
+        console().print(line, markup=False, soft_wrap=True)
+
+
+def _rack_table(inventory: Inventory) -> list[str]:
+    """Each declared rack's draw at full load against its budget (hybridgpu.inventory.power), as text lines.
+
+    Columns are as wide as their longest value (nothing is cut); with rack names up to 9 characters
+    a line is at most 64 characters. The racks hosts name but ``racks`` does not declare follow on one
+    line. Empty without a ``racks`` section.
+    """
+    loads = rack_loads(inventory.site.racks, inventory.hosts, load_catalog())
+    if not loads:
+        return []
+    head = ("rack", "cooling", "hosts", "draw kW", "budget kW", "margin kW")
+    rows = [(r.name, r.cooling or "-", str(len(r.draws)), format_kw(r.draw_watts), format_kw(r.budget_watts), format_kw(r.margin_watts)) for r in loads]
+    widths = [max(len(row[i]) for row in (head, *rows)) for i in range(len(head))]
+    lines = ["racks: active and cordoned hosts at full load (absent hosts left out)"]
+    for row in (head, *rows):
+        cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1])] + [cell.rjust(width) for cell, width in zip(row[2:], widths[2:])]
+        lines.append("  " + "  ".join(cells).rstrip())
+    racks = inventory.site.racks or {}
+    unchecked = sorted({h.rack for h in inventory.hosts if h.rack is not None and h.rack not in racks and h.state != "absent"})
+    if unchecked:
+        lines.append(f"  not checked (no `racks` entry): {', '.join(unchecked)}")
+    return lines
 
 
 def _write(path: Path, text: str, mode: int = 0o644) -> None:
@@ -110,6 +143,7 @@ def render_command(
     lines += [f"skipped {name} (state absent)" for name in plan.skipped]
     _write(out / "plan.txt", "\n".join(lines) + "\n")
     _write_gpu_health(inventory, out)
+    _write_etcd_snapshots(inventory, out)
     console().print(f"[green]ok[/] {_summary(inventory, plan)}", soft_wrap=True)
     console().print(f"{len(plan.steps)} host(s) rendered to {out} (kubeadm.yaml, bootstrap.sh, kubeadm-run.sh; plan.txt)", soft_wrap=True)
 
@@ -135,16 +169,30 @@ def _write_gpu_health(inventory: Inventory, out: Path) -> None:
         _write(out / "gpu-health" / "nvsentinel-values.yaml", dump_yaml(nvsentinel_values(policy, gpu_operator_namespace="gpu-operator")))
 
 
+def _write_etcd_snapshots(inventory: Inventory, out: Path) -> None:
+    """Each control plane's ``etcd-snapshot-timer.sh`` (root, on the host): the scheduled etcd snapshot of the
+    inventory's ``upgrades.etcdSnapshots`` (defaults without the section), or its removal when disabled."""
+    from hybridgpu.inventory.upgrade import UpgradePolicy
+    from hybridgpu.render.upgrade import etcd_snapshot_timer_script
+
+    policy = inventory.site.upgrades if inventory.site.upgrades is not None else UpgradePolicy()
+    script = etcd_snapshot_timer_script(policy.etcd_snapshots)
+    for host in inventory.control_planes:
+        if host.state != "absent":
+            _write(out / host.hostname / "etcd-snapshot-timer.sh", script, 0o755)
+
+
 @inventory_app.command("export")
 def export_command(
     paths: Annotated[list[Path], _PATHS],
     format: Annotated[ExportFormat, typer.Option("--format", help="Output format.")] = ExportFormat.kubespray,  # noqa: A002
     out: Annotated[Path, typer.Option(help="Inventory directory to write (inventory.ini, group_vars/, host_vars/).")] = Path("out/kubespray"),
+    nvidia_toolkit: Annotated[bool, _TOOLKIT] = True,
 ) -> None:
     """Export the inventory for another installer (kubespray: inventory.ini, group_vars, host_vars)."""
     try:
         inventory = load_inventory(paths)
-        files = kubespray_files(inventory)
+        files = kubespray_files(inventory, nvidia_toolkit=nvidia_toolkit)
     except (InventoryError, KubesprayExportError) as exc:
         fail(exc)
     for name, text in files.items():
@@ -195,3 +243,46 @@ def retire_command(host: Annotated[str, _HOST], paths: Annotated[list[Path], _PA
 def restore_command(host: Annotated[str, _HOST], paths: Annotated[list[Path], _PATHS]) -> None:
     """Set HOST's state back to `active` in its inventory file (repaired or replaced; rack and block kept)."""
     _set_state(host, paths, "active")
+
+
+@inventory_app.command("upgrade-plan")
+def upgrade_plan_command(
+    paths: Annotated[list[Path], _PATHS],
+    to: Annotated[str, typer.Option("--to", help="Kubernetes release to reach, MAJOR.MINOR.PATCH, e.g. 1.36.1.")],
+    via: Annotated[list[str] | None, typer.Option("--via", help="Release of each minor version crossed on the way, e.g. 1.35.4 (repeat).")] = None,
+    workers_last: Annotated[
+        bool, typer.Option("--workers-last", help="Move the workers once, in the last step (at most 3 minors behind meanwhile).")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+    out: Annotated[Path | None, typer.Option(help="Also write every script of the upgrade here, with run-order.txt.")] = None,
+) -> None:
+    """Show the order and the checks of a Kubernetes upgrade (one minor at a time, control planes first); exit 2 if a check fails."""
+    import json
+
+    from hybridgpu.inventory.upgrade import UpgradePlanError, plan_upgrade
+    from hybridgpu.render.upgrade import upgrade_run_order
+
+    try:
+        inventory = load_inventory(paths)
+        plan = plan_upgrade(inventory, to, via=via or (), workers_last=workers_last)
+    except (InventoryError, UpgradePlanError) as exc:
+        fail(exc)
+    if as_json:
+        console().print_json(json.dumps(plan.to_dict()))
+    else:
+        typer.echo(plan.text(80), nl=False)
+    if not plan.ok:
+        fail(InventoryError([c.issue for c in plan.failures if c.issue is not None]))
+    if out is not None:
+        runs = upgrade_run_order(plan, inventory.site.upgrades, mirrors=inventory.site.mirrors)
+        for run in runs:
+            _write(out / run.name, run.text, 0o755)
+        lines = [
+            f"# {plan.site}: {plan.current} -> {plan.target}, in this order. node: as root on the host;",
+            "# first-control-plane: as root there, KUBECONFIG=/etc/kubernetes/admin.conf.",
+            "# After a failure, fix the cause and start again from the top: done steps skip.",
+        ]
+        lines += [f"{run.where} {run.host} {run.name}" for run in runs]
+        _write(out / "run-order.txt", "\n".join(lines) + "\n")
+        if not as_json:
+            typer.echo(f"{len(runs)} script(s) written to {out} (run-order.txt)")

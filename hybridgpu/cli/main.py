@@ -25,11 +25,14 @@ from hybridgpu.cli.catalog import catalog
 from hybridgpu.cli.check import check
 from hybridgpu.cli.common import PathErrorsGroup
 from hybridgpu.cli.cost import cost_app
+from hybridgpu.cli.images import images
+from hybridgpu.cli.init import init
 from hybridgpu.cli.inventory import inventory_app
 from hybridgpu.cli.job import job_app
 from hybridgpu.cli.mig import mig_app
 from hybridgpu.cli.policy import policy_app
 from hybridgpu.cli.preview import preview
+from hybridgpu.cli.script import script_app
 from hybridgpu.cli.validate import validate
 
 app = typer.Typer(
@@ -54,10 +57,13 @@ app.add_typer(burst_app, name="burst")
 app.add_typer(inventory_app, name="inventory")
 app.add_typer(policy_app, name="policy")
 app.add_typer(job_app, name="job")
+app.add_typer(script_app, name="script")
 app.command("check")(check)
 app.command("preview")(preview)
 app.command("validate")(validate)
 app.command("catalog")(catalog)
+app.command("init")(init)
+app.command("images")(images)
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m hybridgpu` is the process entry (hybridgpu.cli.entry)

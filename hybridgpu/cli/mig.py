@@ -6,14 +6,17 @@
 * ``hybridgpu mig plan H100-80GB 1g.10gb=20 3g.40gb=6 --whole 3 [--pool dgx:8x4] [--yaml]``
   plans per-GPU layouts with the fewest GPUs and prints them, the node labels, or the
   mig-parted config.
+
+Each command takes ``--json`` (one JSON document on stdout). The slot diagrams stay within 80
+columns (a label of 7 or 8 characters, then 8 memory slices of 8 characters each).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+import json
+from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from hybridgpu.errors import HybridGpuError
 from hybridgpu.k8s import MIG_CONFIG_LABEL
@@ -21,8 +24,12 @@ from hybridgpu.k8s import MIG_CONFIG_LABEL
 mig_app = typer.Typer(no_args_is_help=True, help="MIG layouts: exact placement check, profiles, planning.")
 
 
+from hybridgpu.cli.common import Col, print_table
 from hybridgpu.cli.common import console as _console
 from hybridgpu.cli.common import fail as _fail
+
+#: ``--json`` on every ``mig`` command.
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of the text.")]
 
 
 def parse_counts(items: list[str]) -> dict[str, int]:
@@ -53,8 +60,9 @@ def parse_counts(items: list[str]) -> dict[str, int]:
 def check(
     model: Annotated[str, typer.Argument(help="GPU model, e.g. H100-80GB, A100-40GB, A30-24GB.")],
     profiles: Annotated[list[str], typer.Argument(help="Instances as <profile>=<count>, e.g. 3g.40gb=1 2g.20gb=2.")],
+    as_json: JsonOption = False,
 ) -> None:
-    """Does this MIG mix fit on ONE GPU? Prints the placement (start slot per instance) or the reason."""
+    """Does this MIG mix fit on ONE GPU? Prints the placement (start slot per instance) or the reason; exit 1 when it does not fit."""
     from hybridgpu.mig import check_layout, slot_diagram, slot_header
 
     try:
@@ -63,6 +71,11 @@ def check(
     except (ValueError, HybridGpuError) as exc:
         _fail(str(exc))
     console = _console()
+    if as_json:
+        console.print_json(json.dumps(placement_summary(result)))
+        if not result.ok:
+            raise typer.Exit(code=1)
+        return
     mix = ", ".join(f"{n} x {p}" for p, n in result.counts.items()) or "(empty)"
     gpu = result.gpu
     usage = f"memory slices {result.memory_slots_used}/{gpu.memory_slots}, compute slices {result.compute_slices_used}/{gpu.compute_slices}"
@@ -78,8 +91,25 @@ def check(
     console.print("starts: " + ", ".join(f"{p}@{s}" for p, s in result.placements))
 
 
+def placement_summary(result: Any) -> dict[str, Any]:
+    """What ``mig check --json`` prints for a :class:`~hybridgpu.mig.placement.Placement`: the model, the mix,
+    whether it fits (and why not), the slices used of the GPU's, and each instance's start memory slice."""
+    gpu = result.gpu
+    return {
+        "model": result.model,
+        "counts": dict(result.counts),
+        "fits": result.ok,
+        "reason": result.reason,
+        "memorySlicesUsed": result.memory_slots_used,
+        "memorySlices": gpu.memory_slots,
+        "computeSlicesUsed": result.compute_slices_used,
+        "computeSlices": gpu.compute_slices,
+        "placements": [{"profile": p, "start": start} for p, start in result.placements],
+    }
+
+
 @mig_app.command("profiles")
-def list_profiles(model: Annotated[str, typer.Argument(help="GPU model, e.g. H100-80GB.")]) -> None:
+def list_profiles(model: Annotated[str, typer.Argument(help="GPU model, e.g. H100-80GB.")], as_json: JsonOption = False) -> None:
     """List a GPU model's MIG profiles: memory/compute slices, max instances, allowed starts."""
     from hybridgpu.mig import mig_gpu
 
@@ -87,12 +117,20 @@ def list_profiles(model: Annotated[str, typer.Argument(help="GPU model, e.g. H10
         gpu = mig_gpu(model)
     except HybridGpuError as exc:
         _fail(str(exc))
-    table = Table(title=f"MIG profiles of {gpu.name} ({gpu.memory_slots} memory slices, {gpu.compute_slices} compute slices)")
-    for col in ("profile", "memory slices", "compute slices", "max per GPU", "start slots", "memory GB"):
-        table.add_column(col)
-    for p in gpu.profiles:
-        table.add_row(p.name, str(p.memory_slots), str(p.compute_slices), str(p.max_instances), ",".join(map(str, p.starts)), str(p.memory_gb))
-    _console().print(table)
+    if as_json:
+        profiles = [
+            {"profile": p.name, "memorySlices": p.memory_slots, "computeSlices": p.compute_slices, "maxPerGpu": p.max_instances,
+             "startSlots": list(p.starts), "memoryGB": p.memory_gb}
+            for p in gpu.profiles
+        ]
+        _console().print_json(json.dumps({"model": gpu.name, "memorySlices": gpu.memory_slots, "computeSlices": gpu.compute_slices, "profiles": profiles}))
+        return
+    print_table(
+        _console(),
+        f"MIG profiles of {gpu.name} ({gpu.memory_slots} memory slices, {gpu.compute_slices} compute slices)",
+        ["profile", Col("memory slices", True), Col("compute slices", True), Col("max per GPU", True), "start slots", Col("memory GB", True)],
+        [[p.name, str(p.memory_slots), str(p.compute_slices), str(p.max_instances), ",".join(map(str, p.starts)), str(p.memory_gb)] for p in gpu.profiles],
+    )
 
 
 def parse_pool(spec: str, model: str):
@@ -120,6 +158,7 @@ def plan(
     whole: Annotated[int, typer.Option(help="Whole GPUs (MIG disabled) wanted as well.")] = 0,
     pool: Annotated[list[str] | None, typer.Option(help="GPU pool NAME:GPUS\\[xNODES], repeatable, filled in order (default: as many 8-GPU nodes as needed).")] = None,
     as_yaml: Annotated[bool, typer.Option("--yaml", help="Print the mig-parted config (version: v1) instead of the tables.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Plan per-GPU MIG layouts that meet a demand with the fewest GPUs (exact)."""
     from hybridgpu.mig import check_layout, slot_diagram, slot_header
@@ -137,24 +176,29 @@ def plan(
         result = plan_mig(demand, pools)
     except (ValueError, HybridGpuError) as exc:
         _fail(str(exc))
+    if as_yaml and as_json:
+        _fail("--yaml and --json both choose the output: give one")
     console = _console()
     if as_yaml:
         console.print(dump_yaml(result.mig_parted_document()), end="", markup=False)
         return
+    labels = {node: node_labels.get(MIG_CONFIG_LABEL, "-") for node, node_labels in result.node_labels().items()}
+    if as_json:
+        layouts = [{"gpus": count, "instances": dict(layout), "placements": placement_summary(check_layout(model, layout))["placements"]}
+                   for layout, count in result.layouts]
+        console.print_json(json.dumps({"model": model, "gpusUsed": result.gpus_used, "migGpus": result.mig_gpus, "wholeGpus": result.whole_gpus,
+                                       "lowerBound": result.lower_bound, "layouts": layouts, "nodeLabels": {MIG_CONFIG_LABEL: labels}}))
+        return
     console.print(
         f"[bold]{result.gpus_used} x {model}[/]: {result.mig_gpus} with MIG + {result.whole_gpus} whole "
         f"(no plan can use fewer than {result.lower_bound} MIG GPUs: optimal)",
-        soft_wrap=True,
     )
-    console.print("slot                " + slot_header(model), soft_wrap=True)
-    for layout, count in result.layouts:
-        line = slot_diagram(check_layout(model, layout))[0]
-        console.print(f"{count:>3} GPU(s) x layout {line}", soft_wrap=True)
+    # Labels as short as `mig check`'s, so the diagram is 7 + 65 columns at most and fits 80.
+    names = [f"{count} GPU{'s' if count != 1 else ''}" for _, count in result.layouts]
+    pad = max(len(n) for n in ["slot", *names]) + 1
+    console.print("slot".ljust(pad) + slot_header(model), soft_wrap=True, markup=False)
+    for name, (layout, _) in zip(names, result.layouts):
+        console.print(name.ljust(pad) + slot_diagram(check_layout(model, layout))[0], soft_wrap=True, markup=False)
     if result.whole_gpus:
-        console.print(f"{result.whole_gpus:>3} GPU(s) whole (MIG disabled)")
-    table = Table(title=f"Node labels ({MIG_CONFIG_LABEL})")
-    table.add_column("node")
-    table.add_column("mig-parted config")
-    for node, labels in result.node_labels().items():
-        table.add_row(node, labels.get(MIG_CONFIG_LABEL, "-"))
-    console.print(table)
+        console.print(f"{result.whole_gpus} GPU{'s' if result.whole_gpus != 1 else ''} whole (MIG disabled)", markup=False)
+    print_table(console, f"Node labels ({MIG_CONFIG_LABEL})", ["node", "mig-parted config"], [[node, label] for node, label in labels.items()])

@@ -1,8 +1,9 @@
 """``hybridgpu preview [STACK ...]``: the real Pulumi program under Pulumi's mocks, summarised.
 
-Offline preview of stacks (all example stacks when none is named): prints resources by type
-and parent and, per NodePool, the most GPUs it may launch and the instance types it can pick;
-writes every Kubernetes manifest to ``out/<stack>/``. Exit code 0 on success, 2 on bad
+Offline preview of stacks (all example stacks when none is named): prints, per GPU NodePool,
+the most GPUs it may launch and the instance types it can pick, then the on-prem hosts and the
+resources by parent (``--verbose`` adds their count by type); writes every Kubernetes manifest
+to ``out/<stack>/``. Exit code 0 on success, 2 on bad
 configuration (every named stack is validated before any runs).
 """
 
@@ -13,10 +14,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
+from rich.markup import escape
 from rich.tree import Tree
 
-from hybridgpu.cli.common import console, fail
+from hybridgpu.cli.common import Col, console, fail, print_heading, print_table, progress
 from hybridgpu.errors import HybridGpuError
 from hybridgpu.k8s import CAPACITY_TYPE_LABEL, GPU_RESOURCE, INSTANCE_TYPE_LABEL
 from hybridgpu.shell.preview import PreviewResult, run_preview, write_manifests
@@ -29,6 +30,7 @@ def preview(
     out: Annotated[Path, typer.Option(help="Directory for rendered manifests (one subdirectory per stack).")] = Path("out"),
     root: Annotated[Path | None, typer.Option(help="Project root (default: nearest Pulumi.yaml).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary instead of tables.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also count the resources by type.")] = False,
 ) -> None:
     """Show what `pulumi up` would create, offline (no cloud credentials, no Pulumi CLI)."""
     try:
@@ -39,17 +41,19 @@ def preview(
         # Validate every named stack before running any, so a typo in the last one costs nothing.
         loaded = [load_stack(name, project) for name in names]
         summaries = []
-        for stack in loaded:
-            result = run_preview(stack.config.stack, project, loaded=stack)
-            target = write_manifests(result, out if out.is_absolute() else project / out)
-            summaries.append(summary_of(result, target))
+        with progress("previewing") as update:
+            for i, stack in enumerate(loaded, 1):
+                update(f"previewing stack {stack.config.stack} ({i}/{len(loaded)})")
+                result = run_preview(stack.config.stack, project, loaded=stack)
+                target = write_manifests(result, out if out.is_absolute() else project / out)
+                summaries.append(summary_of(result, target))
     except HybridGpuError as exc:
         fail(exc)
     if as_json:
         console().print_json(json.dumps(summaries))
         return
     for summary in summaries:
-        print_summary(summary)
+        print_summary(summary, verbose)
 
 
 def summary_of(result: PreviewResult, target: Path) -> dict:
@@ -110,10 +114,13 @@ def summary_of(result: PreviewResult, target: Path) -> dict:
     }
 
 
-def print_summary(summary: dict) -> None:
-    """Print one preview summary (:func:`summary_of`) as rich tables: resources by type, the parent tree, NodePools."""
+def print_summary(summary: dict, verbose: bool = False) -> None:
+    """Print one preview summary (:func:`summary_of`): the GPU NodePools first, then the on-prem hosts, the
+    resources by parent (a tree); with
+    ``verbose``, also the resources counted by type. Tables that do not fit the console are
+    printed as records (:func:`~hybridgpu.cli.common.print_table`)."""
     out = console()
-    out.rule(f"[bold]stack {summary['stack']}[/] ({summary['environment']}): {summary['resources']} resources")
+    print_heading(out, f"stack {summary['stack']}", f"({summary['environment']}): {summary['resources']} resources")
     tree = Tree("stack")
     children = summary["tree"]
 
@@ -128,44 +135,46 @@ def print_summary(summary: dict) -> None:
         for kid in kids:
             typ, name = kid.split("::", 1)
             if typ.startswith("hybridgpu:") or typ.startswith("pulumi:providers"):
-                branch = node.add(f"[bold cyan]{typ}[/] {name}")
+                branch = node.add(f"[bold cyan]{escape(typ)}[/] {escape(name)}")
                 grow(branch, kid)
         for typ, n in sorted(counts.items()):
-            node.add(f"{typ} x{n}")
+            node.add(escape(f"{typ} x{n}"))
 
+    if summary["nodePools"]:
+        print_table(
+            out,
+            "GPU NodePools: the most each may launch",
+            ["NodePool", "capacity", Col("weight", True), Col("max GPUs", True), Col("max instances", True), Col("USD/h ceiling", True),
+             Col("minValues", True), "instance types"],
+            [
+                [
+                    p["name"],
+                    ",".join(p["capacityTypes"]),
+                    str(p["weight"] if p["weight"] is not None else "-"),
+                    str(p["maxGpus"]),
+                    str(p["maxInstances"]),
+                    f"{p['maxUsdPerHour']:.2f}" if p["maxUsdPerHour"] is not None else "-",
+                    str(p["minValues"] or "-"),
+                    ", ".join(p["instanceTypes"]),
+                ]
+                for p in summary["nodePools"]
+            ],
+        )
+    if summary["onprem"]:
+        print_table(
+            out,
+            "On-prem hosts, in the order pulumi up runs them over SSH",
+            [Col("#", True), "host", "address", "step", "then"],
+            [[str(i), h["host"], h["address"], h["step"], "drain + cordon" if h["drainAfterJoin"] else ""] for i, h in enumerate(summary["onprem"], 1)],
+        )
+        if summary["onpremSkipped"]:
+            out.print(f"skipped (state absent): {', '.join(summary['onpremSkipped'])}", markup=False, highlight=False)
     grow(tree, "stack")
     out.print(tree)
-    table = Table(title="Resources by type")
-    table.add_column("type", overflow="fold")
-    table.add_column("count", justify="right")
-    for typ, n in summary["byType"].items():
-        table.add_row(typ, str(n))
-    out.print(table)
-    if summary["nodePools"]:
-        pools = Table(title="GPU NodePools: the most each may launch")
-        for col in ("NodePool", "capacity", "weight", "max GPUs", "max instances", "USD/h ceiling", "minValues", "instance types"):
-            pools.add_column(col, overflow="fold")
-        for p in summary["nodePools"]:
-            pools.add_row(
-                p["name"],
-                ",".join(p["capacityTypes"]),
-                str(p["weight"] if p["weight"] is not None else "-"),
-                str(p["maxGpus"]),
-                str(p["maxInstances"]),
-                f"{p['maxUsdPerHour']:.2f}" if p["maxUsdPerHour"] is not None else "-",
-                str(p["minValues"] or "-"),
-                ", ".join(p["instanceTypes"]),
-            )
-        out.print(pools)
-    if summary["onprem"]:
-        hosts = Table(title="On-prem hosts, in the order pulumi up runs them over SSH")
-        for col in ("#", "host", "address", "step", "then"):
-            hosts.add_column(col)
-        for i, h in enumerate(summary["onprem"], 1):
-            hosts.add_row(str(i), h["host"], h["address"], h["step"], "drain + cordon" if h["drainAfterJoin"] else "")
-        out.print(hosts)
-        if summary["onpremSkipped"]:
-            out.print(f"skipped (state absent): {', '.join(summary['onpremSkipped'])}")
-    out.print(f"{summary['manifests']} Kubernetes manifests written to {summary['outDir']}")
+    if verbose:
+        print_table(out, "Resources by type", ["type", Col("count", True)], [[typ, str(n)] for typ, n in summary["byType"].items()])
+    else:
+        out.print(f"{summary['resources']} resources of {len(summary['byType'])} types (--verbose counts them by type)", markup=False, highlight=False)
+    out.print(f"{summary['manifests']} Kubernetes manifests written to {summary['outDir']}", markup=False, highlight=False)
 
 

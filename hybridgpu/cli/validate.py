@@ -1,27 +1,37 @@
-"""``hybridgpu validate STACK``: the configuration checks of a stack, without running the program."""
+"""``hybridgpu validate STACK [--json]``: the configuration checks of a stack, without running the program."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from hybridgpu.cli.common import console, fail
+from hybridgpu.cli.common import console, fail, print_wrapped
 from hybridgpu.errors import HybridGpuError
+from hybridgpu.stack.clusters import cluster_name_clashes
+from hybridgpu.stack.files import find_project_root
 from hybridgpu.stack.load import load_stack_config
 
 
 def validate(
     stack: Annotated[str, typer.Argument(help="Stack name (stacks/Pulumi.<stack>.yaml).")],
     root: Annotated[Path | None, typer.Option(help="Project root (default: nearest Pulumi.yaml).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="On success, print one JSON document (stack, file, environment, GPU NodePools).")] = False,
 ) -> None:
-    """Check a stack file (schema, cross-field rules, catalog) without running the program."""
+    """Check a stack file (schema, cross-field rules, catalog) without running the program; exit 2 naming the file, key and fix on a problem."""
     try:
         config, values = load_stack_config(stack, root)
     except HybridGpuError as exc:
         fail(exc)
-    pools = len(config.cloud.node_pools) if config.cloud else 0
+    names = [pool.name for pool in config.cloud.node_pools] if config.cloud else []
+    for warning in cluster_name_clashes((root or find_project_root()).resolve(), config.stack):
+        print_wrapped(console(stderr=True), f"warning: {warning}")
+    if as_json:
+        console().print_json(json.dumps({"stack": config.stack, "file": str(values.file), "environment": config.environment.value, "gpuNodePools": names}))
+        return
+    pools = len(names)
     console().print(f"[green]ok[/] {values.file}: {config.environment.value} stack, {pools} GPU NodePool(s)")
 
 

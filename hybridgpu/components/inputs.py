@@ -58,7 +58,7 @@ class NewVpcConfigArgs(TypedDict):
     """A new VPC built by the toolkit (:class:`hybridgpu.config.models.NewVpcConfig`)."""
 
     cidr: NotRequired[str]
-    """VPC IPv4 CIDR. Default: `10.64.0.0/16`."""
+    """VPC IPv4 CIDR, /16 to /20 (AWS allows /16 to /28; smaller leaves too few pod addresses). Default: `10.64.0.0/16`."""
     availability_zones: list[str]
     """Availability zones, e.g. `[us-west-2a, us-west-2b, us-west-2c]`; EKS needs at least 2. Required."""
     private_subnet_prefix: NotRequired[int]

@@ -35,6 +35,8 @@ from hybridgpu.components.nvidia import NvidiaLayer, NvidiaLayerArgs
 from hybridgpu.components.network_operator import NetworkOperator, NetworkOperatorArgs
 from hybridgpu.render.network_operator import gpu_operator_rdma_values, rdma_plan
 from hybridgpu.render.gpu_health import gpu_operator_dcgm_values
+from hybridgpu.render.charts import helm_merge
+from hybridgpu.render.upgrade import gpu_operator_driver_upgrade_values
 from hybridgpu.components.opencost import build_opencost
 from hybridgpu.components.onprem import OnPremCluster, OnPremClusterArgs
 from hybridgpu.components.storage import FsxLustre, FsxLustreArgs, TrainingData, TrainingDataArgs
@@ -89,6 +91,8 @@ def build_onprem(stack: Stack):
         gpudirect = gpu_operator_rdma_values(rdma, driver=nvidia.driver) if nvidia.install == "gpu-operator" else {}
         if nvidia.install == "gpu-operator":  # the standalone DCGM the GPU health detector reads (hybridgpu.render.gpu_health)
             gpudirect = {**gpudirect, **gpu_operator_dcgm_values(inventory.site.remediation)}
+        if nvidia.install == "gpu-operator" and nvidia.driver == "operator":  # driver.upgradePolicy (inventory upgrades.gpuDriver)
+            gpudirect = helm_merge(gpudirect, gpu_operator_driver_upgrade_values(inventory.site.upgrades))
         nvidia_layer = NvidiaLayer(
             f"{site}-onprem-nvidia",
             NvidiaLayerArgs(nvidia=as_input(nvidia), provider=cluster.provider, gpu_operator_extra=gpudirect),

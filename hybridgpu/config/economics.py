@@ -57,7 +57,7 @@ class OnPremOverride(Model):
     ops_usd_per_year: float | None = Field(
         default=None, ge=0, description="Operations staff for the whole fleet per year (USD), divided by `gpus`; exclusive with `opsUsdPerGpuYear`. Default: none."
     )
-    power_kw_per_gpu: float | None = Field(default=None, gt=0, le=10, description="Draw per GPU at full use (kW). Default: packaged data (null = catalog TDP).")
+    power_kw_per_gpu: float | None = Field(default=None, gt=0, le=10, description="Draw per GPU at full use (kW). Default: packaged data (null = the inventory hosts' draw per GPU, else catalog TDP).")
     idle_power_fraction: float | None = Field(default=None, ge=0, le=1, description="Idle draw / full draw (0..1). Default: packaged data.")
     pue: float | None = Field(default=None, ge=1, le=3, description="Power usage effectiveness. Default: packaged data.")
     usd_per_kwh: float | None = Field(default=None, ge=0, description="Electricity price (USD/kWh). Default: packaged data.")

@@ -102,18 +102,33 @@ class OnPremCostModel:
             raise ValueError(f"gpus_per_server must be >= 1, got {self.gpus_per_server!r}")
 
     @classmethod
-    def from_data(cls, cost: OnPremCost, gpu: GpuModel) -> OnPremCostModel:
-        """Build from a price-data entry; a null ``powerKwPerGpu`` takes the GPU's catalog ``tdpWatts`` / 1000.
+    def from_data(cls, cost: OnPremCost, gpu: GpuModel, host_kw_per_gpu: float | None = None) -> OnPremCostModel:
+        """Build from a price-data entry.
 
-        Source of the TDP: the GPU catalog (``hybridgpu/catalog/data/gpu_models.yaml``).
+        Args:
+            cost: the price-data entry (with the stack's overrides).
+            gpu: its GPU model.
+            host_kw_per_gpu: the inventory's draw per GPU at full load, platform included
+                (:attr:`hybridgpu.inventory.power.GpuDraw.kw_per_gpu`), or None without an inventory.
+
+        The draw per GPU is the entry's ``powerKwPerGpu`` when set (packaged data or the stack's
+        ``hybridgpu:economics.onPrem``), else ``host_kw_per_gpu``, else the GPU's catalog
+        ``tdpWatts`` / 1000 (board power alone: the seeds' worked examples). Source of the TDP and
+        the platforms: the GPU catalog (``hybridgpu/catalog/data/gpu_models.yaml``, ``platforms.yaml``).
         """
+        if cost.power_kw_per_gpu is not None:
+            kw = cost.power_kw_per_gpu
+        elif host_kw_per_gpu is not None:
+            kw = host_kw_per_gpu
+        else:
+            kw = gpu.tdp_watts / 1000
         return cls(
             server_usd_per_gpu=cost.server_usd_per_gpu,
             amortization_years=cost.amortization_years,
             ops_usd_per_gpu_year=cost.ops_usd_per_gpu_year,
             network_usd_per_gpu_year=cost.network_usd_per_gpu_year,
             facility_usd_per_gpu_year=cost.facility_usd_per_gpu_year,
-            power_kw_per_gpu=cost.power_kw_per_gpu if cost.power_kw_per_gpu is not None else gpu.tdp_watts / 1000,
+            power_kw_per_gpu=kw,
             idle_power_fraction=cost.idle_power_fraction,
             pue=cost.pue,
             usd_per_kwh=cost.usd_per_kwh,

@@ -145,7 +145,7 @@ class OnPremCost(SourcedEntry):
     amortization_years: float = Field(gt=0, le=15, description="Straight-line depreciation period (years). Required.")
     ops_usd_per_gpu_year: float = Field(ge=0, description="Operations staff cost per GPU and year (USD/GPU/year). Required.")
     power_kw_per_gpu: float | None = Field(
-        default=None, gt=0, le=10, description="Average draw per GPU at 100% utilization (kW); null = catalog tdpWatts / 1000. Default: null."
+        default=None, gt=0, le=10, description="Average draw per GPU at 100% utilization (kW); null = the inventory hosts' draw per GPU (hybridgpu.inventory.power), else catalog tdpWatts / 1000. Default: null."
     )
     idle_power_fraction: float = Field(default=0.0, ge=0, le=1, description="Idle draw as a fraction of powerKwPerGpu (0..1). Default: 0.")
     pue: float = Field(ge=1, le=3, description="Data-centre power usage effectiveness (>= 1). Required.")

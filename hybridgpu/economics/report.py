@@ -31,6 +31,7 @@ from hybridgpu.economics.planner import CapacityPrices
 from hybridgpu.economics.prices import EconomicsData, UnknownPriceError, load_economics_data
 from hybridgpu.economics.vram import estimate_vram, fitting_gpus, fitting_mig_profiles, min_gpus
 from hybridgpu.inventory import Inventory
+from hybridgpu.inventory.power import GpuDraw, gpu_draw_by_model
 from hybridgpu.render.karpenter import resolve_instance_types
 
 __all__ = ["BreakEven", "BurstLine", "CapacityLine", "Hint", "StackCostReport", "build_report", "plan_prices"]
@@ -268,6 +269,18 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
     data = base.with_overrides(on_demand_usd_per_hour=dict(cfg.on_demand_usd_per_hour), cloud=cloud_over, onprem=onprem_over, label=label)
     catalog = data.catalog
     report.priced_with = data
+    # The power bill: what the inventory's hosts draw at full load, platform included (hybridgpu.inventory.power).
+    draws: dict[str, GpuDraw] = gpu_draw_by_model(inventory.hosts, catalog) if inventory is not None else {}
+
+    def onprem_model(gpu_model: str) -> OnPremCostModel:
+        draw = draws.get(gpu_model)
+        cost = data.onprem_cost(gpu_model)
+        if draw is not None and cost.power_kw_per_gpu is None and draw.board_power_only:
+            report.notes.append(
+                f"on-prem {gpu_model}: {', '.join(draw.board_power_only)} billed at GPU board power only (no `powerKw`, no catalog "
+                "platform for its GPUs); set the host's powerKw in the inventory"
+            )
+        return OnPremCostModel.from_data(cost, catalog.gpu_model(gpu_model), draw.kw_per_gpu if draw is not None else None)
 
     # Rates depend only on the instance type (its price and family): priced once per type, not
     # once per pool and per burst line (a 50-pool stack asked some 300 times).
@@ -334,12 +347,11 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
     # ---- on-prem lines, break-even, cumulative
     if ref_model is not None:
         try:
-            cost = data.onprem_cost(ref_model)
+            model: OnPremCostModel | None = onprem_model(ref_model)
         except UnknownPriceError as exc:
-            cost = None
+            model = None
             report.notes.append(str(exc))
-        if cost is not None:
-            model = OnPremCostModel.from_data(cost, catalog.gpu_model(ref_model))
+        if model is not None:
             report.onprem_model = model
             report.onprem_gpu_model = ref_model
             report.onprem_gpus = ref_gpus
@@ -349,7 +361,7 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
                     m = model
                 else:
                     try:
-                        m = OnPremCostModel.from_data(data.onprem_cost(gpu_model), catalog.gpu_model(gpu_model))
+                        m = onprem_model(gpu_model)
                     except UnknownPriceError as exc:
                         report.notes.append(str(exc))
                         continue
@@ -422,6 +434,11 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
     if report.onprem_gpu_model:
         owned = data.onprem[report.onprem_gpu_model]
         report.sources.append({"what": f"on-prem {owned.gpu_model}", "source": list(owned.source), "date": owned.source_date, "verified": owned.verified})
+    platforms = {name for draw in draws.values() for name in draw.platforms}
+    for platform in catalog.platforms:
+        if platform.name in platforms:
+            report.sources.append({"what": f"power {platform.name} {platform.max_system_watts} W maximum", "source": list(platform.source),
+                                   "date": platform.source_date, "verified": platform.verified})
     its = {line.instance_type for line in report.capacity if line.instance_type}
     if report.break_even_instance_type:
         its.add(report.break_even_instance_type)

@@ -27,7 +27,9 @@ Rules (docs/teams.md states them with examples):
   whose ``costLabels`` all match the pod's labels; else the team the pod's ``team`` label names
   (a team of the file, by name or ``costLabels.team``; without a teams file, any value); else
   ``(unattributed)``. **Project**: the pod's ``project`` label, else the team's
-  ``costLabels.project``, else ``(none)``.
+  ``costLabels.project``, else ``(none)``. What went to ``(unattributed)`` is reported
+  (:class:`Unattributed`: the records, their GPU-hours, the ``team`` labels and namespaces seen), so
+  a misspelt label is never silently in that row.
 
 Usage exports are read by :mod:`hybridgpu.economics.usage`. Money is computed in :class:`decimal.Decimal` and
 rounded half-up to the cent when reported. Nothing here imports Pulumi.
@@ -47,7 +49,8 @@ from hybridgpu.economics.usage import CAPACITY_TYPES, UsageError, UsageRecord
 from hybridgpu.errors import Issue
 from hybridgpu.teams.models import TeamsFile
 
-__all__ = ["NO_PROJECT", "UNATTRIBUTED", "IdleAllocation", "Showback", "ShowbackPrices", "ShowbackRow", "compute_showback"]
+__all__ = ["NO_PROJECT", "UNATTRIBUTED", "IdleAllocation", "Showback", "ShowbackPrices", "ShowbackRow", "Unattributed", "compute_showback",
+           "unattributed_note"]
 
 #: The row that holds usage no team claims (and idle cost no usage of its type can carry).
 UNATTRIBUTED = "(unattributed)"
@@ -208,6 +211,71 @@ class IdleAllocation:
 
 
 @dataclass
+class Unattributed:
+    """The usage no team claimed (it is in the ``(unattributed)`` rows), so that it is never silently there.
+
+    Attributes:
+        records: how many usage records (allocations) went to ``(unattributed)``.
+        gpu_hours: their GPU-hours (all capacity types).
+        team_labels: each ``team`` label value seen on them -> how many records carried it (a value that
+            names no team of the teams file, nor its ``costLabels.team``).
+        without_team_label: records with no ``team`` label at all.
+        namespaces: the namespaces they ran in (none is a team's namespace), sorted.
+    """
+
+    records: int = 0
+    gpu_hours: Decimal = Decimal(0)
+    team_labels: dict[str, int] = field(default_factory=dict)
+    without_team_label: int = 0
+    namespaces: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready, stable: label values and namespaces sorted, GPU-hours to 4 decimals."""
+        return {
+            "records": self.records,
+            "gpuHours": _hours(self.gpu_hours),
+            "teamLabels": dict(sorted(self.team_labels.items())),
+            "withoutTeamLabel": self.without_team_label,
+            "namespaces": sorted(self.namespaces),
+        }
+
+
+#: How many label values and namespaces :func:`unattributed_note` names (the JSON has all).
+NOTE_VALUES = 10
+
+
+def unattributed_note(unattributed: Mapping[str, Any]) -> str:
+    """One sentence on the ``unattributed`` part of :meth:`Showback.to_dict` (empty when nothing was unattributed):
+    how many records and GPU-hours, the ``team`` labels and namespaces seen, and the fix.
+
+    Example: ``3 usage records (12.50 GPU-hours) match no team and are in (unattributed): team labels
+    seen: nlp-reserch (2); without a team label: 1; namespaces: scratch. Fix: ...``.
+
+    Args:
+        unattributed: ``Showback.to_dict()["unattributed"]``.
+    """
+    if not unattributed or not unattributed.get("records"):
+        return ""
+
+    def listed(items: list[str]) -> str:
+        more = len(items) - NOTE_VALUES
+        return ", ".join(items[:NOTE_VALUES]) + (f" and {more} more (--json lists all)" if more > 0 else "")
+
+    parts = []
+    labels = unattributed.get("teamLabels") or {}
+    if labels:
+        parts.append("team labels seen: " + listed([f"{value} ({n})" for value, n in labels.items()]))
+    if unattributed.get("withoutTeamLabel"):
+        parts.append(f"without a team label: {unattributed['withoutTeamLabel']}")
+    if unattributed.get("namespaces"):
+        parts.append("namespaces: " + listed(list(unattributed["namespaces"])))
+    n = unattributed["records"]
+    return (f"{n} usage record{'s' if n != 1 else ''} ({unattributed['gpuHours']:,.2f} GPU-hours) "
+            f"{'match' if n != 1 else 'matches'} no team and {'are' if n != 1 else 'is'} in {UNATTRIBUTED}: {'; '.join(parts)}. Fix: add the namespace to a team's "
+            "`namespaces` or the label value to its `costLabels` in the teams file, or correct the pods' `team` label")
+
+
+@dataclass
 class Showback:
     """The result of :func:`compute_showback` (money in USD; GPU-hours as GPU-equivalents).
 
@@ -218,6 +286,7 @@ class Showback:
         top_idle: the allocations with the most idle GPU-hours, most first.
         prices: capacity type -> USD per GPU-hour used.
         days: the distinct start days seen (``YYYY-MM-DD``), sorted.
+        unattributed: the usage no team claimed (:class:`Unattributed`).
     """
 
     rows: list[ShowbackRow]
@@ -226,6 +295,7 @@ class Showback:
     top_idle: list[IdleAllocation]
     prices: dict[str, Decimal]
     days: list[str]
+    unattributed: Unattributed = field(default_factory=Unattributed)
 
     def teams(self) -> dict[str, dict[str, Decimal]]:
         """Team -> ``{capacity type: usage USD, "idle": idle share USD}`` (unrounded), for the plot."""
@@ -265,6 +335,7 @@ class Showback:
                 for a in self.top_idle
             ],
             "totalUsd": _cents(sum((r.total_usd for r in self.rows), Decimal(0))),
+            "unattributed": self.unattributed.to_dict(),
         }
 
 
@@ -314,6 +385,8 @@ def compute_showback(
     idle_priced: dict[str, Decimal] = defaultdict(Decimal)  # OpenCost idle cost without GPU-hours
     held: list[tuple[float, str, UsageRecord, tuple[str, str]]] = []
     days = set()
+    lost = Unattributed()
+    lost_namespaces: set[str] = set()
     for rec in records:
         if rec.day:
             days.add(rec.day)
@@ -324,6 +397,16 @@ def compute_showback(
                 idle_hours[rec.capacity_type] += rec.gpu_hours
             continue
         who = attribute(rec)
+        if who[0] == UNATTRIBUTED:
+            lost.records += 1
+            lost.gpu_hours += rec.gpu_hours
+            label = _label(rec.labels, "team")
+            if label:
+                lost.team_labels[label] = lost.team_labels.get(label, 0) + 1
+            else:
+                lost.without_team_label += 1
+            if rec.namespace:
+                lost_namespaces.add(rec.namespace)
         row = rows.get(who)
         if row is None:
             row = rows[who] = ShowbackRow(*who)
@@ -365,4 +448,5 @@ def compute_showback(
         idle = rec.gpu_hours * (Decimal(1) - Decimal(repr(rec.utilization)))
         top_idle.append(IdleAllocation(rec.name, who[0], who[1], rec.capacity_type, rec.gpu_hours, rec.utilization or 0.0, idle, idle * price[rec.capacity_type]))
     ordered = sorted(rows.values(), key=lambda r: (*_team_order(r.team), r.project))
-    return Showback(ordered, {k: idle_hours[k] for k in needed if idle_hours.get(k)}, idle_usd, top_idle, price, sorted(days))
+    lost.namespaces = sorted(lost_namespaces)
+    return Showback(ordered, {k: idle_hours[k] for k in needed if idle_hours.get(k)}, idle_usd, top_idle, price, sorted(days), lost)

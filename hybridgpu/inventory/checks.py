@@ -19,6 +19,8 @@ rule (function)                issue codes
 :func:`check_control_plane_count` ``no-control-plane``, ``even-control-planes``,
                                ``no-active-control-plane``
 :func:`check_control_plane_endpoint` ``endpoint-missing``, ``endpoint-is-host``
+:func:`check_cluster_range_addresses` ``endpoint-in-cluster-range``, ``storage-in-cluster-range``
+:func:`check_ssh_key_files`    ``ssh-public-key``
 :func:`check_gpu_roles`        ``gpu-role``
 :func:`check_gpu_models`       ``unknown-gpu-model``
 :func:`check_pci_ids`          ``pci-ids``
@@ -31,9 +33,11 @@ rule (function)                issue codes
                                ``storage-throughput``
 :func:`check_fabric`           ``nic-duplicate``, ``nic-gpu-index``, ``rdma-nic-missing``,
                                ``rdma-nic-name``, ``fabric-mixed-pool``, ``roce-lossless``,
-                               ``roce-settings-unused``, ``ofed-mixed`` (:mod:`hybridgpu.inventory.fabric`)
+                               ``roce-settings-unused``, ``ofed-mixed``, ``roce-mixed-pool``
+                               (:mod:`hybridgpu.inventory.fabric`)
 :func:`check_topology`         ``topology-label-value``, ``topology-block-without-rack``,
                                ``topology-rack-in-two-blocks``, ``topology-incomplete``, ``generated-label``
+:func:`check_rack_power`       ``rack-power-unknown``, ``rack-power-budget`` (:mod:`hybridgpu.inventory.power`)
 =============================  ==========================================================
 
 Speed: every rule is linear in the number of hosts (dict/set lookups; addresses and
@@ -61,13 +65,15 @@ from __future__ import annotations
 
 import functools
 import ipaddress
-from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hybridgpu.catalog import Catalog, UnknownGpuModelError, load_catalog
 from hybridgpu.errors import Issue
-from hybridgpu.inventory.models import Cluster, HostRecord, Inventory, Network
+from hybridgpu.inventory.models import PUBLIC_KEY_PREFIXES, Cluster, HostRecord, Inventory, Network
 from hybridgpu.inventory.storage import SiteStorage, storage_issues
+from hybridgpu.inventory.power import RackSpec, rack_power_issues
 from hybridgpu.inventory.fabric import fabric_issues, topology_issues
 from hybridgpu.k8s import (
     GPU_TAINT,
@@ -89,6 +95,7 @@ __all__ = [
     "CheckInput",
     "check_addresses_in_networks",
     "check_cidr_overlaps",
+    "check_cluster_range_addresses",
     "check_control_plane_count",
     "check_control_plane_endpoint",
     "check_gpu_models",
@@ -99,6 +106,7 @@ __all__ = [
     "check_networks",
     "check_node_labels",
     "check_pci_ids",
+    "check_ssh_key_files",
     "check_taints",
     "check_storage",
     "check_fabric",
@@ -135,6 +143,7 @@ class CheckInput:
             validation): it holds only the CIDRs that validated on their own, possibly None,
             for :func:`check_cidr_overlaps`; the other rules treat it as absent.
         storage: the site's ``storage`` section, or None (absent, or it failed validation).
+        racks: the site's ``racks`` section, or None (absent, or it failed validation).
     """
 
     site_file: str
@@ -144,6 +153,7 @@ class CheckInput:
     hosts_complete: bool = True
     cluster_complete: bool = True
     storage: SiteStorage | None = None
+    racks: Mapping[str, RackSpec] | None = None
 
 
 def _names(records: Iterable[HostRecord]) -> str:
@@ -544,6 +554,167 @@ def check_control_plane_endpoint(data: CheckInput) -> list[Issue]:
                     )
                 ]
     return []
+
+
+# --------------------------------------------------------------------------- addresses the cluster's own ranges swallow
+
+
+def _cluster_range_of(address: ipaddress.IPv4Address | ipaddress.IPv6Address, cluster: Cluster) -> tuple[str, IpNet] | None:
+    """``("podSubnet"|"serviceSubnet", range)`` when ``address`` lies in the cluster's pod or service range, else None."""
+    for name, cidr in (("podSubnet", cluster.pod_subnet), ("serviceSubnet", cluster.service_subnet)):
+        if cidr is not None and cidr.version == address.version and address in cidr:
+            return name, cidr
+    return None
+
+
+#: Why an address outside the cluster inside its pod or service range is unreachable from the cluster.
+_RANGE_REASON = {
+    "serviceSubnet": "every node and pod treats the service range as ClusterIPs: kube-proxy (nftables mode) drops new "
+    "connections to an unallocated ClusterIP (\"Drop traffic to unallocated ClusterIPs\") and DNATs an allocated one to "
+    "that Service's pods, and the API server may hand this very address to a Service",
+    "podSubnet": "the CNI routes the pod range to pods (Cilium's cluster-pool hands it out per node), so traffic from nodes "
+    "and pods to this address goes to a pod, or nowhere, instead of to the machine",
+}
+
+
+def check_cluster_range_addresses(data: CheckInput) -> list[Issue]:
+    """Machines outside the cluster are not addressed inside the cluster's pod or service range.
+
+    * ``cluster.controlPlaneEndpoint`` given as an IP address (the load balancer or virtual IP in
+      front of the API servers) must lie outside ``podSubnet`` and ``serviceSubnet``;
+    * so must the NFS ``storage.endpoint`` and every ``storage.servers[].address`` given as an IP
+      address (the CSI node plugin mounts from the host's network namespace). DNS names are not
+      resolved offline.
+
+    Sources (read 2026-11-26): kube-proxy's nftables proxier adds ``ip daddr { <service CIDRs> }
+    drop`` ("Drop traffic to unallocated ClusterIPs") to chain ``cluster-ips-check``, jumped to from
+    ``filter-forward`` and ``filter-output-post-dnat`` for new connections (kubernetes/kubernetes
+    ``pkg/proxy/nftables/proxier.go`` ``setupNFTables``, stored snapshot at commit b0f823e6);
+    Cilium's install guide, "conflicting node CIDRs" (cilium/cilium PR #20208): when the node
+    network lies in the pod range "you will lose connectivity to other nodes. All egress traffic
+    will be assumed to target pods on a given node rather than other nodes".
+
+    Returns:
+        ``endpoint-in-cluster-range`` issues on ``cluster.controlPlaneEndpoint`` and
+        ``storage-in-cluster-range`` issues on ``storage.endpoint`` / ``storage.servers[<i>].address``.
+    """
+    cluster = data.cluster
+    if cluster is None:
+        return []
+    issues: list[Issue] = []
+    if data.cluster_complete and cluster.control_plane_endpoint is not None:
+        try:
+            endpoint = ipaddress.ip_address(cluster.endpoint_host or "")
+        except ValueError:
+            endpoint = None
+        found = _cluster_range_of(endpoint, cluster) if endpoint is not None else None
+        if endpoint is not None and found is not None:
+            name, cidr = found
+            issues.append(
+                Issue.on_host(
+                    data.site_file,
+                    None,
+                    "cluster.controlPlaneEndpoint",
+                    f"endpoint address {endpoint} lies in the cluster's {name} {cidr}: {_RANGE_REASON[name]}; kubelets, kubeadm join "
+                    "and every in-cluster client would lose the API server",
+                    f"give the load balancer or virtual IP an address of the management network, outside {cluster.pod_subnet} and "
+                    f"{cluster.service_subnet} (or use its DNS name), or move `{name}` to a free range",
+                    "endpoint-in-cluster-range",
+                )
+            )
+    storage = data.storage
+    if storage is not None:
+        places = ([("storage.endpoint", storage.endpoint)] if storage.endpoint is not None else []) + [
+            (f"storage.servers[{i}].address", server.address) for i, server in enumerate(storage.servers)
+        ]
+        for key, text in places:
+            try:
+                address = ipaddress.ip_address(text)
+            except ValueError:
+                continue
+            found = _cluster_range_of(address, cluster)
+            if found is None:
+                continue
+            name, cidr = found
+            issues.append(
+                Issue.on_host(
+                    data.site_file,
+                    None,
+                    key,
+                    f"storage address {address} lies in the cluster's {name} {cidr}: {_RANGE_REASON[name]}; the NFS mount of "
+                    "every training pod would hang",
+                    f"use the server's address on the data or management network, outside {cluster.pod_subnet} and "
+                    f"{cluster.service_subnet}, or move `{name}` to a free range",
+                    "storage-in-cluster-range",
+                )
+            )
+    return issues
+
+
+# --------------------------------------------------------------------------- SSH keys
+
+#: Bytes read from the head of a ``keySecret.file`` to tell a public key from a private one.
+_KEY_HEAD_BYTES = 64
+
+
+def _is_public_key_file(name: str) -> bool:
+    """True when the file ``name`` (``~`` expanded, relative to the working directory) exists and starts like a public key.
+
+    Reads at most :data:`_KEY_HEAD_BYTES` bytes; a missing, unreadable or non-regular file is not judged (False).
+    """
+    path = Path(name).expanduser()
+    try:
+        if not path.is_file():
+            return False
+        with path.open("rb") as handle:
+            head = handle.read(_KEY_HEAD_BYTES)
+    except OSError:
+        return False
+    text = head.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
+    return text.startswith(PUBLIC_KEY_PREFIXES)
+
+
+def check_ssh_key_files(data: CheckInput) -> list[Issue]:
+    """A ``ssh.keySecret.file`` that exists on this machine holds a private key, not a public one.
+
+    hybridgpu hands the file's content to pulumi-command's remote connection as ``privateKey``,
+    which parses it with ``ssh.ParsePrivateKey`` (pulumi/pulumi-command
+    ``provider/pkg/provider/remote/connection.go``, stored snapshot at commit e1fd5afe, read
+    2026-11-26); a public key line (``ssh-ed25519 AAAA... comment``) is no PEM block, so every
+    command on the host fails with "ssh: no key found" (golang.org/x/crypto ``ssh/keys.go``
+    ``ParseRawPrivateKey``), and ``ssh -i`` refuses it too. Files that do not exist here (the key is
+    on the deploy machine only) are not judged; a ``.pub`` name is refused by the model already.
+    Each distinct file is read once (its first :data:`_KEY_HEAD_BYTES` bytes); its content never
+    appears in an issue.
+
+    Returns:
+        ``ssh-public-key`` issues on ``ssh.keySecret.file``: one per file, on the first host naming
+        it, listing the other hosts that name it.
+    """
+    users: dict[str, list[HostRecord]] = {}
+    for record in data.records:
+        name = record.host.ssh.key_secret.file
+        if name is not None:
+            users.setdefault(name, []).append(record)
+    issues: list[Issue] = []
+    for name, records in users.items():
+        if not _is_public_key_file(name):
+            continue
+        first, others = records[0], records[1:]
+        also = f" (also named by {len(others)} more host(s): {_names(others)})" if others else ""
+        issues.append(
+            Issue.on_host(
+                first.file,
+                first.host.hostname,
+                "ssh.keySecret.file",
+                f"{name} holds a public key (the half that goes into the host's authorized_keys){also}; the SSH connection "
+                "needs the private key and would fail with \"ssh: no key found\" (the content is not shown)",
+                "name the private key file of the pair (usually the same path without .pub, as `ssh-keygen -y -f <private>` "
+                "prints this public key)",
+                "ssh-public-key",
+            )
+        )
+    return issues
 
 
 # --------------------------------------------------------------------------- GPUs
@@ -1004,7 +1175,8 @@ def check_fabric(data: CheckInput) -> list[Issue]:
 
     Returns:
         ``nic-duplicate``, ``nic-gpu-index``, ``rdma-nic-missing``, ``rdma-nic-name``, ``roce-lossless``,
-        ``roce-settings-unused``, ``ofed-mixed`` and ``fabric-mixed-pool`` issues on the host's ``network`` fields.
+        ``roce-settings-unused``, ``ofed-mixed``, ``roce-mixed-pool`` and ``fabric-mixed-pool`` issues on the host's
+        ``network`` fields.
     """
     return fabric_issues(data.records) if data.hosts_complete else []
 
@@ -1024,6 +1196,19 @@ def check_topology(data: CheckInput) -> list[Issue]:
 # --------------------------------------------------------------------------- all rules
 
 #: The rules in the order they run (and report).
+def check_rack_power(data: CheckInput, catalog: Catalog | None = None) -> list[Issue]:
+    """Rack power: the active and cordoned hosts of each declared rack draw no more than its ``powerKw`` at full load.
+
+    A host's draw is its ``powerKw``, else its GPUs' board power plus the catalog platform's draw; hosts
+    of racks not declared under ``racks`` are not checked. Rules: :func:`hybridgpu.inventory.power.rack_power_issues`.
+
+    Returns:
+        ``rack-power-unknown`` (a counted host without a draw, on its ``powerKw``) and ``rack-power-budget``
+        (a rack over its budget, on ``racks.<name>.powerKw``, naming the hosts and the margin) issues.
+    """
+    return rack_power_issues(data.racks, data.records, data.site_file, catalog or load_catalog(), hosts_complete=data.hosts_complete)
+
+
 RULES: tuple[Callable[..., list[Issue]], ...] = (
     check_networks,
     check_unique_hostnames,
@@ -1032,6 +1217,8 @@ RULES: tuple[Callable[..., list[Issue]], ...] = (
     check_cidr_overlaps,
     check_control_plane_count,
     check_control_plane_endpoint,
+    check_cluster_range_addresses,
+    check_ssh_key_files,
     check_gpu_roles,
     check_gpu_models,
     check_pci_ids,
@@ -1042,6 +1229,7 @@ RULES: tuple[Callable[..., list[Issue]], ...] = (
     check_storage,
     check_fabric,
     check_topology,
+    check_rack_power,
 )
 
 
@@ -1058,7 +1246,7 @@ def run_checks(data: CheckInput, catalog: Catalog | None = None) -> list[Issue]:
     catalog = catalog or load_catalog()
     issues: list[Issue] = []
     for rule in RULES:
-        if rule in (check_gpu_models, check_mig_layouts):
+        if rule in (check_gpu_models, check_mig_layouts, check_rack_power):
             issues += rule(data, catalog)
         else:
             issues += rule(data)
@@ -1080,5 +1268,6 @@ def check_inventory(inventory: Inventory, catalog: Catalog | None = None) -> lis
         networks=inventory.site.networks,
         records=inventory.records,
         storage=inventory.site.storage,
+        racks=inventory.site.racks,
     )
     return run_checks(data, catalog)

@@ -17,6 +17,8 @@ code                           refused
 ``roce-lossless``              ``fabric: roce`` without ``network.roce`` declaring PFC or ECN
 ``roce-settings-unused``       ``network.roce`` on a host whose fabric is not RoCE
 ``ofed-mixed``                 fabric hosts disagreeing on ``network.ofed`` (one NicClusterPolicy)
+``roce-mixed-pool``            active RoCE hosts of one pool, or under the same switches (one ``block``, else one
+                               ``rack``), declaring different ``network.roce.priority`` or ``pfc``
 ``topology-label-value``       a ``rack``/``block`` that is not a Kubernetes label value
 ``topology-block-without-rack`` a ``block`` without a ``rack``
 ``topology-rack-in-two-blocks`` one rack name under two blocks
@@ -31,6 +33,18 @@ code                           refused
 cannot join an InfiniBand rank and a RoCE rank over RDMA (different link layers, no common
 subnet), and a host without a fabric drags the whole ring down to TCP sockets: a pool must be
 one fabric.
+
+**RoCE settings per pool and per switch.** ``network.roce`` is declared per host, but the hosts of one pool
+exchange one job's RDMA traffic, so they must agree on the 802.1p priority RoCE uses and on
+whether PFC protects it: PFC pauses one priority only (NVIDIA Cumulus Linux 5.14 user guide,
+"RDMA over Converged Ethernet - RoCE", read 2026-11-24: lossless mode enables PFC on the RoCE
+priority, 3 by default), so traffic a host sends on priority 4 into ports that protect 3 is
+dropped under congestion instead of paused, and NCCL sets one traffic class for every rank of a
+job (``NCCL_IB_TC``, NCCL user guide "Environment Variables", read 2026-11-26). The hosts under the
+same switches (one ``block``, else one ``rack``) must agree too, whatever their pool: a switch runs
+one RoCE mode with one RoCE priority for all its ports (NVIDIA Onyx User Manual v3.10.4100, "RoCE
+Commands": ``roce [lossy | semi-lossless | lossless]`` "Configures the switch to RoCE mode", one
+application priority, 3; Cumulus ``nv set qos roce mode``; read 2026-11-26).
 
 **RDMA shared device plugin selectors.** Mellanox/k8s-rdma-shared-dev-plugin ``pkg/types/types.go``
 (master 410b0f3, 2026-04-07, read 2026-11-24): ``selectors`` are ``vendors``, ``deviceIDs``,
@@ -163,7 +177,9 @@ def fabric_issues(records: Sequence[HostRecord]) -> list[Issue]:
                         f"set `ofed: {main}` (or change the others)", "ofed-mixed",
                     )
                 )
+    flagged: set[tuple[str, str]] = set()
     for model, members in pools(records).items():
+        issues += _roce_group_issues(f"{model} GPU workers", "pool", members, flagged)
         fabrics = Counter(r.host.network.fabric for r in members)
         if len(fabrics) < 2:
             continue
@@ -180,7 +196,71 @@ def fabric_issues(records: Sequence[HostRecord]) -> list[Issue]:
                         "fabric-mixed-pool",
                     )
                 )
+    for domain, members in _switch_domains(records).items():
+        issues += _roce_group_issues(f"RoCE hosts of {domain}", "switches", members, flagged)
     return issues
+
+
+#: Why the hosts of a group must agree on ``network.roce``, by kind of group.
+_ROCE_WHY = {
+    "pool": "one job's ranks land on any host of the pool, and PFC protects one priority only, so RDMA traffic between these "
+    "hosts would be dropped under congestion instead of paused",
+    "switches": "a switch runs one RoCE mode with one RoCE priority for all its ports (NVIDIA Onyx `roce <mode>`, Cumulus "
+    "`nv set qos roce`), so these hosts cannot all match the switches they share",
+}
+
+
+def _roce_group_issues(group: str, kind: str, members: Sequence[HostRecord], flagged: set[tuple[str, str]]) -> list[Issue]:
+    """``roce-mixed-pool`` issues: the RoCE hosts of ``members`` whose ``priority`` or ``pfc`` differs from the group's most common one.
+
+    Args:
+        group: what the members are, for the message, e.g. ``H100-80GB GPU workers`` or ``RoCE hosts of block b1``.
+        kind: ``pool`` or ``switches`` (:data:`_ROCE_WHY`).
+        members: the group's hosts (those not on RoCE, or without ``network.roce``, are ignored).
+        flagged: ``(hostname, key)`` already reported (by another group); updated.
+    """
+    roce = [r for r in members if r.host.network.fabric == "roce" and r.host.network.roce is not None]
+    issues: list[Issue] = []
+    for key in ("priority", "pfc"):
+        values = Counter(_yaml(getattr(r.host.network.roce, key)) for r in roce)
+        if len(values) < 2:
+            continue
+        main, _ = values.most_common(1)[0]
+        example = next(r.host.hostname for r in roce if _yaml(getattr(r.host.network.roce, key)) == main)
+        summary = ", ".join(f"{count} with {key} {value}" for value, count in sorted(values.items()))
+        for r in roce:
+            value = _yaml(getattr(r.host.network.roce, key))
+            if value == main or (r.host.hostname, key) in flagged:
+                continue
+            flagged.add((r.host.hostname, key))
+            issues.append(
+                Issue.on_host(
+                    r.file, r.host.hostname, f"network.roce.{key}",
+                    f"network.roce.{key} is {value} here but {main} on most {group} ({summary}); {_ROCE_WHY[kind]}",
+                    f"configure the switches and NICs of these hosts alike and declare it: `{key}: {main}` (as on {example}), "
+                    "or mark this host `state: cordoned` until it is",
+                    "roce-mixed-pool",
+                )
+            )
+    return issues
+
+
+def _switch_domains(records: Sequence[HostRecord]) -> dict[str, list[HostRecord]]:
+    """``"block b1"``/``"rack r12"`` -> the active RoCE hosts under those switches: by ``block``, else by ``rack`` (hosts with neither: none)."""
+    found: dict[str, list[HostRecord]] = {}
+    for record in records:
+        host = record.host
+        if host.state != "active" or host.network.fabric != "roce" or host.network.roce is None:
+            continue
+        domain = f"block {host.block}" if host.block is not None else f"rack {host.rack}" if host.rack is not None else None
+        if domain is not None:
+            found.setdefault(domain, []).append(record)
+    return found
+
+
+def _yaml(value: bool | int) -> str:
+    """A setting as YAML writes it (``true``, ``3``)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 #: Node labels hybridgpu derives from host fields: a host's own ``labels`` must not set them (``generated-label``).

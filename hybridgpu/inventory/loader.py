@@ -44,11 +44,14 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from hybridgpu.catalog import Catalog
 from hybridgpu.collector import gc_paused
-from hybridgpu.datafile import load_unique_yaml_all
+from hybridgpu.datafile import describe_yaml_error, load_unique_yaml_all
 from hybridgpu.errors import Issue, issues_from_validation, join_key, key_path, shown, unknown_key_fix
 from hybridgpu.inventory.checks import CheckInput, run_checks
+from hybridgpu.inventory.power import RackSpec
 from hybridgpu.inventory.remediation import RemediationPolicy
 from hybridgpu.inventory.storage import SiteStorage
+from hybridgpu.inventory.upgrade import UpgradePolicy
+from hybridgpu.inventory.mirrors import Mirrors
 from hybridgpu.inventory.models import (
     API_VERSION,
     KINDS,
@@ -85,7 +88,7 @@ _SSH_ONLY_SECRET_KEYS = frozenset({"key"})
 #: The annotated sample inventory; documents every field.
 SAMPLE = "stacks/inventory/onprem-site-a.yaml"
 
-_SITE_KEYS = ("apiVersion", "kind", "metadata", "cluster", "networks", "storage", "remediation")
+_SITE_KEYS = ("apiVersion", "kind", "metadata", "cluster", "networks", "storage", "remediation", "upgrades", "racks", "mirrors")
 _HOSTLIST_KEYS = ("apiVersion", "kind", "metadata", "hosts")
 _PASS_FILES = "pass the inventory file(s) or the directory holding them"
 
@@ -228,7 +231,7 @@ def _validation_issues(
 
 def _hide_input(loc: tuple[Any, ...], value: Any) -> bool:
     """True when a value at ``loc`` must not be echoed in a message (SSH settings, key material)."""
-    return "ssh" in loc or "keySecret" in loc or looks_like_key_material(value)
+    return "ssh" in loc or "keySecret" in loc or "credentials" in loc or looks_like_key_material(value)
 
 
 def _validate(model: Any, value: Any, file: str, prefix: str, report: _Report) -> Any:
@@ -266,6 +269,9 @@ class _SiteParts:
     cluster_complete: bool = True  # False: `cluster` holds only the CIDRs that validated
     storage: SiteStorage | None = None  # the optional `storage` section (None: absent or invalid)
     remediation: RemediationPolicy | None = None  # the optional `remediation` section (None: absent or invalid)
+    upgrades: UpgradePolicy | None = None  # the optional `upgrades` section (None: absent or invalid)
+    racks: dict[str, RackSpec] | None = None  # the optional `racks` section (None: absent or invalid)
+    mirrors: Mirrors | None = None  # the optional `mirrors` section (None: absent or invalid)
 
 
 _NETWORK = TypeAdapter(IpNetwork)
@@ -373,7 +379,39 @@ def _site_document(doc: dict[Any, Any], file: str, prefix: str, state: _State) -
         parts.storage = _validate(SiteStorage, doc["storage"], file, join_key(prefix, "storage"), report)
     if "remediation" in doc:  # optional: the GPU failure policy (hybridgpu.inventory.remediation)
         parts.remediation = _validate(RemediationPolicy, doc["remediation"], file, join_key(prefix, "remediation"), report)
+    if "upgrades" in doc:  # optional: upgrades (hybridgpu.inventory.upgrade)
+        parts.upgrades = _validate(UpgradePolicy, doc["upgrades"], file, join_key(prefix, "upgrades"), report)
+    if "mirrors" in doc:  # optional: package, image and chart mirrors (hybridgpu.inventory.mirrors)
+        parts.mirrors = _validate(Mirrors, doc["mirrors"], file, join_key(prefix, "mirrors"), report)
+    if "racks" in doc:  # optional: rack power budgets (hybridgpu.inventory.power)
+        parts.racks = _racks(doc["racks"], file, join_key(prefix, "racks"), report)
     state.sites.append(parts)
+
+
+def _racks(value: Any, file: str, where: str, report: _Report) -> dict[str, RackSpec] | None:
+    """The ``racks`` section: rack name -> :class:`RackSpec`; None (and issues) if any rack is invalid."""
+    if not isinstance(value, dict) or not value:
+        report.add(Issue.on_host(
+            file, None, where, f"must be a non-empty mapping of rack name to its power (got {shown(value)})",
+            "write `racks: {r12: {powerKw: 40, cooling: air}}`, keyed by the hosts' `rack` names", "schema",
+        ))
+        return None
+    racks: dict[str, RackSpec] = {}
+    valid = True
+    for name, spec in value.items():
+        if not isinstance(name, str) or not 1 <= len(name) <= 63:
+            report.add(Issue.on_host(
+                file, None, join_key(where, str(name)), f"a rack name is a string of 1 to 63 characters, as hosts write `rack` (got {shown(name)})",
+                f"quote the name (`\"{name}\":`), spelled as the hosts' `rack`", "schema",
+            ))
+            valid = False
+            continue
+        rack = _validate(RackSpec, spec, file, join_key(where, name), report)
+        if rack is None:
+            valid = False
+        else:
+            racks[name] = rack
+    return racks if valid else None
 
 
 def _host_list_document(doc: dict[Any, Any], file: str, prefix: str, state: _State) -> None:
@@ -498,6 +536,7 @@ def _assemble(state: _State, files: Sequence[str], catalog: Catalog | None) -> I
             hosts_complete=state.hosts_complete,
             cluster_complete=site.cluster_complete,
             storage=site.storage,
+            racks=site.racks,
         )
         for issue in run_checks(data, catalog):
             report.add(issue)
@@ -515,6 +554,9 @@ def _assemble(state: _State, files: Sequence[str], catalog: Catalog | None) -> I
         networks=site.networks,
         storage=site.storage,
         remediation=site.remediation,
+        upgrades=site.upgrades,
+        racks=site.racks,
+        mirrors=site.mirrors,
     )
     return Inventory(site=built, records=tuple(state.records), site_file=site.file, files=tuple(files))
 
@@ -596,7 +638,7 @@ def _read(path: Path, report: _Report) -> list[Any] | None:
     try:
         docs = _parse(text)
     except yaml.YAMLError as exc:
-        detail = " ".join(str(exc).split())
+        detail = describe_yaml_error(exc, text)
         report.add(_file_issue(file, f"not valid YAML: {detail[:300]}", "correct the YAML syntax at the position shown", "yaml"))
         return None
     except (ValueError, OverflowError) as exc:

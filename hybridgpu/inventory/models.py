@@ -35,18 +35,23 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, PlainValidator, StringConstraints, WithJsonSchema, field_validator, model_validator
 
-from hybridgpu.errors import MAX_SHOWN_ISSUES, IssuesError
+from hybridgpu.errors import MAX_SHOWN_ISSUES, FieldError, IssuesError
 from hybridgpu.k8s import HOSTNAME_FMT, Dns1123Name, HostName
 from hybridgpu.k8s import LabelKey as LabelKey
 from hybridgpu.k8s import LabelValue as LabelValue
 from hybridgpu.modelbase import Model
+from hybridgpu.inventory.power import MAX_HOST_KW, RackName, RackSpec
+from hybridgpu.inventory.mirrors import Mirrors
 from hybridgpu.inventory.remediation import HostRemediation, RemediationPolicy
 from hybridgpu.inventory.storage import SiteStorage
+from hybridgpu.inventory.upgrade import UpgradePolicy
 
 __all__ = [
     "API_VERSION",
     "KINDS",
+    "MIN_KUBERNETES_VERSION",
     "NVIDIA_CONTAINER_TOOLKIT_VERSION",
+    "PUBLIC_KEY_PREFIXES",
     "Cluster",
     "Host",
     "HostAddresses",
@@ -80,6 +85,29 @@ KINDS = ("Site", "HostList")
 #: 2026-11-24); its Debian packages are versioned ``1.18.2-1`` (the install guide's
 #: ``NVIDIA_CONTAINER_TOOLKIT_VERSION=<x.y.z>-1``).
 NVIDIA_CONTAINER_TOOLKIT_VERSION = "1.18.2-1"
+#: Oldest Kubernetes version (major, minor) an inventory may name: the kubeadm configuration
+#: hybridgpu renders is ``kubeadm.k8s.io/v1beta4`` (:mod:`hybridgpu.render.kubeadm`), and
+#: bootstrap installs kubeadm at ``kubernetesVersion``. kubeadm reads v1beta4 from v1.31 on
+#: ("v1.31: v1beta3 read-only, writes only v1beta4 config", kubernetes/kubernetes
+#: ``cmd/kubeadm/app/util/config/common.go`` ``validateSupportedVersion``, stored snapshot at
+#: commit 1601b9e2); before, from v1.28, v1beta4 is listed in ``experimentalAPIVersions`` and
+#: refused ("experimental API spec: \"kubeadm.k8s.io/v1beta4\" is not allowed", same file at
+#: commit 01b1174c). Read 2026-11-26.
+MIN_KUBERNETES_VERSION = (1, 31)
+#: How the first line of an OpenSSH public key file starts (``ssh-keygen`` writes ``<type> <base64>
+#: <comment>``; the key types of OpenSSH ``sshkey.c`` ``keytypes[]``), plus the PEM/RFC 4716 public
+#: key armours. A ``keySecret.file`` whose content starts so is the public half of a key pair.
+PUBLIC_KEY_PREFIXES = (
+    "ssh-rsa",
+    "ssh-ed25519",
+    "ssh-dss",
+    "ecdsa-sha2-",
+    "sk-ssh-ed25519@openssh.com",
+    "sk-ecdsa-sha2-",
+    "---- BEGIN SSH2 PUBLIC KEY",
+    "-----BEGIN PUBLIC KEY",
+    "-----BEGIN RSA PUBLIC KEY",
+)
 
 Role = Literal["control-plane", "gpu-worker", "cpu-worker"]
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
@@ -258,7 +286,8 @@ class Cluster(Model):
     """
 
     kubernetes_version: Annotated[str, StringConstraints(pattern=r"^1\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")] = Field(
-        description="Kubernetes version as MAJOR.MINOR.PATCH, quoted, e.g. `\"1.35.2\"` (kubeadm installs exactly this). Required."
+        description="Kubernetes version as MAJOR.MINOR.PATCH, quoted, e.g. `\"1.35.2\"` (kubeadm installs exactly this); 1.31 or later "
+        "(kubeadm reads the `kubeadm.k8s.io/v1beta4` configuration hybridgpu writes from 1.31 on). Required."
     )
     control_plane_endpoint: str | None = Field(
         default=None,
@@ -279,7 +308,8 @@ class Cluster(Model):
         description=(
             "Debian package version of the NVIDIA container toolkit that bootstrap installs and holds on gpu-workers "
             "(`nvidia-container-toolkit`, `-base`, `libnvidia-container-tools`, `libnvidia-container1`, all at this "
-            "version, like the Kubernetes packages), e.g. `\"1.18.2-1\"`. Default: `\"" + NVIDIA_CONTAINER_TOOLKIT_VERSION + "\"`."
+            "version, like the Kubernetes packages), e.g. `\"1.18.2-1\"`: with its Debian revision (`-1`), as NVIDIA's apt repository "
+            "versions the packages (release candidates `<x.y.z>~rc.<n>-1`). Default: `\"" + NVIDIA_CONTAINER_TOOLKIT_VERSION + "\"`."
         ),
     )
     kubelet_server_tls_bootstrap: bool = Field(
@@ -307,6 +337,46 @@ class Cluster(Model):
     def _version_is_text(cls, value: Any) -> Any:
         if isinstance(value, float):
             raise ValueError(f"YAML read {value!r} as a number; write the full version in quotes, e.g. \"1.35.2\"")
+        return value
+
+    @field_validator("kubernetes_version")
+    @classmethod
+    def _kubeadm_reads_v1beta4(cls, value: str) -> str:
+        major, minor, _ = (int(part) for part in value.split("."))
+        if (major, minor) < MIN_KUBERNETES_VERSION:
+            oldest = ".".join(map(str, MIN_KUBERNETES_VERSION))
+            raise FieldError(
+                "",
+                f"Kubernetes {value} is older than {oldest}: hybridgpu writes kubeadm.k8s.io/v1beta4 configuration, and kubeadm "
+                f"reads v1beta4 only from {oldest} on (kubeadm 1.28-1.30 refuse it as an experimental API spec, older ones do not know it)",
+                f'use {oldest}.0 or later, e.g. "1.35.2" (upgrade an existing older cluster one minor version at a time first)',
+            )
+        return value
+
+    @field_validator("nvidia_container_toolkit_version")
+    @classmethod
+    def _toolkit_debian_revision(cls, value: str) -> str:
+        # NVIDIA's apt repository versions every package <upstream>-1 (install guide: NVIDIA_CONTAINER_TOOLKIT_VERSION=${version}-1,
+        # NVIDIA/cloud-native-docs container-toolkit/install-guide.md at 01f0197c) and release candidates <x.y.z>~rc.<n>-1
+        # (packaging/debian/changelog: "1.3.0~rc.2-1"). `apt-get install pkg=V` matches V against the whole Debian version
+        # ([epoch:]upstream-revision, deb-version(7)), so a version without its revision finds nothing.
+        upstream, dash, revision = value.rpartition("-")
+        if not dash:
+            raise FieldError(
+                "",
+                f"{value} has no Debian revision: NVIDIA's apt packages are versioned <version>-1, and "
+                f"`apt-get install nvidia-container-toolkit={value}` finds no such package",
+                f'write "{value}-1" (`apt-cache madison nvidia-container-toolkit` lists the versions)',
+            )
+        if not revision or not revision[0].isdigit():
+            candidate = f"{upstream}~{revision}-1" if revision else f"{upstream}-1"
+            raise FieldError(
+                "",
+                f"{value} is not a version of NVIDIA's apt packages: its Debian revision (after the last '-') is "
+                + (repr(revision) if revision else "empty")
+                + "; NVIDIA packages releases as <x.y.z>-1 and release candidates as <x.y.z>~rc.<n>-1",
+                f'write "{candidate}" (`apt-cache madison nvidia-container-toolkit` lists the versions)',
+            )
         return value
 
     @field_validator("control_plane_endpoint")
@@ -357,6 +427,15 @@ class Site(Model):
     remediation: RemediationPolicy | None = Field(
         default=None, description="`remediation`: what happens to a host whose GPUs fail (hybridgpu.inventory.remediation). Default: none."
     )
+    upgrades: UpgradePolicy | None = Field(
+        default=None, description="`upgrades`: drain timeout, etcd snapshots, GPU driver upgrade policy (hybridgpu.inventory.upgrade). Default: none."
+    )
+    racks: dict[RackName, RackSpec] | None = Field(
+        default=None, description="`racks`: power budget and cooling per rack name (hybridgpu.inventory.power). Default: none."
+    )
+    mirrors: Mirrors | None = Field(
+        default=None, description="`mirrors`: apt, registry and chart mirrors of a site without internet (hybridgpu.inventory.mirrors). Default: none."
+    )
 
 
 # --------------------------------------------------------------------------- hosts
@@ -395,7 +474,8 @@ class SecretRef(Model):
         default=None, description="Environment variable holding the key, e.g. `SITE_A_SSH_KEY`. Default: none (set exactly one of env, file, pulumiConfig)."
     )
     file: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
-        default=None, description="Path of the key file on the machine running hybridgpu, e.g. `~/.ssh/site-a`. Default: none (set exactly one of env, file, pulumiConfig)."
+        default=None, description="Path of the PRIVATE key file on the machine running hybridgpu, e.g. `~/.ssh/site-a` (not the `.pub`; "
+        "a file that exists there is read at validation and refused when it holds a public key). Default: none (set exactly one of env, file, pulumiConfig)."
     )
     pulumi_config: Annotated[str, StringConstraints(pattern=r"^([A-Za-z0-9_-]+:)?[A-Za-z0-9_.-]+$", max_length=255)] | None = Field(
         default=None, description="Pulumi config key of a secret (`pulumi config set --secret`), e.g. `onprem:sshKey`. Default: none (set exactly one of env, file, pulumiConfig)."
@@ -406,6 +486,18 @@ class SecretRef(Model):
     def _not_key_material(cls, value: Any) -> Any:
         if looks_like_key_material(value):
             raise ValueError("this looks like key material; keySecret names where the key is kept, never the key itself")
+        return value
+
+    @field_validator("file")
+    @classmethod
+    def _not_public_key_file(cls, value: str | None) -> str | None:
+        if value is not None and value.endswith(".pub"):
+            raise FieldError(
+                "",
+                "names a .pub file: that is the public half of the key pair (it goes into the host's authorized_keys); "
+                "the SSH connection needs the private key",
+                f"name the private key file, e.g. `file: {value[: -len('.pub')] or '~/.ssh/<key>'}`",
+            )
         return value
 
     @model_validator(mode="after")
@@ -576,6 +668,9 @@ class RoceSettings(Model):
     plus ECN, *lossy* mode ECN only; RoCE is mapped to priority 3 by default. Kubernetes and the
     Network Operator configure hosts, never switches, so declaring what was configured is the
     operator's acknowledgement; with neither PFC nor ECN the inventory is refused (``roce-lossless``).
+    The active RoCE hosts of one pool (one GPU model), and those under the same switches (one
+    ``block``, else one ``rack``), must declare the same ``priority`` and ``pfc``
+    (``roce-mixed-pool``, :mod:`hybridgpu.inventory.fabric`).
     """
 
     pfc: bool = Field(description="PFC is enabled for `priority` on the switch ports and NICs of these hosts. Required.")
@@ -637,6 +732,11 @@ class Host(Model):
         ),
     )
     gpu: HostGpu | None = Field(default=None, description="GPUs (required for role gpu-worker). Default: none.")
+    power_kw: float | None = Field(
+        default=None, strict=True, gt=0, le=MAX_HOST_KW, allow_inf_nan=False,
+        description=f"Draw at full load in kW (at most {MAX_HOST_KW}), e.g. `10.2`; counts against the rack's `racks` budget. "
+        "Default: GPU board power x count + the platform's draw from the GPU catalog (hybridgpu.inventory.power).",
+    )
     network: HostNetwork = Field(default_factory=HostNetwork, description="High-speed fabric. Default: `fabric: none`.")
     remediation: HostRemediation | None = Field(
         default=None,

@@ -30,16 +30,23 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
-from hybridgpu.errors import Issue
+from hybridgpu.errors import FieldError, Issue
 from hybridgpu.k8s import is_hostname
 from hybridgpu.modelbase import Model
 
-__all__ = ["SiteStorage", "StorageServer", "StorageTarget", "storage_issues"]
+__all__ = ["NFS_MAX_CONNECTIONS", "SiteStorage", "StorageServer", "StorageTarget", "storage_issues"]
 
 #: Read rate per training node the seeds ask of training storage, GB/s (shared/seeds/002_7053834bc9f222ec.txt,
 #: "at least 10 GB/s aggregate read throughput per training node"); the same figure as
 #: :data:`hybridgpu.config.storage.DEFAULT_READ_GBPS_PER_NODE` (not imported: the inventory sits below the config layer).
 DEFAULT_READ_GBPS_PER_NODE = 10.0
+
+#: Most TCP connections one NFS mount may open (``nconnect=``): the Linux NFS client refuses a value outside
+#: 1..NFS_MAX_CONNECTIONS with "NFS: Value for 'nconnect' out of range" and the mount fails (torvalds/linux
+#: ``fs/nfs/fs_context.c``, ``#define NFS_MAX_CONNECTIONS 16`` and ``case Opt_nconnect``, stored snapshot at commit
+#: 0961f0c0, read 2026-11-26). The value is an unsigned 32-bit number (``fsparam_u32``).
+NFS_MAX_CONNECTIONS = 16
+
 
 def _address(value: str) -> str:
     """An IP address or a lower-case DNS name, as a client mounts it."""
@@ -56,7 +63,7 @@ def _address(value: str) -> str:
 class StorageServer(Model):
     """One storage server (or scale-out node) and the read rate it delivers to clients."""
 
-    address: str = Field(description="IP address or DNS name of the server. Required.")
+    address: str = Field(description="IP address or DNS name of the server, outside the cluster's pod and service ranges. Required.")
     read_gbps: float = Field(
         alias="readGBps",
         gt=0,
@@ -107,7 +114,8 @@ class SiteStorage(Model):
     servers: list[StorageServer] = Field(min_length=1, description="The servers behind the endpoint with their read rates. Required.")
     mount_options: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.=-]+$")]] = Field(
         default_factory=lambda: ["nfsvers=4.1"],
-        description="Mount options of the PersistentVolume, e.g. `[nfsvers=4.1, nconnect=16]`. Default: `[nfsvers=4.1]`.",
+        description="Mount options of the PersistentVolume, e.g. `[nfsvers=4.1, nconnect=16]`; `nconnect` 1-16 (the Linux NFS "
+        "client's NFS_MAX_CONNECTIONS). Default: `[nfsvers=4.1]`.",
     )
     capacity_gib: int = Field(default=1024, ge=1, description="Capacity written on the PersistentVolume and claim, in GiB (NFS does not enforce it). Default: 1024.")
     target: StorageTarget = Field(default_factory=StorageTarget, description="Read rate to reach (checked). Default: 10 GB/s per active GPU worker.")
@@ -116,6 +124,25 @@ class SiteStorage(Model):
     @classmethod
     def _valid_endpoint(cls, value: str | None) -> str | None:
         return None if value is None else _address(value)
+
+    @field_validator("mount_options")
+    @classmethod
+    def _nconnect_in_range(cls, value: list[str]) -> list[str]:
+        for i, option in enumerate(value):
+            name, eq, number = option.partition("=")
+            if name != "nconnect":
+                continue
+            if eq and number.isdigit() and 1 <= int(number) <= NFS_MAX_CONNECTIONS:
+                continue
+            got = f"nconnect={number}" if eq else "nconnect without a value"
+            raise FieldError(
+                f"[{i}]",
+                f"{got}: the Linux NFS client accepts nconnect=1 to {NFS_MAX_CONNECTIONS} (NFS_MAX_CONNECTIONS) and refuses the "
+                "mount otherwise (\"NFS: Value for 'nconnect' out of range\"), so no pod could mount the dataset",
+                f"write `nconnect=<1-{NFS_MAX_CONNECTIONS}>`, e.g. `nconnect={NFS_MAX_CONNECTIONS}` (more connections per mount help "
+                "only up to the server's NIC count), or remove it (one connection)",
+            )
+        return value
 
     @model_validator(mode="after")
     def _unique_servers(self) -> SiteStorage:

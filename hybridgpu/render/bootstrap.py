@@ -10,9 +10,13 @@
   planes the API server audit policy, and on GPU workers with preinstalled drivers the NVIDIA
   container toolkit from NVIDIA's apt repository (its runtime is in the containerd config we
   write; ``nvidia-ctk`` does not edit it). Every step checks before it changes, so the script is
-  safe to re-run;
-  containerd restarts only when its configuration changed. It refuses to move an installed
-  Kubernetes to another version (that is ``kubeadm upgrade``'s job).
+  safe to re-run. containerd restarts when the files it loads differ from those its last
+  verified restart loaded (a digest kept in :data:`CONTAINERD_LOADED_PATH`), so a re-run after a
+  failure between the config write and the restart still restarts it; after the (re)start the
+  script checks that containerd serves its CRI plugin before it says the host is ready. On
+  containerd 1.x it refuses drop-ins in ``/etc/containerd/conf.d`` (1.x replaces whole plugin
+  tables with them, containerd#5837). It refuses to move an installed Kubernetes to another
+  version (that is ``kubeadm upgrade``'s job).
 * :func:`kubeadm_command` / :func:`kubeadm_run_script`: the ``kubeadm init --config F
   --upload-certs --skip-token-print --skip-certificate-key-print`` / ``kubeadm join --config F``
   command, and a script around it that decides from the cluster (API server answers, Node
@@ -63,12 +67,26 @@ from collections.abc import Mapping
 
 from hybridgpu.datafile import ORDERED, dump_yaml
 from hybridgpu.k8s import is_dns1123_subdomain
-from hybridgpu.render.containerd import CONTAINERD_BACKUP_PATH, CONTAINERD_CONFIG_PATH, CONTAINERD_MARKER, containerd_config
+from hybridgpu.inventory.mirrors import NVIDIA_LIST_URL, AptSource, Mirrors, apt_sources
+from hybridgpu.render.containerd import (
+    CONTAINERD_BACKUP_PATH,
+    CONTAINERD_CERTS_DIR,
+    CONTAINERD_CONFIG_PATH,
+    CONTAINERD_DROPIN_DIR,
+    CONTAINERD_MARKER,
+    DROPINS_MERGE_FROM_MAJOR,
+    containerd_config,
+    registry_hosts_toml,
+)
 from hybridgpu.render.kubeadm import AUDIT_LOG_DIR, AUDIT_POLICY_PATH, CRI_SOCKET, KUBELET_PROTECTED_SYSCTLS, audit_policy
 from hybridgpu.render.kubeadm_specs import ClusterSpec, NodeSpec
 
 #: Where the (substituted) kubeadm config is uploaded on each host; mode 0600, deleted after use.
 KUBEADM_CONFIG_PATH = "/etc/kubernetes/hybridgpu/kubeadm.yaml"
+#: sha256 of the files containerd loaded at the bootstrap's last restart whose CRI check passed.
+#: containerd reads its configuration only when it starts, so this, not "the file changed in this
+#: run", tells whether the running daemon has the current file.
+CONTAINERD_LOADED_PATH = "/var/lib/hybridgpu/containerd-loaded.sha256"
 
 _DEB_VERSION_RE = re.compile(r"\A[0-9][0-9A-Za-z.+~-]*\Z")
 _DURATION_RE = re.compile(r"\A(?=\d)(\d+h)?(\d+m)?(\d+s)?\Z")
@@ -169,7 +187,8 @@ apt-get install -y -qq ca-certificates curl gpg >/dev/null
 """
 
 # containerd: the complete config for the installed major version (hybridgpu.render.containerd),
-# the operator's previous file kept once, a restart only when the content changed.
+# the operator's previous file kept once; drop-ins refused on 1.x (they would replace whole
+# plugin tables there, containerd#5837), imported on 2.x.
 _CONTAINERD = """\
 log "containerd"
 if ! command -v containerd >/dev/null 2>&1; then
@@ -179,13 +198,18 @@ fi
 # "containerd github.com/containerd/containerd/v2 v2.1.4 ...": the third field is the version.
 CONTAINERD_VERSION=$(containerd --version | awk '{ print $3 }')
 CONTAINERD_VERSION=${CONTAINERD_VERSION#v}
-install -d -m 0755 /etc/containerd /etc/containerd/conf.d
+CONTAINERD_MAJOR=${CONTAINERD_VERSION%%.*}
+install -d -m 0755 /etc/containerd "${CONTAINERD_CERTS}"
 if [[ -f ${CONTAINERD_CONFIG} && ! -e ${CONTAINERD_BACKUP} ]] && ! grep -qxF "${CONTAINERD_MARKER}" "${CONTAINERD_CONFIG}"; then
   cp -p "${CONTAINERD_CONFIG}" "${CONTAINERD_BACKUP}"
   log "kept the previous ${CONTAINERD_CONFIG} as ${CONTAINERD_BACKUP}"
 fi
-case "${CONTAINERD_VERSION%%.*}" in
+case "${CONTAINERD_MAJOR}" in
   1)
+    dropins=$(compgen -G "${CONTAINERD_DROPINS}/*.toml" | tr '\\n' ' ' || true)
+    if [[ -n ${dropins} ]]; then
+      die "containerd ${CONTAINERD_VERSION} does not merge drop-ins: each plugin table in ${dropins}would replace the whole table of ${CONTAINERD_CONFIG} (the CRI one holds SystemdCgroup and the runtimes; containerd#5837, merged key by key only from containerd 2.0), so the file imports none. Put registry mirrors in ${CONTAINERD_CERTS}/<registry>/hosts.toml, move the rest out of ${CONTAINERD_DROPINS} (or install containerd 2.x), then re-run"
+    fi
     write_file "${CONTAINERD_CONFIG}" 0644 <<'HYBRIDGPU_EOF'
 {config_v2}HYBRIDGPU_EOF
     ;;
@@ -198,6 +222,23 @@ esac
 if [[ ${FILE_CHANGED} -eq 1 ]]; then
   CONTAINERD_RESTART=1
 fi
+if [[ ${CONTAINERD_MAJOR} -ge ${DROPINS_MERGE_FROM_MAJOR} ]]; then
+  install -d -m 0755 "${CONTAINERD_DROPINS}"
+fi
+"""
+
+# Registry mirrors (mirrors.registries): one hosts.toml per registry under config_path, read by
+# containerd on every pull (no restart). Files we wrote for registries no longer listed are removed.
+_REGISTRY_HOSTS_CLEANUP = """\
+for hosts in "${CONTAINERD_CERTS}"/*/hosts.toml; do
+  [[ -f ${hosts} ]] || continue
+  registry=$(basename "$(dirname "${hosts}")")
+  if [[ " ${MIRRORED_REGISTRIES} " != *" ${registry} "* ]] && grep -qxF "${CONTAINERD_MARKER}" "${hosts}"; then
+    rm -f "${hosts}"
+    log "removed ${hosts} (${registry} is no longer mirrored)"
+  fi
+done
+
 """
 
 _CRICTL = """\
@@ -209,10 +250,10 @@ EOF
 """
 
 _KUBERNETES = """\
-log "Kubernetes ${K8S_VERSION} packages from pkgs.k8s.io (${K8S_MINOR})"
-add_apt_key "https://pkgs.k8s.io/core:/stable:/${K8S_MINOR}/deb/Release.key" /etc/apt/keyrings/kubernetes-apt-keyring.gpg
+log "Kubernetes ${K8S_VERSION} packages from {k8s_label} (${K8S_MINOR})"
+{k8s_key}
 write_file /etc/apt/sources.list.d/kubernetes.list 0644 <<EOF
-deb [signed-by=/etc/apt/keyrings/kubernetes-apt-keyring.gpg] https://pkgs.k8s.io/core:/stable:/${K8S_MINOR}/deb/ /
+{k8s_deb}
 EOF
 apt-get update -qq
 missing=0
@@ -236,12 +277,26 @@ _NVIDIA = """\
 log "NVIDIA container toolkit"
 command -v nvidia-smi >/dev/null 2>&1 || die "nvidia-smi not found: this gpu-worker expects preinstalled NVIDIA drivers"
 nvidia-smi -L >/dev/null || die "nvidia-smi cannot reach the driver (reboot after installing it?)"
-add_apt_key https://nvidia.github.io/libnvidia-container/gpgkey /usr/share/keyrings/nvidia-container-toolkit-keyring.gpg
+"""
+
+# NVIDIA's public repository: its list file, rewritten with signed-by (the install guide's steps).
+_NVIDIA_PUBLIC = """\
+add_apt_key {key_url} {keyring}
 NVIDIA_LIST=$(mktemp)
-fetch https://nvidia.github.io/libnvidia-container/stable/deb/nvidia-container-toolkit.list "${NVIDIA_LIST}"
-sed -i 's#deb https://#deb [signed-by=/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg] https://#g' "${NVIDIA_LIST}"
+fetch {list_url} "${NVIDIA_LIST}"
+sed -i 's#deb https://#deb [signed-by={keyring}] https://#g' "${NVIDIA_LIST}"
 write_file /etc/apt/sources.list.d/nvidia-container-toolkit.list 0644 <"${NVIDIA_LIST}"
 rm -f "${NVIDIA_LIST}"
+apt-get update -qq
+"""
+
+# A site's mirror of it (mirrors.apt.nvidia): one flat deb line; the quoted heredoc keeps $(ARCH) for apt.
+_NVIDIA_MIRROR = """\
+log "NVIDIA packages from {label}"
+{key_step}
+write_file /etc/apt/sources.list.d/nvidia-container-toolkit.list 0644 <<'EOF'
+{deb}
+EOF
 apt-get update -qq
 """
 
@@ -275,15 +330,53 @@ fi
 apt-mark hold "${NVIDIA_TOOLKIT_PACKAGES[@]}" >/dev/null
 """
 
+# containerd reads its configuration only when it starts. A run that wrote the file and stopped
+# before the restart (a failed toolkit install, say) leaves the daemon on the old file, so the
+# restart follows what the last verified restart loaded (CONTAINERD_LOADED), not only what this
+# run wrote; the digest is recorded only once the restarted daemon serves CRI.
 _CONTAINERD_START = """\
+# containerd_digest: sha256 over the files containerd loads at start (config.toml; on 2.x also
+# the drop-ins it imports).
+containerd_digest() {
+  local files=("${CONTAINERD_CONFIG}")
+  if [[ ${CONTAINERD_MAJOR} -ge ${DROPINS_MERGE_FROM_MAJOR} ]]; then
+    mapfile -t -O 1 files < <(compgen -G "${CONTAINERD_DROPINS}/*.toml" | LC_ALL=C sort)
+  fi
+  sha256sum "${files[@]}" | sha256sum | awk '{ print $1 }'
+}
+# cri_status: what `ctr plugins ls` says of the CRI plugin (ok, skip, error), nothing when the
+# daemon runs without it (disabled_plugins: Docker's containerd.io ships ["cri"]) or does not answer.
+cri_status() {
+  { ctr --address "${CRI_SOCKET#unix://}" plugins ls 'type==io.containerd.grpc.v1,id==cri' 2>/dev/null || true; } |
+    awk '$1 == "io.containerd.grpc.v1" && $2 == "cri" { print $4 }'
+}
 systemctl enable containerd >/dev/null 2>&1
+CONTAINERD_DIGEST=$(containerd_digest)
+CONTAINERD_FAILED="containerd does not run with ${CONTAINERD_CONFIG} and its imports: see journalctl -u containerd"
 if [[ ${CONTAINERD_RESTART} -eq 1 ]]; then
   log "restarting containerd (configuration changed)"
-  systemctl restart containerd
+  systemctl restart containerd || die "${CONTAINERD_FAILED}"
+elif [[ $(cat "${CONTAINERD_LOADED}" 2>/dev/null || true) != "${CONTAINERD_DIGEST}" ]]; then
+  log "restarting containerd (no completed run restarted it with this configuration; ${CONTAINERD_LOADED})"
+  systemctl restart containerd || die "${CONTAINERD_FAILED}"
+  CONTAINERD_RESTART=1
 else
-  systemctl start containerd
+  systemctl start containerd || die "${CONTAINERD_FAILED}"
 fi
-systemctl is-active --quiet containerd || die "containerd is not running"
+systemctl is-active --quiet containerd || die "${CONTAINERD_FAILED}"
+cri=""
+for _ in 1 2 3 4 5; do
+  cri=$(cri_status)
+  [[ ${cri} == ok ]] && break
+  sleep 2
+done
+if [[ ${cri} != ok ]]; then
+  die "containerd runs without its CRI plugin (ctr plugins ls: ${cri:-not loaded}), so kubeadm's preflight would fail: look for cri in disabled_plugins of ${CONTAINERD_CONFIG} and its imports, and in journalctl -u containerd"
+fi
+if [[ ${CONTAINERD_RESTART} -eq 1 ]]; then
+  install -d -m 0755 "$(dirname "${CONTAINERD_LOADED}")"
+  printf '%s\\n' "${CONTAINERD_DIGEST}" >"${CONTAINERD_LOADED}"
+fi
 
 """
 
@@ -301,6 +394,65 @@ log "done: ${NODE_NAME} (${NODE_ROLE}) is ready for kubeadm (config goes to ${KU
 """
 
 
+#: Where the Kubernetes and NVIDIA repositories' downloaded keys are kept (``signed-by``).
+KUBERNETES_KEYRING = "/etc/apt/keyrings/kubernetes-apt-keyring.gpg"
+NVIDIA_KEYRING = "/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg"
+
+
+def _with_minor(text: str) -> str:
+    return text.replace("{minor}", "${K8S_MINOR}")
+
+
+def _key_step(source: AptSource, keyring: str, what: str, setting: str) -> tuple[str, str]:
+    """(the script line that provides the repository's key, the keyring ``signed-by`` names)."""
+    if source.key_file is not None:
+        line = (
+            f'[[ -f {source.key_file} ]] || die "{source.key_file} ({what} mirror keyring, {setting}.keyFile) is not on this host: '
+            'install it there, then re-run"'
+        )
+        return line, source.key_file
+    assert source.key_url is not None
+    return f'add_apt_key "{_with_minor(source.key_url)}" {keyring}', keyring
+
+
+def kubernetes_repository(source: AptSource) -> dict[str, str]:
+    """The parts of a script that set up the Kubernetes apt repository, for :func:`fill`.
+
+    Args:
+        source: the repository (:data:`hybridgpu.inventory.mirrors.KUBERNETES_APT` or a site's mirror);
+            ``{minor}`` in its URLs becomes the script's ``${K8S_MINOR}``.
+
+    Returns:
+        ``{"{k8s_label}": log name, "{k8s_key}": the key line, "{k8s_deb}": the deb line}``.
+    """
+    assert source.url is not None
+    key, keyring = _key_step(source, KUBERNETES_KEYRING, "the Kubernetes", "mirrors.apt.kubernetes")
+    return {"{k8s_label}": source.label, "{k8s_key}": key, "{k8s_deb}": f"deb [signed-by={keyring}] {_with_minor(source.url)} /"}
+
+
+def fill(template: str, values: Mapping[str, str]) -> str:
+    """``template`` with each placeholder (key of ``values``) replaced by its value."""
+    for placeholder, value in values.items():
+        template = template.replace(placeholder, value)
+    return template
+
+
+def _nvidia_repository(source: AptSource) -> str:
+    if source.url is None:  # NVIDIA's own: the list file
+        assert source.key_url is not None
+        return fill(_NVIDIA_PUBLIC, {"{key_url}": source.key_url, "{list_url}": NVIDIA_LIST_URL, "{keyring}": NVIDIA_KEYRING})
+    key, keyring = _key_step(source, NVIDIA_KEYRING, "the NVIDIA", "mirrors.apt.nvidia")
+    return fill(_NVIDIA_MIRROR, {"{label}": source.label, "{key_step}": key, "{deb}": f"deb [signed-by={keyring}] {source.url} /"})
+
+
+def _registry_hosts(mirrors: Mirrors) -> str:
+    lines = ['log "registry mirrors in ${CONTAINERD_CERTS} (containerd reads them on every pull: no restart)"\n']
+    for entry in mirrors.registries:
+        lines.append(f'write_file "${{CONTAINERD_CERTS}}/{entry.directory}/hosts.toml" 0644 <<\'HYBRIDGPU_EOF\'\n')
+        lines.append(registry_hosts_toml(entry) + "HYBRIDGPU_EOF\n")
+    return "".join(lines) + _REGISTRY_HOSTS_CLEANUP
+
+
 def bootstrap_script(
     cluster: ClusterSpec,
     node: NodeSpec,
@@ -308,6 +460,7 @@ def bootstrap_script(
     nvidia_toolkit: bool,
     nvidia_default_runtime: bool = True,
     nvidia_toolkit_version: str | None = None,
+    mirrors: Mirrors | None = None,
 ) -> str:
     """The bash script that prepares ``node`` for ``kubeadm init`` / ``join``.
 
@@ -322,6 +475,10 @@ def bootstrap_script(
             use a RuntimeClass.
         nvidia_toolkit_version: pin the toolkit packages to this Debian version (e.g.
             ``1.18.0-1``); None installs the newest once and then leaves it alone.
+        mirrors: the site's ``mirrors`` (:mod:`hybridgpu.inventory.mirrors`): the apt repositories
+            the packages come from, and one ``hosts.toml`` per mirrored registry (hybridgpu's
+            files of registries no longer listed are removed). None: the public repositories and
+            no registry hosts (the script is then what it was before mirrors existed).
 
     Raises:
         ValueError: ``nvidia_toolkit`` on a node that is not a gpu-worker, or a malformed version.
@@ -345,7 +502,15 @@ def bootstrap_script(
         # protectKernelDefaults makes the kubelet fail unless these are set already.
         sysctls += [f"{key} = {value}" for key, value in KUBELET_PROTECTED_SYSCTLS]
 
-    values.update(CONTAINERD_CONFIG=CONTAINERD_CONFIG_PATH, CONTAINERD_BACKUP=CONTAINERD_BACKUP_PATH, CONTAINERD_MARKER=CONTAINERD_MARKER)
+    values.update(
+        CONTAINERD_CONFIG=CONTAINERD_CONFIG_PATH,
+        CONTAINERD_BACKUP=CONTAINERD_BACKUP_PATH,
+        CONTAINERD_MARKER=CONTAINERD_MARKER,
+        CONTAINERD_CERTS=CONTAINERD_CERTS_DIR,
+        CONTAINERD_DROPINS=CONTAINERD_DROPIN_DIR,
+        DROPINS_MERGE_FROM_MAJOR=str(DROPINS_MERGE_FROM_MAJOR),
+        CONTAINERD_LOADED=CONTAINERD_LOADED_PATH,
+    )
     containerd = {"systemd_cgroup": cluster.cgroup_driver == "systemd", "nvidia": nvidia_toolkit, "nvidia_default": nvidia_default_runtime}
     body = [
         _LOG,
@@ -353,17 +518,21 @@ def bootstrap_script(
         _PREFLIGHT,
         _KERNEL.replace("{sysctls}", "\n".join(sysctls)),
         _CONTAINERD.replace("{config_v2}", containerd_config(2, **containerd)).replace("{config_v3}", containerd_config(3, **containerd)),
-        _CRICTL,
     ]
+    if mirrors is not None:
+        values["MIRRORED_REGISTRIES"] = " ".join(entry.directory for entry in mirrors.registries)
+        body.append(_registry_hosts(mirrors))
+    body.append(_CRICTL)
+    sources = apt_sources(mirrors)
     if nvidia_toolkit:
-        body.append(_NVIDIA)
+        body.append(_NVIDIA + _nvidia_repository(sources.nvidia))
         if nvidia_toolkit_version:
             values["NVIDIA_TOOLKIT_VERSION"] = nvidia_toolkit_version
             body.append(_NVIDIA_INSTALL_PINNED)
         else:
             body.append(_NVIDIA_INSTALL_LATEST)
     body.append(_CONTAINERD_START)
-    body.append(_KUBERNETES)
+    body.append(fill(_KUBERNETES, kubernetes_repository(sources.kubernetes)))
     if node.role == "control-plane" and cluster.audit_log:
         values["AUDIT_POLICY"] = AUDIT_POLICY_PATH
         values["AUDIT_LOG_DIR"] = AUDIT_LOG_DIR

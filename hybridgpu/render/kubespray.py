@@ -14,9 +14,27 @@ build the same cluster without hybridgpu:
   ``ansible_port`` when not 22, and ``etcd_member_name`` on control planes.
 * ``group_vars/k8s_cluster/k8s-cluster.yml``: ``kube_version``, ``kube_pods_subnet``,
   ``kube_service_addresses``, ``kube_network_node_prefix``, ``kube_network_plugin``,
-  ``container_manager``.
-* ``group_vars/all/all.yml``: the external API load balancer when ``controlPlaneEndpoint`` is
-  set (``loadbalancer_apiserver`` for an IP, ``apiserver_loadbalancer_domain_name`` for a name).
+  ``container_manager``, and ``kube_owner: root`` with Cilium (kubespray's preinstall check
+  ``roles/kubernetes/preinstall/tasks/0040-verify-settings.yml`` "Stop if kube_owner is not root
+  when using cilium", PR #13385, stops the play with the default ``kube_owner: kube``: Cilium's
+  init containers cannot write to ``/opt/cni/bin`` owned by another user).
+* ``group_vars/all/all.yml``: with ``controlPlaneEndpoint``, ``loadbalancer_apiserver:
+  {address, port}`` (always: kubespray sets ``kubeadm_config_api_fqdn``, the host of kubeadm's
+  ``controlPlaneEndpoint``, only when ``loadbalancer_apiserver`` is defined, in
+  ``roles/kubernetes/control-plane/tasks/kubeadm-setup.yml``; without it the endpoint is the
+  first control plane's ``main_ip`` for good, ``templates/kubeadm-config.v1beta4.yaml.j2``), and
+  ``apiserver_loadbalancer_domain_name`` when the endpoint is a DNS name (the default is
+  ``loadbalancer_apiserver.address``; ``roles/kubespray_defaults/defaults/main/main.yml``). For a
+  name, ``address`` is the name too: at this commit kubespray uses the address only as a
+  certificate SAN, a ``no_proxy`` entry and the admin kubeconfig's server, all of which take a
+  name (it no longer writes ``/etc/hosts``).
+* ``[gpu_nodes]`` (the gpu-workers, a child group of ``kube_node``) and ``group_vars/gpu_nodes/containerd.yml``, with ``nvidia_toolkit``:
+  ``containerd_additional_runtimes`` with the ``nvidia`` runtime and ``containerd_default_runtime:
+  nvidia``, the runtime hybridgpu's own bootstrap writes (:func:`hybridgpu.render.containerd.containerd_config`),
+  in the shape of kubespray's ``containerd_runc_runtime`` (``roles/container-engine/containerd/defaults/main.yml``,
+  rendered by ``templates/config.toml.j2``). Only GPU workers get it. Kubespray does not install
+  the NVIDIA container toolkit: the file says to install it (at ``cluster.nvidiaContainerToolkitVersion``)
+  before ``cluster.yml``; without ``nvidia_toolkit`` the GPU Operator installs it and configures containerd.
 * ``host_vars/<host>.yml`` for hosts with labels, taints or a key file: ``node_labels`` (dict)
   and ``node_taints`` (``key=value:effect`` strings), the labels and taints hybridgpu registers
   the node with (:func:`hybridgpu.render.kubeadm.node_labels` / ``node_taints``; the
@@ -36,12 +54,21 @@ for a CNI other than calico ``2 ** (kube_network_node_prefix - <podSubnet prefix
 number of hosts. The node prefix is kubespray's default 24 when that fits, else the
 longest prefix that fits; a site that no prefix fits raises :class:`KubesprayExportError`.
 
-Source: kubernetes-sigs/kubespray at commit 46dbdd39 (2026-08-21): ``inventory/sample/inventory.ini``,
+Also refused: a ``kubernetesVersion`` kubespray at :data:`KUBESPRAY_COMMIT` has no checksums
+for (its ``roles/validate_inventory/tasks/main.yml`` "Check if requested Kubernetes are supported"
+and the minimum version, the oldest of those checksums).
+
+Source: kubernetes-sigs/kubespray at commit 46dbdd39 (2026-08-21, :data:`KUBESPRAY_COMMIT`, 96 commits
+after v2.31.0, with PR #13385): ``inventory/sample/inventory.ini``,
 ``inventory/sample/group_vars/k8s_cluster/k8s-cluster.yml``, ``inventory/sample/group_vars/all/all.yml``,
 ``roles/dynamic_groups/tasks/main.yml``, ``roles/validate_inventory/tasks/main.yml``,
 ``docs/ansible/inventory.md``, ``docs/ansible/vars.md`` (``node_labels``, ``node_taints``),
-``docs/operations/ha-mode.md`` (external load balancer variables); kube_version 1.35.2 is in its
-``roles/kubespray_defaults/vars/main/checksums.yml``. Read 2026-11-24.
+``docs/operations/ha-mode.md`` (external load balancer variables),
+``roles/kubernetes/preinstall/tasks/0040-verify-settings.yml``, ``roles/kubespray_defaults/defaults/main/main.yml``,
+``roles/kubernetes/control-plane/tasks/kubeadm-setup.yml`` and ``templates/kubeadm-config.v1beta4.yaml.j2``,
+``roles/container-engine/containerd/defaults/main.yml`` and ``templates/config.toml.j2``; the Kubernetes
+versions are the keys of ``kubeadm_checksums`` / ``kubelet_checksums`` / ``kubectl_checksums`` (amd64) in
+``roles/kubespray_defaults/vars/main/checksums.yml``. Read 2026-11-24 and 2026-11-26.
 """
 
 from __future__ import annotations
@@ -51,11 +78,36 @@ import ipaddress
 from hybridgpu.errors import Issue, IssuesError
 from hybridgpu.inventory.models import Host, Inventory
 from hybridgpu.render import dump_yaml
+from hybridgpu.render.containerd import NVIDIA_RUNTIME_BINARY
 from hybridgpu.render.kubeadm import node_labels, node_taints
 from hybridgpu.render.kubeadm_specs import NodeSpec
 from hybridgpu.render.topology import host_node_labels
 
-__all__ = ["KUBELET_MAX_PODS", "KubesprayExportError", "control_plane_order", "kubespray_files", "node_prefix"]
+__all__ = [
+    "GPU_GROUP",
+    "KUBELET_MAX_PODS",
+    "KUBESPRAY_COMMIT",
+    "KUBESPRAY_KUBE_VERSIONS",
+    "KubesprayExportError",
+    "control_plane_order",
+    "kubespray_files",
+    "node_prefix",
+    "nvidia_runtime_vars",
+]
+
+#: The kubespray commit the export targets (kubernetes-sigs/kubespray master of 2026-08-21, 96 commits after
+#: v2.31.0; it has PR #13385's Cilium ``kube_owner`` check, which v2.31.0 lacks). Named in docs/onprem.md.
+KUBESPRAY_COMMIT = "46dbdd3994b32640bcd806b0097f50e8fdf1d514"
+#: Kubernetes versions kubespray at :data:`KUBESPRAY_COMMIT` installs: the amd64 keys of ``kubeadm_checksums``,
+#: ``kubelet_checksums`` and ``kubectl_checksums`` (the same 26) in ``roles/kubespray_defaults/vars/main/checksums.yml``;
+#: the oldest is its ``kube_version_min_required``.
+KUBESPRAY_KUBE_VERSIONS: tuple[str, ...] = (
+    *(f"1.34.{p}" for p in range(12)),
+    *(f"1.35.{p}" for p in range(9)),
+    *(f"1.36.{p}" for p in range(5)),
+)
+#: The inventory group of the GPU workers (``group_vars/<GPU_GROUP>/`` holds their containerd runtime).
+GPU_GROUP = "gpu_nodes"
 
 #: kubespray's default ``kubelet_max_pods`` (and the kubelet's ``maxPods`` default).
 KUBELET_MAX_PODS = 110
@@ -135,22 +187,77 @@ def _host_vars(host: Host) -> dict[str, object]:
     return out
 
 
-def kubespray_files(inventory: Inventory, *, kubelet_max_pods: int = KUBELET_MAX_PODS) -> dict[str, str]:
+def nvidia_runtime_vars() -> dict[str, object]:
+    """Kubespray containerd variables that give a host the ``nvidia`` runtime hybridgpu's bootstrap writes.
+
+    Returns:
+        ``containerd_additional_runtimes`` (one runc-v2 runtime named ``nvidia`` with
+        ``BinaryName`` :data:`~hybridgpu.render.containerd.NVIDIA_RUNTIME_BINARY`, ``SystemdCgroup``
+        following kubespray's ``containerd_use_systemd_cgroup`` as its runc runtime does, and runc's
+        ``cri-base.json`` base spec) and ``containerd_default_runtime: nvidia`` (hybridgpu's default:
+        the device plugin's pods need no RuntimeClass). kubespray's ``config.toml.j2`` writes a string
+        option ``"true"``/``"false"`` as a TOML boolean.
+    """
+    return {
+        "containerd_default_runtime": "nvidia",
+        "containerd_additional_runtimes": [
+            {
+                "name": "nvidia",
+                "type": "io.containerd.runc.v2",
+                "base_runtime_spec": "cri-base.json",
+                "options": {
+                    "BinaryName": NVIDIA_RUNTIME_BINARY,
+                    "SystemdCgroup": "{{ containerd_use_systemd_cgroup | ternary('true', 'false') }}",
+                },
+            }
+        ],
+    }
+
+
+def _version_ranges() -> str:
+    """:data:`KUBESPRAY_KUBE_VERSIONS` per minor, e.g. ``1.34.0 to 1.34.11, 1.35.0 to 1.35.8``."""
+    minors: dict[str, list[str]] = {}
+    for version in KUBESPRAY_KUBE_VERSIONS:
+        minors.setdefault(version.rsplit(".", 1)[0], []).append(version)
+    return ", ".join(f"{v[0]} to {v[-1]}" for v in minors.values())
+
+
+def _version_issue(inventory: Inventory) -> Issue | None:
+    version = inventory.site.cluster.kubernetes_version
+    if version in KUBESPRAY_KUBE_VERSIONS:
+        return None
+    return Issue.on_host(
+        inventory.site_file,
+        None,
+        "cluster.kubernetesVersion",
+        f"kubespray {KUBESPRAY_COMMIT[:8]} has no checksums for Kubernetes {version}: its validate_inventory stops the play",
+        f"set kubernetesVersion to one it installs: {_version_ranges()}",
+        "kubespray-kube-version",
+    )
+
+
+def kubespray_files(inventory: Inventory, *, kubelet_max_pods: int = KUBELET_MAX_PODS, nvidia_toolkit: bool = True) -> dict[str, str]:
     """The files of a kubespray inventory directory for ``inventory``.
 
     Args:
         inventory: a validated inventory (single-stack IPv4, odd control-plane count: the
             inventory rules guarantee what kubespray's checks need except the node prefix).
         kubelet_max_pods: ``kubelet_max_pods`` the prefix must leave room for (kubespray's default 110).
+        nvidia_toolkit: the NVIDIA container toolkit is on the GPU workers (installed by the
+            operator before kubespray runs; the stack's ``hybridgpu:onprem.nvidiaToolkit``): give
+            them the ``nvidia`` containerd runtime. False when the GPU Operator installs the toolkit.
 
     Returns:
         Relative path -> text, in a fixed order (same inventory, same bytes): ``inventory.ini``,
-        ``group_vars/k8s_cluster/k8s-cluster.yml``, ``group_vars/all/all.yml``, then
+        ``group_vars/k8s_cluster/k8s-cluster.yml``, ``group_vars/all/all.yml``, with GPU workers
+        ``group_vars/gpu_nodes/containerd.yml`` (comments only without ``nvidia_toolkit``), then
         ``host_vars/<host>.yml`` in inventory order.
 
     Raises:
         KubesprayExportError: no ``kube_network_node_prefix`` passes kubespray's checks (the pod
-            subnet is too small for the hosts), naming ``cluster.podSubnet`` with the fix.
+            subnet is too small for the hosts), naming ``cluster.podSubnet``, or a
+            ``kubernetesVersion`` kubespray does not install, naming ``cluster.kubernetesVersion``;
+            each with the fix.
     """
     cluster = inventory.site.cluster
     planes = control_plane_order(inventory)
@@ -159,21 +266,23 @@ def kubespray_files(inventory: Inventory, *, kubelet_max_pods: int = KUBELET_MAX
     cordoned = [h.hostname for h in [*planes, *workers] if h.state == "cordoned"]
     count = len(planes) + len(workers)
     prefix = node_prefix(cluster.pod_subnet.prefixlen, count, cluster.cni, kubelet_max_pods)
+    issues = [issue for issue in [_version_issue(inventory)] if issue is not None]
     if prefix is None:
         need = max(count, 1).bit_length()
-        raise KubesprayExportError(
-            [
-                Issue.on_host(
-                    inventory.site_file,
-                    None,
-                    "cluster.podSubnet",
-                    f"podSubnet {cluster.pod_subnet} cannot give {count} nodes a /25 or shorter block each "
-                    f"({kubelet_max_pods} pods per node), which kubespray's inventory checks require",
-                    f"widen podSubnet to a /{max(8, 25 - need)} or shorter",
-                    "kubespray-node-prefix",
-                )
-            ]
+        issues.append(
+            Issue.on_host(
+                inventory.site_file,
+                None,
+                "cluster.podSubnet",
+                f"podSubnet {cluster.pod_subnet} cannot give {count} nodes a /25 or shorter block each "
+                f"({kubelet_max_pods} pods per node), which kubespray's inventory checks require",
+                f"widen podSubnet to a /{max(8, 25 - need)} or shorter",
+                "kubespray-node-prefix",
+            )
         )
+    if issues:
+        raise KubesprayExportError(issues)
+    gpu_nodes = [h for h in workers if h.role == "gpu-worker"]
     no_key = [h.hostname for h in [*planes, *workers] if h.ssh.key_secret.file is None]
 
     ini = [
@@ -188,10 +297,19 @@ def kubespray_files(inventory: Inventory, *, kubelet_max_pods: int = KUBELET_MAX
     if no_key:
         shown = ", ".join(no_key[:10]) + (f" and {len(no_key) - 10} more" if len(no_key) > 10 else "")
         ini.append(f"# SSH key kept in an env variable or Pulumi config (pass --private-key or use ssh-agent): {shown}")
+    if gpu_nodes and nvidia_toolkit:
+        ini.append(
+            f"# [{GPU_GROUP}] get the nvidia containerd runtime (group_vars/{GPU_GROUP}/containerd.yml): install "
+            f"nvidia-container-toolkit {cluster.nvidia_container_toolkit_version} on them before cluster.yml"
+        )
     ini += ["", "[kube_control_plane]"]
     ini += [_host_line(h, f" etcd_member_name=etcd{i}") for i, h in enumerate(planes, 1)]
     ini += ["", "[etcd:children]", "kube_control_plane", "", "[kube_node]"]
     ini += [_host_line(h) for h in workers]
+    if gpu_nodes:
+        # A child of kube_node, not of all: its group_vars beat k8s_cluster's, and the play order
+        # (Ansible lists the hosts of shallower groups first) still starts with the control planes.
+        ini += ["", f"[{GPU_GROUP}]", *(h.hostname for h in gpu_nodes), "", "[kube_node:children]", GPU_GROUP]
     ini += ["", "[k8s_cluster:children]", "kube_control_plane", "kube_node", ""]
 
     k8s_cluster = {
@@ -202,27 +320,46 @@ def kubespray_files(inventory: Inventory, *, kubelet_max_pods: int = KUBELET_MAX
         "kube_network_plugin": cluster.cni,
         "container_manager": cluster.container_runtime,
     }
+    if cluster.cni == "cilium":
+        # 0040-verify-settings.yml stops the play otherwise (Cilium's init containers run as root
+        # without CAP_DAC_OVERRIDE and must write to /opt/cni/bin).
+        k8s_cluster["kube_owner"] = "root"
     all_vars: dict[str, object] = {}
     endpoint = cluster.endpoint_host
     if endpoint is not None and cluster.control_plane_endpoint is not None:
         port = int(cluster.control_plane_endpoint.rsplit(":", 1)[1])
         try:
-            all_vars["loadbalancer_apiserver"] = {"address": str(ipaddress.ip_address(endpoint)), "port": port}
+            address = str(ipaddress.ip_address(endpoint))
         except ValueError:
+            address = endpoint
             all_vars["apiserver_loadbalancer_domain_name"] = endpoint
-    all_text = "# Exported by hybridgpu: the API server endpoint (cluster.controlPlaneEndpoint).\n"
-    if "apiserver_loadbalancer_domain_name" in all_vars:
-        all_text += (
-            "# Add the load balancer's address for kubespray's /etc/hosts entry (docs/operations/ha-mode.md):\n"
-            f"# loadbalancer_apiserver: {{address: <VIP of {endpoint}>, port: {port}}}\n"
+        all_vars["loadbalancer_apiserver"] = {"address": address, "port": port}
+    if all_vars:
+        all_text = (
+            "# Exported by hybridgpu: the API server endpoint (cluster.controlPlaneEndpoint), kubeadm's\n"
+            "# controlPlaneEndpoint and every client's server (kubespray docs/operations/ha-mode.md).\n" + dump_yaml(all_vars)
         )
-    all_text += dump_yaml(all_vars) if all_vars else "# (no controlPlaneEndpoint: kubespray's localhost load balancer is used)\n"
+    else:
+        all_text = "# Exported by hybridgpu. No controlPlaneEndpoint: kubeadm's is the first control plane's address, nodes use kubespray's localhost load balancer.\n"
 
     files = {
         "inventory.ini": "\n".join(ini),
         "group_vars/k8s_cluster/k8s-cluster.yml": "# Exported by hybridgpu from the Site's cluster settings.\n" + dump_yaml(k8s_cluster),
         "group_vars/all/all.yml": all_text,
     }
+    if gpu_nodes and nvidia_toolkit:
+        files[f"group_vars/{GPU_GROUP}/containerd.yml"] = (
+            "# Exported by hybridgpu: the nvidia containerd runtime of the GPU workers, as hybridgpu's bootstrap writes it.\n"
+            "# Kubespray does not install the NVIDIA container toolkit: install nvidia-container-toolkit\n"
+            f"# {cluster.nvidia_container_toolkit_version} (cluster.nvidiaContainerToolkitVersion) on these hosts first.\n"
+            + dump_yaml(nvidia_runtime_vars())
+        )
+    elif gpu_nodes:
+        # Written all the same, so that exporting again into the same directory replaces a runtime file.
+        files[f"group_vars/{GPU_GROUP}/containerd.yml"] = (
+            "# Exported by hybridgpu without the nvidia runtime (--no-nvidia-toolkit): the GPU Operator installs the\n"
+            "# NVIDIA container toolkit and configures containerd on these hosts.\n"
+        )
     for host in [*planes, *workers]:
         files[f"host_vars/{host.hostname}.yml"] = dump_yaml(_host_vars(host))
     return files

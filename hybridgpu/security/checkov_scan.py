@@ -222,6 +222,12 @@ def apply_skips(failed: Iterable[CheckResult], skips: Sequence[Skip]) -> tuple[l
 _FENCE = re.compile(r"^```ya?ml[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
+def _is_kubernetes_object(doc: Any) -> bool:
+    """A mapping with ``apiVersion`` and ``kind`` that is not one of hybridgpu's own files (``hybridgpu.io/*``:
+    inventories, burst plans, teams files), which the docs show in the same form but no cluster receives."""
+    return isinstance(doc, dict) and "apiVersion" in doc and "kind" in doc and not str(doc["apiVersion"]).startswith("hybridgpu.io/")
+
+
 def example_manifests(root: Path | None = None) -> list[tuple[str, list[dict[str, Any]]]]:
     """Kubernetes objects shown in the docs (```yaml blocks of README.md and docs/*.md with ``apiVersion`` and ``kind``, and docs/examples/*.yaml).
 
@@ -238,7 +244,7 @@ def example_manifests(root: Path | None = None) -> list[tuple[str, list[dict[str
         text = doc.read_text(encoding="utf-8")
         for number, match in enumerate(_FENCE.finditer(text), start=1):
             try:
-                objects = [d for d in yaml.safe_load_all(match.group(1)) if isinstance(d, dict) and "apiVersion" in d and "kind" in d]
+                objects = [d for d in yaml.safe_load_all(match.group(1)) if _is_kubernetes_object(d)]
             except yaml.YAMLError:
                 continue
             if objects:

@@ -50,7 +50,7 @@ def test_plan_worked_example_is_optimal():
     result = runner.invoke(app, ["mig", "plan", "H100-80GB", "1g.10gb=20", "3g.40gb=6", "--whole", "3"])
     assert result.exit_code == 0, result.output
     assert "9 x H100-80GB: 6 with MIG + 3 whole" in result.output
-    assert "5 GPU(s) x layout |1g.10gb|1g.10gb|1g.10gb|1g.10gb|3g.40gb" in result.output
+    assert "5 GPUs |1g.10gb|1g.10gb|1g.10gb|1g.10gb|3g.40gb" in result.output
 
 
 def test_plan_yaml_is_mig_parted_v1():

@@ -9,17 +9,25 @@ scratch root by rewriting the script text; nothing else in the script is changed
 containerd configs are the ones real packages ship: Debian's ``containerd`` .deb is fetched with
 ``apt-get download`` and unpacked with ``dpkg-deb -x`` at set-up (skipped where apt cannot fetch
 it), and its ``containerd`` binary is then asked to load what we render (``containerd --config F
-config dump``). Docker's ``containerd.io`` cannot be downloaded here (its apt repository is not
-reachable); its config comes from docker/containerd-packaging (tests/fixtures/containerd/SOURCE.md).
+config dump``), and started as a daemon for the script's CRI check (``ctr plugins ls``). Docker's
+``containerd.io`` cannot be downloaded here (its apt repository is not reachable); its config comes
+from docker/containerd-packaging (tests/fixtures/containerd/SOURCE.md). Debian 12's apt offers
+only containerd 1.6.20, so no 2.x binary is tested.
 """
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import os
 import shutil
+import socket
 import stat
 import subprocess
+import threading
+import time
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -57,8 +65,25 @@ if [[ -n ${FAIL_AT:-} && ${line} == ${FAIL_AT}* ]]; then
 fi
 S=${SANDBOX}/state
 R=${SANDBOX}/root
+# containerd loads its files only when it starts: the stub daemon's "running config" is a copy of
+# config.toml (plus the drop-ins when the file imports them) taken at restart, or at start when it
+# was not running (${S}/containerd-running); `ctr plugins ls` lists CRI unless that copy disables it.
+load_containerd() {
+  cat "${R}/etc/containerd/config.toml" >"${S}/containerd-running" 2>/dev/null || : >"${S}/containerd-running"
+  if grep -q '^imports' "${S}/containerd-running"; then
+    cat "${R}"/etc/containerd/conf.d/*.toml >>"${S}/containerd-running" 2>/dev/null || true
+  fi
+}
 case "${name}" in
   containerd) [[ $1 == --version ]] && printf '%s\n' "${CONTAINERD_VERSION_LINE}" ;;
+  systemctl)
+    [[ $1 == restart && $2 == containerd ]] && load_containerd
+    [[ $1 == start && $2 == containerd && ! -e ${S}/containerd-running ]] && load_containerd ;;
+  ctr)
+    printf 'TYPE                     ID     PLATFORMS      STATUS    \n'
+    if [[ -e ${S}/containerd-running ]] && ! grep -Eq '^disabled_plugins *= *\[.*cri' "${S}/containerd-running"; then
+      printf 'io.containerd.grpc.v1    cri    linux/amd64    ok        \n'
+    fi ;;
   apt-get) [[ $1 == install && " $* " == *" kubelet="* ]] && touch "${S}/installed" ;;
   dpkg-query)
     [[ -e ${S}/installed ]] || exit 1
@@ -101,7 +126,7 @@ exit 0
 
 STUBBED = (
     "apt-get apt-mark dpkg-query modprobe sysctl swapoff systemctl curl gpg containerd "
-    "nvidia-smi kubeadm kubectl sleep"
+    "nvidia-smi kubeadm kubectl sleep ctr"
 ).split()
 
 
@@ -321,6 +346,322 @@ def test_bootstrap_after_a_failure_in_the_middle(tmp_path, debian_containerd):
     assert box.file("/etc/kubernetes/audit/policy.yaml").exists()
     assert box.file("/etc/containerd/config.toml.hybridgpu.orig").read_text() == original
 
+
+# --------------------------------------------------------------------------- containerd: what the running daemon loaded (issue 27)
+# containerd reads config.toml (and what it imports) only when it starts; the stub daemon models
+# that (load_containerd in STUB). Registry hosts under config_path are read on every pull instead
+# (containerd docs/hosts.md at v1.6.20: "Updates under this directory do not require restarting
+# the containerd daemon").
+
+LOADED = "/var/lib/hybridgpu/containerd-loaded.sha256"
+READY = "is ready for kubeadm"
+
+
+def _running(box: Sandbox, config: str | None = None) -> Path:
+    """The stub daemon's loaded config; with ``config``, containerd already runs with that file."""
+    running = box.state / "containerd-running"
+    if config is not None:
+        box.file("/etc/containerd/config.toml").parent.mkdir(parents=True, exist_ok=True)
+        box.file("/etc/containerd/config.toml").write_text(config)
+        running.write_text(config)
+    return running
+
+
+@pytest.mark.parametrize(
+    ("package", "fail_at"),
+    [("docker", "apt-get install -y -qq --allow-change-held-packages"), ("debian", "apt-get install -y -qq --allow-change-held-packages"), ("docker", "curl")],
+    ids=["docker-toolkit", "debian-toolkit", "docker-key"],
+)
+def test_rerun_after_a_failure_between_config_write_and_restart_restarts_containerd(tmp_path, package, fail_at, debian_containerd):
+    """Issue 27: the first run writes config.toml, then fails before the restart (NVIDIA key
+    download, toolkit install); the re-run found the file unchanged and only ran
+    `systemctl start`, so containerd kept the packaged file (Docker's: no CRI) and the script
+    still said the host was ready. Now the re-run restarts it and checks CRI before saying so."""
+    original, version = _packaged(package, debian_containerd)
+    box = Sandbox(tmp_path, containerd_version=version, node="gpu-01")
+    running = _running(box, original)
+    script = bootstrap_script(CLUSTER, GPU, nvidia_toolkit=True, nvidia_toolkit_version="1.18.2-1")
+
+    failed = box.run(script, FAIL_AT=fail_at)
+    assert failed.returncode != 0 and box.calls[-1].startswith(fail_at)
+    written = box.file("/etc/containerd/config.toml").read_text()
+    assert written.startswith(CONTAINERD_MARKER)  # the new file is on disk ...
+    assert running.read_text() == original  # ... but the daemon still runs the packaged one
+    assert not box.file(LOADED).exists() and READY not in failed.stderr
+
+    again = box.run(script)
+    assert again.returncode == 0, again.stderr
+    assert "wrote " + str(box.file("/etc/containerd/config.toml")) not in again.stderr  # the file did not change in this run
+    calls = box.calls
+    assert "systemctl restart containerd" in calls, calls
+    positions = [_index(calls, c) for c in ("apt-get install -y -qq --allow-change-held-packages", "systemctl restart containerd", "ctr ")]
+    assert positions == sorted(positions), calls  # toolkit, then the restart, then the CRI check
+    assert running.read_text() == written  # the daemon now runs our file
+    assert "no completed run restarted it with this configuration" in again.stderr
+    assert again.stderr.rstrip().endswith(f"{READY} (config goes to {box.root}/etc/kubernetes/hybridgpu/kubeadm.yaml)")
+    assert box.file(LOADED).read_text().strip() and box.file(LOADED).read_text().endswith("\n")
+
+    third = box.run(script)  # idempotent: nothing restarted once the daemon has the file
+    assert third.returncode == 0, third.stderr
+    assert "systemctl restart containerd" not in box.calls and "systemctl start containerd" in box.calls
+    assert _index(box.calls, "systemctl start containerd") < _index(box.calls, "ctr ")  # CRI checked on every run
+
+
+def test_a_restart_by_someone_else_with_another_file_is_undone(tmp_path):
+    """After a complete run an operator replaced config.toml and restarted containerd with it: the
+    next run rewrites the file and restarts (the file changed in this run)."""
+    box = Sandbox(tmp_path, containerd_version=VERSION_2X)
+    script = bootstrap_script(CLUSTER, CPU, nvidia_toolkit=False)
+    assert box.run(script).returncode == 0
+    ours = box.file("/etc/containerd/config.toml").read_text()
+    _running(box, DOCKER_CONFIG)  # edited and restarted by hand: containerd without CRI
+    again = box.run(script)
+    assert again.returncode == 0, again.stderr
+    assert "restarting containerd (configuration changed)" in again.stderr
+    assert (box.state / "containerd-running").read_text() == ours
+
+
+def test_containerd_without_cri_stops_before_ready(tmp_path):
+    """After the (re)start the script asks containerd (`ctr plugins ls`) for its CRI plugin; a
+    drop-in that disables it stops the run before the kubelet packages, and nothing is recorded
+    as loaded, so the run after the fix restarts containerd again."""
+    box = Sandbox(tmp_path, containerd_version=VERSION_2X)
+    dropin = box.file("/etc/containerd/conf.d/99-local.toml")
+    dropin.parent.mkdir(parents=True)
+    dropin.write_text('version = 3\ndisabled_plugins = ["io.containerd.grpc.v1.cri"]\n')
+    script = bootstrap_script(CLUSTER, CPU, nvidia_toolkit=False)
+    failed = box.run(script)
+    assert failed.returncode != 0
+    assert "containerd runs without its CRI plugin (ctr plugins ls: not loaded)" in failed.stderr
+    assert "disabled_plugins" in failed.stderr and READY not in failed.stderr
+    assert box.calls.count("sleep 2") == 5  # it waited for a slow start before giving up
+    assert not [c for c in box.calls if c.startswith("apt-get install -y -qq kubelet=")]
+    assert not box.file(LOADED).exists()
+    dropin.unlink()
+    fixed = box.run(script)
+    assert fixed.returncode == 0, fixed.stderr
+    assert "systemctl restart containerd" in box.calls and READY in fixed.stderr
+
+
+def test_a_restart_that_fails_names_the_log_and_is_retried(tmp_path):
+    """containerd refuses its files (on 2.3, a drop-in with a higher version than config.toml:
+    v2.3.0 cmd/containerd/server/config/config.go LoadConfigWithPlugins): the run stops at the
+    restart naming where to look, records nothing, and the next run restarts again."""
+    box = Sandbox(tmp_path, containerd_version=VERSION_2X)
+    script = bootstrap_script(CLUSTER, CPU, nvidia_toolkit=False)
+    failed = box.run(script, FAIL_AT="systemctl restart containerd")
+    assert failed.returncode != 0 and box.calls[-1] == "systemctl restart containerd"
+    assert "containerd does not run with" in failed.stderr and "journalctl -u containerd" in failed.stderr
+    assert not box.file(LOADED).exists()
+    again = box.run(script)
+    assert again.returncode == 0, again.stderr
+    assert "systemctl restart containerd" in box.calls and box.file(LOADED).exists()
+
+
+def test_dropins_refused_on_containerd_1_and_merged_on_2(tmp_path):
+    """containerd 1.x would replace its whole CRI table with a drop-in's (containerd#5837; v1.6.20
+    and v1.7.24 services/server/config/config.go mergeConfig), so the 1.x script refuses one and
+    names the fix; 2.x imports them (merged key by key since PR #9982, v2.0.0), and a changed
+    drop-in restarts containerd on the next run."""
+    mirror = '[plugins."io.containerd.grpc.v1.cri".registry.mirrors."docker.io"]\n  endpoint = ["https://mirror.example"]\n'
+    old = Sandbox(tmp_path / "v1", containerd_version=VERSION_DEBIAN)
+    _running(old, "# the operator's file\n")
+    dropin = old.file("/etc/containerd/conf.d/mirror.toml")
+    dropin.parent.mkdir(parents=True)
+    dropin.write_text(mirror)
+    refused = old.run(bootstrap_script(CLUSTER, CPU, nvidia_toolkit=False))
+    assert refused.returncode != 0
+    message = refused.stderr.replace(str(old.root), "")
+    assert "containerd 1.6.20~ds1 does not merge drop-ins" in message
+    assert "/etc/containerd/conf.d/mirror.toml" in message and "containerd#5837" in message
+    assert "/etc/containerd/certs.d/<registry>/hosts.toml" in message
+    assert old.file("/etc/containerd/config.toml").read_text() == "# the operator's file\n"  # nothing written
+    assert "systemctl restart containerd" not in old.calls
+
+    new = Sandbox(tmp_path / "v2", containerd_version=VERSION_2X)
+    dropin = new.file("/etc/containerd/conf.d/50-local.toml")
+    dropin.parent.mkdir(parents=True)
+    dropin.write_text("version = 3\n[plugins.'io.containerd.cri.v1.images']\n  max_concurrent_downloads = 6\n")
+    script = bootstrap_script(CLUSTER, CPU, nvidia_toolkit=False)
+    assert new.run(script).returncode == 0
+    assert "max_concurrent_downloads = 6" in (new.state / "containerd-running").read_text()
+    assert new.run(script).returncode == 0 and "systemctl restart containerd" not in new.calls
+    dropin.write_text("version = 3\n[plugins.'io.containerd.cri.v1.images']\n  max_concurrent_downloads = 8\n")
+    changed = new.run(script)
+    assert changed.returncode == 0 and "systemctl restart containerd" in new.calls
+    assert "max_concurrent_downloads = 8" in (new.state / "containerd-running").read_text()
+
+
+@pytest.mark.parametrize("version", [VERSION_DEBIAN, VERSION_2X], ids=["1.x", "2.x"])
+def test_registry_hosts_need_no_restart(tmp_path, version):
+    """A mirror added as certs.d/<registry>/hosts.toml between runs restarts nothing."""
+    box = Sandbox(tmp_path, containerd_version=version)
+    script = bootstrap_script(CLUSTER, CPU, nvidia_toolkit=False)
+    assert box.run(script).returncode == 0
+    assert box.file("/etc/containerd/certs.d").is_dir()
+    hosts = box.file("/etc/containerd/certs.d/docker.io/hosts.toml")
+    hosts.parent.mkdir()
+    hosts.write_text('server = "https://registry-1.docker.io"\n\n[host."https://mirror.example"]\n  capabilities = ["pull", "resolve"]\n')
+    again = box.run(script)
+    assert again.returncode == 0, again.stderr
+    assert "systemctl restart containerd" not in box.calls
+
+
+# --------------------------------------------------------------------------- containerd 1.x drop-ins, with Debian's binary (issue 27)
+
+
+def _dump(binary: Path, config: Path) -> dict:
+    out = subprocess.run([str(binary), "--config", str(config), "config", "dump"], capture_output=True, text=True, check=True, timeout=30)
+    return tomllib.loads(out.stdout)
+
+
+def test_a_dropin_replaces_the_whole_cri_table_on_containerd_1(debian_containerd, tmp_path):
+    """The upstream behaviour (containerd#5837): with the ``imports`` line hybridgpu wrote before
+    issue 27, a drop-in that only adds a docker.io mirror (what docs/onprem.md told operators to do)
+    leaves containerd 1.6.20 without SystemdCgroup and the nvidia runtime. Source: containerd
+    v1.6.20 services/server/config/config.go mergeConfig, "Replace entire sections instead of
+    merging map's values" (the same at v1.7.24; removed for plugins by PR #9982, first in v2.0.0)."""
+    _, binary, _ = debian_containerd
+    if binary is None:
+        pytest.skip("the packaged containerd binary does not run here")
+    dropins = tmp_path / "conf.d"
+    dropins.mkdir()
+    (dropins / "mirror.toml").write_text(
+        'version = 2\n[plugins."io.containerd.grpc.v1.cri".registry.mirrors."docker.io"]\n  endpoint = ["https://mirror.example"]\n'
+    )
+    ours = containerd_config(2, nvidia=True)
+    before_27 = ours.replace("version = 2\n", f"version = 2\nimports = [\"{dropins}/*.toml\"]\n")
+    config = tmp_path / "config.toml"
+    config.write_text(before_27)
+    merged = _dump(binary, config)
+    # `config dump` lists the files it loaded as imports (v1.6.20 LoadConfig: "Fix up the list of
+    # config files loaded", from a map, so in any order)
+    assert sorted(merged["imports"]) == sorted([str(config), str(dropins / "mirror.toml")])
+    cri = merged["plugins"]["io.containerd.grpc.v1.cri"]
+    assert cri["registry"]["mirrors"]["docker.io"]["endpoint"] == ["https://mirror.example"]  # the drop-in's table ...
+    runtimes = cri["containerd"]["runtimes"]
+    assert "nvidia" not in runtimes and cri["containerd"]["default_runtime_name"] == "runc"  # ... replaced ours
+    assert runtimes["runc"]["options"].get("SystemdCgroup", False) is False
+    assert cri["registry"].get("config_path", "") == ""
+
+    # What we render now: no imports on 1.x, mirrors through config_path; the CRI table stays ours.
+    config.write_text(ours)
+    merged = _dump(binary, config)
+    cri = merged["plugins"]["io.containerd.grpc.v1.cri"]
+    assert merged["imports"] == [str(config)]  # the drop-in left in conf.d is not read
+    assert cri["containerd"]["default_runtime_name"] == "nvidia"
+    assert cri["containerd"]["runtimes"]["nvidia"]["options"]["BinaryName"] == "/usr/bin/nvidia-container-runtime"
+    assert cri["containerd"]["runtimes"]["runc"]["options"]["SystemdCgroup"] is True
+    assert cri["registry"]["config_path"] == "/etc/containerd/certs.d"
+    assert cri["registry"].get("mirrors", {}) == {}
+
+
+def _cri_status_function() -> str:
+    """The ``cri_status`` function exactly as the bootstrap script defines it."""
+    script = bootstrap_script(CLUSTER, CPU, nvidia_toolkit=False)
+    start = script.index("cri_status() {")
+    return script[start : script.index("\n}\n", start) + 3]
+
+
+@contextlib.contextmanager
+def _daemon(debian_containerd, tmp_path: Path, config: str) -> Iterator[tuple[Path, Path]]:
+    """Debian's containerd started as a daemon with ``config`` ("docker": Docker's packaged file,
+    "ours": :func:`containerd_config` for 1.x with the nvidia runtime); yields (socket, ctr).
+
+    Everything the daemon writes stays under ``tmp_path``: root, state, sockets and the ``opt``
+    plugin's directory (``/opt/containerd`` by default). Skips where it cannot start (not root)."""
+    _, binary, _ = debian_containerd
+    if binary is None:
+        pytest.skip("the packaged containerd binary does not run here")
+    if os.geteuid() != 0:
+        pytest.skip("starting containerd needs root")
+    ctr = binary.parent / "ctr"
+    sock = tmp_path / "containerd.sock"
+    paths = f'root = "{tmp_path}/root"\nstate = "{tmp_path}/state"\n'
+    tables = f'\n[grpc]\n  address = "{sock}"\n[ttrpc]\n  address = "{sock}.ttrpc"\n[debug]\n  address = "{tmp_path}/debug.sock"\n'
+    if config == "docker":  # a version 1 file: plugins by their short ID
+        text = DOCKER_CONFIG + "\n" + paths + tables + f'[plugins.opt]\n  path = "{tmp_path}/opt"\n'
+    else:
+        ours = containerd_config(2, nvidia=True)
+        text = ours.replace("disabled_plugins = []\n", "disabled_plugins = []\n" + paths) + tables
+        text += f'[plugins."io.containerd.internal.v1.opt"]\n  path = "{tmp_path}/opt"\n'
+    (tmp_path / "config.toml").write_text(text)
+    with (tmp_path / "containerd.log").open("w") as log:
+        daemon = subprocess.Popen([str(binary), "--config", str(tmp_path / "config.toml")], stdout=log, stderr=subprocess.STDOUT)
+        try:
+            for _ in range(100):
+                up = subprocess.run([str(ctr), "--address", str(sock), "version"], capture_output=True, check=False, timeout=10)
+                if up.returncode == 0 or daemon.poll() is not None:
+                    break
+                time.sleep(0.1)
+            if up.returncode != 0:
+                pytest.skip(f"containerd did not start here: {(tmp_path / 'containerd.log').read_text()[-300:]}")
+            yield sock, ctr
+        finally:
+            daemon.terminate()
+            daemon.wait(timeout=30)
+
+
+@pytest.mark.parametrize("config", ["docker", "ours"])
+def test_cri_check_against_the_real_daemon(debian_containerd, tmp_path, config):
+    """The script's CRI check, run against Debian's containerd 1.6.20 started as a daemon: with
+    Docker's containerd.io file (``disabled_plugins = ["cri"]``) it finds no CRI plugin, with ours
+    it finds it ``ok``. A disabled plugin is left out of the plugin graph (v1.6.20
+    services/server/server.go LoadPlugins: ``plugin.Graph(filter(config.DisabledPlugins))``) and
+    so out of ``ctr plugins ls``, whose columns are TYPE ID PLATFORMS STATUS
+    (cmd/ctr/commands/plugins/plugins.go)."""
+    with _daemon(debian_containerd, tmp_path, config) as (sock, ctr):
+        check = f"set -euo pipefail\nCRI_SOCKET=unix://{sock}\n{_cri_status_function()}cri_status\n"
+        env = {"PATH": f"{ctr.parent}:/usr/bin:/bin"}
+        status = subprocess.run([BASH, "-c", check], env=env, capture_output=True, text=True, check=True, timeout=30).stdout
+        assert status == ("" if config == "docker" else "ok\n")
+
+
+def test_a_registry_mirror_in_hosts_toml_takes_the_pull(debian_containerd, tmp_path):
+    """The mechanism docs/onprem.md gives for mirrors on 1.x, with Debian's 1.6.20: a
+    ``<hosts dir>/docker.io/hosts.toml`` shaped like the page's example sends a docker.io pull to
+    the mirror first. ``ctr --hosts-dir`` reads the directory with the same code the CRI plugin
+    uses for ``config_path`` (v1.6.20 remotes/docker/config/hosts.go ``ConfigureHosts``, called
+    from pkg/cri/server/image_pull.go ``registryHosts``). The path is the OCI distribution API's;
+    the ``ns`` query names the upstream registry on a request to a mirror (v1.6.20
+    remotes/docker/resolver.go)."""
+    seen: list[str] = []
+
+    class Mirror(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(f"{self.command} {self.path}")
+            self.send_error(404)
+
+        do_HEAD = do_GET
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Mirror)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, never listening: the upstream refuses at once
+    try:
+        hosts = tmp_path / "certs.d/docker.io/hosts.toml"
+        hosts.parent.mkdir(parents=True)
+        hosts.write_text(
+            f'server = "http://127.0.0.1:{closed.getsockname()[1]}"\n\n'
+            f'[host."http://127.0.0.1:{server.server_address[1]}"]\n  capabilities = ["pull", "resolve"]\n'
+        )
+        with _daemon(debian_containerd, tmp_path, "ours") as (sock, ctr):
+            pull = subprocess.run(
+                [str(ctr), "--address", str(sock), "images", "pull", "--hosts-dir", str(tmp_path / "certs.d"), "docker.io/library/busybox:1.36"],
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=60,
+            )
+        assert pull.returncode != 0  # neither the mirror nor the (closed) upstream has the image
+        assert seen and seen[0].endswith(" /v2/library/busybox/manifests/1.36?ns=docker.io"), (seen, pull.stderr)
+    finally:
+        server.shutdown()
+        server.server_close()
+        closed.close()
 
 # --------------------------------------------------------------------------- kubeadm init/join in the sandbox
 

@@ -1,0 +1,478 @@
+"""Render the scripts of an on-prem Kubernetes upgrade, the etcd snapshot timer, and the GPU driver upgrade values (pure).
+
+From an :class:`~hybridgpu.inventory.upgrade.UpgradePlan` (:func:`hybridgpu.inventory.upgrade.plan_upgrade`):
+
+* :func:`etcd_snapshot_script`: ``etcdctl snapshot save`` against the local etcd member with kubeadm's
+  client certificate, checked with ``snapshot status``, written atomically (``.part`` then renamed),
+  old scheduled snapshots pruned to the retention count. Before an upgrade it runs once per target
+  version (a stamp file); the scheduled one is the same script.
+* :func:`etcd_snapshot_timer_script`: installs that script with a systemd service and timer
+  (``OnCalendar`` from the inventory's ``upgrades.etcdSnapshots.schedule``) on a control plane.
+* Per node and step, in this order (:func:`upgrade_run_order`): :func:`node_kubeadm_script` on the node
+  (``kubeadm`` package released, moved to the step's version and held again; ``kubeadm upgrade plan`` and
+  ``kubeadm upgrade apply vX --yes`` on the first control plane, ``kubeadm upgrade node`` on the others),
+  :func:`hybridgpu.render.bootstrap.drain_and_cordon_script` from the first control plane,
+  :func:`node_kubelet_script` on the node (``kubelet`` and ``kubectl`` released, moved, held; kubelet
+  restarted) and :func:`uncordon_script` from the first control plane (waits for the node's kubelet to
+  report the version, then uncordons unless the host is ``cordoned`` in the inventory).
+  Each node phase leaves a stamp (``/var/lib/hybridgpu/upgrade/<version>/<phase>``) once it completed, so a
+  re-run after a failure in the middle resumes where it stopped and a re-run after success does nothing.
+* :func:`gpu_operator_driver_upgrade_values`: the GPU Operator chart's ``driver.upgradePolicy`` from the
+  inventory's ``upgrades.gpuDriver``.
+
+Sources (read 2026-11-26):
+
+* Order and commands: Kubernetes docs "Upgrading kubeadm clusters" (kubernetes/website
+  ``content/en/docs/tasks/administer-cluster/kubeadm/kubeadm-upgrade.md``): per node upgrade kubeadm
+  (``apt-mark unhold kubeadm``, install, ``apt-mark hold kubeadm``), ``kubeadm upgrade plan`` /
+  ``kubeadm upgrade apply vX`` on the first control plane and ``kubeadm upgrade node`` on the others
+  and on workers, drain, then kubelet and kubectl the same way, ``systemctl daemon-reload``,
+  ``systemctl restart kubelet``, uncordon; "Changing the package repository" (one pkgs.k8s.io
+  repository per minor version).
+* etcd client certificate: kubeadm talks to its stacked etcd with ``etcd/ca.crt`` and
+  ``etcd/healthcheck-client.{crt,key}`` under ``/etc/kubernetes/pki`` (kubernetes/kubernetes
+  ``cmd/kubeadm/app/util/etcd/etcd.go``, ``NewFromCluster``; names in ``cmd/kubeadm/app/constants``).
+* etcd's ``snapshot save`` / ``snapshot status`` (etcd-io/etcd ``etcdctl/README.md``; ``etcdutl`` takes
+  over ``status``/``restore`` from 3.5). Debian's ``etcd-client`` package provides ``etcdctl``.
+* GPU Operator: NVIDIA/gpu-operator v26.7.0 ``deployments/gpu-operator/values.yaml``
+  ``driver.upgradePolicy`` (copy in /work/shared/upstream/cloud/gpu-operator-v26.7.0).
+
+Every script passes ``shellcheck``; values from the inputs appear only in quoted ``readonly``
+assignments at the top. Pure: no Pulumi.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from hybridgpu.inventory.upgrade import EtcdSnapshots, GpuDriverUpgradePolicy, NodeUpgrade, UpgradePlan, UpgradePolicy
+from hybridgpu.k8s import is_dns1123_subdomain
+from hybridgpu.inventory.mirrors import Mirrors, apt_sources
+from hybridgpu.render.bootstrap import _HEADER, _HELPERS, _LOG, _assign, drain_and_cordon_script, fill, kubernetes_repository
+
+__all__ = [
+    "ETCD_CA",
+    "ETCD_CLIENT_CERT",
+    "ETCD_CLIENT_KEY",
+    "SNAPSHOT_BIN",
+    "SNAPSHOT_UNIT",
+    "UPGRADE_STAMP_DIR",
+    "ScriptRun",
+    "etcd_snapshot_script",
+    "etcd_snapshot_timer_script",
+    "gpu_operator_driver_upgrade_values",
+    "node_kubeadm_script",
+    "node_kubelet_script",
+    "uncordon_script",
+    "upgrade_run_order",
+]
+
+#: kubeadm's etcd CA and the client certificate kubeadm itself uses against the stacked etcd.
+ETCD_CA = "/etc/kubernetes/pki/etcd/ca.crt"
+ETCD_CLIENT_CERT = "/etc/kubernetes/pki/etcd/healthcheck-client.crt"
+ETCD_CLIENT_KEY = "/etc/kubernetes/pki/etcd/healthcheck-client.key"
+#: Where each node keeps the phases of an upgrade it completed: ``<dir>/<version>/<phase>``.
+UPGRADE_STAMP_DIR = "/var/lib/hybridgpu/upgrade"
+#: The installed snapshot script and the systemd unit name (``.service`` and ``.timer``).
+SNAPSHOT_BIN = "/usr/local/sbin/hybridgpu-etcd-snapshot"
+SNAPSHOT_UNIT = "hybridgpu-etcd-snapshot"
+
+
+def _version(version: str) -> str:
+    parts = version.split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise ValueError(f"version {version!r} must be MAJOR.MINOR.PATCH such as 1.36.1")
+    return version
+
+
+def _host(hostname: str) -> str:
+    if not is_dns1123_subdomain(hostname):
+        raise ValueError(f"hostname {hostname!r} must be a lowercase DNS subdomain")
+    return hostname
+
+
+# --------------------------------------------------------------------------- etcd snapshots
+
+_SNAPSHOT = """\
+[[ ${EUID} -eq 0 ]] || die "run as root"
+if [[ -n ${STAMP} && -e ${STAMP} ]]; then
+  log "etcd snapshot for this upgrade already taken (${STAMP}); nothing to do"
+  exit 0
+fi
+[[ -r ${ETCD_CLIENT_KEY} ]] || die "${ETCD_CLIENT_KEY} not found: run this on a control plane of the kubeadm cluster"
+if ! command -v etcdctl >/dev/null 2>&1; then
+  log "installing etcdctl (Debian/Ubuntu package etcd-client)"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-client >/dev/null
+fi
+install -d -m 0700 "${SNAPSHOT_DIR}"
+name="${SNAPSHOT_DIR}/${REASON}-$(date -u +%Y%m%dT%H%M%SZ).db"
+rm -f "${name}.part"
+log "etcd snapshot save ${name}"
+ETCDCTL_API=3 etcdctl --endpoints=https://127.0.0.1:2379 --cacert="${ETCD_CA}" --cert="${ETCD_CLIENT_CERT}" \\
+  --key="${ETCD_CLIENT_KEY}" snapshot save "${name}.part" >/dev/null
+if command -v etcdutl >/dev/null 2>&1; then
+  reader=(etcdutl snapshot status)
+else
+  reader=(etcdctl snapshot status)
+fi
+if ! ETCDCTL_API=3 "${reader[@]}" "${name}.part" >/dev/null; then
+  rm -f "${name}.part"
+  die "snapshot ${name}.part does not read back (${reader[*]}); nothing kept"
+fi
+chmod 0600 "${name}.part"
+mv "${name}.part" "${name}"
+if [[ ${REASON} == scheduled ]]; then
+  # Keep the newest RETENTION scheduled snapshots (names sort by time); pre-upgrade ones stay until removed by hand.
+  find "${SNAPSHOT_DIR}" -maxdepth 1 -name 'scheduled-*.db' | sort | head -n "-${RETENTION}" | while read -r old; do
+    rm -f "${old}"
+    log "removed ${old} (keeping ${RETENTION})"
+  done
+fi
+if [[ -n ${STAMP} ]]; then
+  install -d -m 0755 "$(dirname "${STAMP}")"
+  : >"${STAMP}"
+fi
+log "done: ${name}"
+"""
+
+
+def _snapshot_values(snapshots: EtcdSnapshots, reason: str, stamp: str) -> dict[str, str]:
+    return {
+        "SNAPSHOT_DIR": snapshots.directory,
+        "RETENTION": str(snapshots.retention),
+        "REASON": reason,
+        "STAMP": stamp,
+        "ETCD_CA": ETCD_CA,
+        "ETCD_CLIENT_CERT": ETCD_CLIENT_CERT,
+        "ETCD_CLIENT_KEY": ETCD_CLIENT_KEY,
+    }
+
+
+def etcd_snapshot_script(snapshots: EtcdSnapshots, *, before_version: str | None = None) -> str:
+    """Script (root, on a control plane) that saves an etcd snapshot into ``snapshots.directory``.
+
+    Args:
+        snapshots: the inventory's ``upgrades.etcdSnapshots`` (directory, retention).
+        before_version: the version an upgrade moves to; the snapshot is then named ``pre-upgrade-<version>-...``,
+            taken once (stamp ``UPGRADE_STAMP_DIR/<version>/etcd-snapshot``) and never pruned. ``None``: a
+            scheduled snapshot (``scheduled-<UTC time>.db``), after which all but the newest ``retention`` go.
+
+    Returns:
+        The script text (same input, same bytes).
+
+    Raises:
+        ValueError: ``before_version`` is not MAJOR.MINOR.PATCH.
+    """
+    if before_version is None:
+        reason, stamp, title = "scheduled", "", "hybridgpu: scheduled etcd snapshot"
+    else:
+        _version(before_version)
+        reason, stamp = f"pre-upgrade-{before_version}", f"{UPGRADE_STAMP_DIR}/{before_version}/etcd-snapshot"
+        title = f"hybridgpu: etcd snapshot before the upgrade to {before_version}"
+    header = _HEADER.format(title=title, note="Safe to re-run.")
+    return header + _assign(_snapshot_values(snapshots, reason, stamp)) + "\n" + _LOG + _SNAPSHOT
+
+
+_TIMER_INSTALL = """\
+[[ ${EUID} -eq 0 ]] || die "run as root"
+{body}"""
+
+_TIMER_ON = """\
+log "etcd snapshot timer (${SCHEDULE}, keeping ${RETENTION})"
+write_file "${SNAPSHOT_BIN}" 0755 <<'HYBRIDGPU_SNAPSHOT_EOF'
+{script}HYBRIDGPU_SNAPSHOT_EOF
+units_changed=${FILE_CHANGED}
+write_file "/etc/systemd/system/${UNIT}.service" 0644 <<EOF
+[Unit]
+Description=hybridgpu: etcd snapshot (keeps ${RETENTION} in ${SNAPSHOT_DIR})
+After=kubelet.service
+
+[Service]
+Type=oneshot
+ExecStart=${SNAPSHOT_BIN}
+EOF
+units_changed=$((units_changed | FILE_CHANGED))
+write_file "/etc/systemd/system/${UNIT}.timer" 0644 <<EOF
+[Unit]
+Description=hybridgpu: etcd snapshot, ${SCHEDULE}
+
+[Timer]
+OnCalendar=${SCHEDULE}
+RandomizedDelaySec=30m
+Persistent=true
+
+[Install]
+WantedBy=timers.target
+EOF
+units_changed=$((units_changed | FILE_CHANGED))
+if [[ ${units_changed} -eq 1 ]]; then
+  systemctl daemon-reload
+fi
+systemctl enable --now "${UNIT}.timer" >/dev/null 2>&1
+systemctl is-enabled --quiet "${UNIT}.timer" || die "${UNIT}.timer is not enabled"
+log "done: ${UNIT}.timer enabled; snapshots in ${SNAPSHOT_DIR}"
+"""
+
+_TIMER_OFF = """\
+if [[ -e "/etc/systemd/system/${UNIT}.timer" ]]; then
+  systemctl disable --now "${UNIT}.timer" >/dev/null 2>&1 || true
+  rm -f "/etc/systemd/system/${UNIT}.timer" "/etc/systemd/system/${UNIT}.service" "${SNAPSHOT_BIN}"
+  systemctl daemon-reload
+  log "removed ${UNIT}.timer (etcdSnapshots.enabled is false); the snapshots already taken stay in ${SNAPSHOT_DIR}"
+fi
+log "done: no etcd snapshot timer"
+"""
+
+
+def etcd_snapshot_timer_script(snapshots: EtcdSnapshots) -> str:
+    """Script (root, on each control plane) that installs the scheduled snapshot: :func:`etcd_snapshot_script` as
+    :data:`SNAPSHOT_BIN`, a oneshot ``.service`` and a ``.timer`` (``OnCalendar=<schedule>``, ``Persistent=true``:
+    a run missed while the host was off happens at boot; ``RandomizedDelaySec=30m``), enabled at once. With
+    ``enabled: false`` it removes the three files and the timer instead. Re-running changes nothing.
+
+    Args:
+        snapshots: the inventory's ``upgrades.etcdSnapshots``.
+
+    Returns:
+        The script text.
+    """
+    header = _HEADER.format(title="hybridgpu: scheduled etcd snapshots (systemd timer)", note="Safe to re-run.")
+    values = {"SNAPSHOT_BIN": SNAPSHOT_BIN, "UNIT": SNAPSHOT_UNIT, "SNAPSHOT_DIR": snapshots.directory}
+    if not snapshots.enabled:
+        return header + _assign(values) + "\n" + _LOG + _TIMER_INSTALL.replace("{body}", _TIMER_OFF)
+    values |= {"SCHEDULE": snapshots.schedule, "RETENTION": str(snapshots.retention)}
+    body = _TIMER_ON.replace("{script}", etcd_snapshot_script(snapshots))
+    return header + _assign(values) + "\n" + _LOG + _HELPERS + _TIMER_INSTALL.replace("{body}", body)
+
+
+# --------------------------------------------------------------------------- node phases
+
+_PACKAGES = """\
+[[ ${EUID} -eq 0 ]] || die "run as root"
+command -v apt-get >/dev/null 2>&1 || die "needs a Debian/Ubuntu host (apt-get)"
+export DEBIAN_FRONTEND=noninteractive
+readonly STAMP_DIR="${STAMP_ROOT}/${K8S_VERSION}"
+# at_version PKG: the package is installed at K8S_VERSION (Debian revision any, e.g. 1.36.1-1.1).
+at_version() {
+  [[ $(dpkg-query -W -f='${Version}' "$1" 2>/dev/null || true) == "${K8S_VERSION}-"* ]]
+}
+REPO_READY=0
+# use_repository: the pkgs.k8s.io repository of K8S_MINOR (one per minor version), once per run.
+use_repository() {
+  [[ ${REPO_READY} -eq 1 ]] && return 0
+  log "Kubernetes packages from {k8s_label} (${K8S_MINOR})"
+  {k8s_key}
+  write_file /etc/apt/sources.list.d/kubernetes.list 0644 <<EOF
+{k8s_deb}
+EOF
+  if [[ ${FILE_CHANGED} -eq 1 ]]; then
+    log "apt now reads the ${K8S_MINOR} repository"
+  fi
+  apt-get update -qq
+  REPO_READY=1
+}
+# move PKG...: release the hold, install K8S_VERSION, hold again (skipped for a package already there).
+move() {
+  local pkg todo=()
+  for pkg in "$@"; do
+    at_version "${pkg}" || todo+=("${pkg}")
+  done
+  if [[ ${#todo[@]} -gt 0 ]]; then
+    use_repository
+    apt-mark unhold "${todo[@]}" >/dev/null
+    local specs=()
+    for pkg in "${todo[@]}"; do
+      specs+=("${pkg}=${K8S_VERSION}-*")
+    done
+    log "install ${specs[*]}"
+    apt-get install -y -qq "${specs[@]}" >/dev/null
+  fi
+  apt-mark hold "$@" >/dev/null
+}
+done_phase() {
+  install -d -m 0755 "${STAMP_DIR}"
+  : >"${STAMP_DIR}/$1"
+}
+"""
+
+_KUBEADM = """\
+if [[ -e ${STAMP_DIR}/kubeadm ]]; then
+  log "${NODE_NAME}: kubeadm phase of ${K8S_VERSION} already done"
+  exit 0
+fi
+move kubeadm
+[[ $(kubeadm version -o short) == "v${K8S_VERSION}" ]] || die "kubeadm is not at v${K8S_VERSION} after the install"
+{upgrade}done_phase kubeadm
+log "done: ${NODE_NAME} kubeadm phase of ${K8S_VERSION}; next: drain, then the kubelet phase"
+"""
+
+_APPLY = """\
+log "kubeadm upgrade plan / apply v${K8S_VERSION} (first control plane)"
+kubeadm upgrade plan "v${K8S_VERSION}"
+kubeadm upgrade apply "v${K8S_VERSION}" --yes
+"""
+
+_NODE = """\
+log "kubeadm upgrade node"
+kubeadm upgrade node
+"""
+
+_KUBELET = """\
+if [[ -e ${STAMP_DIR}/kubelet ]]; then
+  log "${NODE_NAME}: kubelet phase of ${K8S_VERSION} already done"
+  exit 0
+fi
+[[ -e ${STAMP_DIR}/kubeadm ]] || die "the kubeadm phase of ${K8S_VERSION} has not run on ${NODE_NAME}; run it first"
+move kubelet kubectl
+systemctl daemon-reload
+log "restart kubelet"
+systemctl restart kubelet
+systemctl is-active --quiet kubelet || die "kubelet is not running after the restart"
+done_phase kubelet
+log "done: ${NODE_NAME} kubelet phase of ${K8S_VERSION}; next: uncordon"
+"""
+
+
+def _node_script(node: NodeUpgrade, version: str, title: str, body: str, mirrors: Mirrors | None = None) -> str:
+    major, minor, _ = _version(version).split(".")
+    header = _HEADER.format(title=title, note="Safe to re-run: a completed phase is skipped.")
+    values = {"NODE_NAME": _host(node.hostname), "K8S_VERSION": version, "K8S_MINOR": f"v{major}.{minor}", "STAMP_ROOT": UPGRADE_STAMP_DIR}
+    packages = fill(_PACKAGES, kubernetes_repository(apt_sources(mirrors).kubernetes))
+    return header + _assign(values) + "\n" + _LOG + _HELPERS + packages + body
+
+
+def node_kubeadm_script(node: NodeUpgrade, version: str, *, mirrors: Mirrors | None = None) -> str:
+    """The kubeadm phase of one node (root, on the node): kubeadm moved to ``version`` and held, then
+    ``kubeadm upgrade plan`` + ``kubeadm upgrade apply v<version> --yes`` (``node.kubeadm == "apply"``, the first
+    control plane) or ``kubeadm upgrade node``. Stamp: ``UPGRADE_STAMP_DIR/<version>/kubeadm``. Packages come from
+    the site's ``mirrors.apt.kubernetes`` when ``mirrors`` has one, else pkgs.k8s.io.
+
+    Raises:
+        ValueError: malformed version or hostname.
+    """
+    upgrade = _APPLY if node.kubeadm == "apply" else _NODE
+    return _node_script(node, version, f"hybridgpu: upgrade {node.hostname} to {version}, kubeadm phase", _KUBEADM.replace("{upgrade}", upgrade), mirrors)
+
+
+def node_kubelet_script(node: NodeUpgrade, version: str, *, mirrors: Mirrors | None = None) -> str:
+    """The kubelet phase of one node (root, on the node, after the drain): kubelet and kubectl moved to ``version``
+    and held, ``systemctl daemon-reload``, kubelet restarted. Refuses to run before the kubeadm phase.
+    Stamp: ``UPGRADE_STAMP_DIR/<version>/kubelet``.
+
+    Raises:
+        ValueError: malformed version or hostname.
+    """
+    return _node_script(node, version, f"hybridgpu: upgrade {node.hostname} to {version}, kubelet phase", _KUBELET, mirrors)
+
+
+_UNCORDON = """\
+log "waiting for ${NODE_NAME} to report kubelet v${K8S_VERSION} and Ready"
+seen=""
+for _ in $(seq 1 "${WAIT_TRIES}"); do
+  seen=$(kubectl get node "${NODE_NAME}" -o 'jsonpath={.status.nodeInfo.kubeletVersion} {.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null || true)
+  [[ ${seen} == "v${K8S_VERSION} True" ]] && break
+  sleep 5
+done
+[[ ${seen} == "v${K8S_VERSION} True" ]] ||
+  die "${NODE_NAME} reports '${seen}', not 'v${K8S_VERSION} True': check 'systemctl status kubelet' on it, then re-run"
+{action}"""
+
+_DO_UNCORDON = """\
+kubectl uncordon "${NODE_NAME}"
+log "done: ${NODE_NAME} runs ${K8S_VERSION} and takes pods again"
+"""
+
+_STAY_CORDONED = """\
+log "done: ${NODE_NAME} runs ${K8S_VERSION}; it stays cordoned (state cordoned in the inventory)"
+"""
+
+
+def uncordon_script(node: NodeUpgrade, version: str, *, wait_tries: int = 60) -> str:
+    """Script for the first control plane (``KUBECONFIG`` = admin.conf) after a node's kubelet phase: waits (5 s x
+    ``wait_tries``) for the Node to report kubelet ``v<version>`` and ``Ready``, then ``kubectl uncordon`` unless
+    ``node.uncordon`` is false (a host ``cordoned`` in the inventory stays cordoned).
+
+    Raises:
+        ValueError: malformed version or hostname, or ``wait_tries`` < 1.
+    """
+    if wait_tries < 1:
+        raise ValueError("wait_tries must be at least 1")
+    header = _HEADER.format(title=f"hybridgpu: {node.hostname} at {version}: wait, uncordon", note="Safe to re-run.")
+    values = {"NODE_NAME": _host(node.hostname), "K8S_VERSION": _version(version), "WAIT_TRIES": str(wait_tries)}
+    action = _DO_UNCORDON if node.uncordon else _STAY_CORDONED
+    return header + _assign(values) + "\n" + _LOG + _UNCORDON.replace("{action}", action)
+
+
+# --------------------------------------------------------------------------- the run order
+
+
+@dataclass(frozen=True)
+class ScriptRun:
+    """One script of an upgrade and where it runs.
+
+    Attributes:
+        name: file name, e.g. ``1.36.1/03-gpu-01-kubeadm.sh`` (sorts in run order within a step).
+        where: ``node`` (as root on ``host``) or ``first-control-plane`` (as root with
+            ``KUBECONFIG=/etc/kubernetes/admin.conf``, about ``host``).
+        host: the node the script is about.
+        text: the script.
+    """
+
+    name: str
+    where: Literal["node", "first-control-plane"]
+    host: str
+    text: str
+
+
+def upgrade_run_order(plan: UpgradePlan, policy: UpgradePolicy | None, *, mirrors: Mirrors | None = None) -> tuple[ScriptRun, ...]:
+    """Every script of ``plan`` in the order it must run: the etcd snapshot on the first control plane, then per
+    step and node the kubeadm phase, the drain, the kubelet phase and the uncordon. Running the list again from the
+    top after a failure resumes the upgrade (each script skips what is done).
+
+    Args:
+        plan: a plan whose checks passed.
+        policy: the inventory's ``upgrades`` (drain timeout, snapshot directory); None: the defaults.
+        mirrors: the inventory's ``mirrors`` (the Kubernetes apt mirror); None: pkgs.k8s.io.
+
+    Raises:
+        ValueError: the plan has a failed check (nothing may run).
+    """
+    if not plan.ok:
+        raise ValueError(f"the upgrade plan has failed checks ({', '.join(c.name for c in plan.failures)}); nothing may run")
+    policy = policy if policy is not None else UpgradePolicy()
+    runs: list[ScriptRun] = []
+    if plan.steps:
+        first = plan.steps[0].version
+        runs.append(
+            ScriptRun(
+                f"{first}/00-{plan.snapshot_host}-etcd-snapshot.sh",
+                "node",
+                plan.snapshot_host,
+                etcd_snapshot_script(policy.etcd_snapshots, before_version=first),
+            )
+        )
+    for step in plan.steps:
+        for index, node in enumerate(step.nodes, 1):
+            stem = f"{step.version}/{index:02d}-{node.hostname}"
+            runs += [
+                ScriptRun(f"{stem}-1-kubeadm.sh", "node", node.hostname, node_kubeadm_script(node, step.version, mirrors=mirrors)),
+                ScriptRun(
+                    f"{stem}-2-drain.sh", "first-control-plane", node.hostname, drain_and_cordon_script(node.hostname, timeout=policy.drain_timeout)
+                ),
+                ScriptRun(f"{stem}-3-kubelet.sh", "node", node.hostname, node_kubelet_script(node, step.version, mirrors=mirrors)),
+                ScriptRun(f"{stem}-4-uncordon.sh", "first-control-plane", node.hostname, uncordon_script(node, step.version)),
+            ]
+    return tuple(runs)
+
+
+# --------------------------------------------------------------------------- GPU driver
+
+
+def gpu_operator_driver_upgrade_values(policy: UpgradePolicy | None) -> dict[str, Any]:
+    """GPU Operator chart values for the inventory's driver upgrade policy: ``{"driver": {"upgradePolicy": {...}}}``
+    (every key of the chart's ``driver.upgradePolicy``), or ``{}`` without ``upgrades.gpuDriver`` (chart defaults)."""
+    driver: GpuDriverUpgradePolicy | None = policy.gpu_driver if policy is not None else None
+    if driver is None:
+        return {}
+    return {"driver": {"upgradePolicy": driver.chart_values()}}
