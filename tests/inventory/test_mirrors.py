@@ -18,12 +18,9 @@
 
 from __future__ import annotations
 
-import http.server
 import re
 import shlex
-import socket
 import subprocess
-import threading
 import tomllib
 from pathlib import Path
 
@@ -37,6 +34,7 @@ from hybridgpu.render.bootstrap import bootstrap_script
 from hybridgpu.render.containerd import CONTAINERD_MARKER, registry_hosts_toml
 from hybridgpu.render.upgrade import node_kubeadm_script
 from tests.helpers import ROOT
+from tests.helpers.registry_mirror import ctr_pull, recording_mirror
 from tests.helpers.inventory_cases import assert_headers, assert_refused, cases, header, relative, runner
 from tests.render.test_host_sandbox import CLUSTER, CPU, GPU, VERSION_DEBIAN, Sandbox, _daemon
 from tests.render.test_host_sandbox import debian_containerd as debian_containerd  # the session fixture (Debian's containerd .deb)
@@ -223,30 +221,14 @@ def test_rendered_hosts_toml_sends_the_pull_to_a_harbor_style_mirror(debian_cont
     CRI plugin uses for ``config_path``): a docker.io pull goes first to the mirror's API root as written, because
     ``override_path`` keeps containerd from adding ``/v2`` (v1.6.20 ``remotes/docker/config/hosts.go``), and names the
     upstream in the ``ns`` query. Expected path written before running: ``/v2/proxy-dockerhub/library/busybox/manifests/1.36?ns=docker.io``."""
-    seen: list[str] = []
-
-    class Mirror(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            seen.append(f"{self.command} {self.path}")
-            self.send_error(404)
-
-        do_HEAD = do_GET
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Mirror)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    closed = socket.socket()
-    closed.bind(("127.0.0.1", 0))  # bound, never listening: the upstream refuses at once
-    try:
+    with recording_mirror() as mirror:
         entry = Mirrors.model_validate(
             {
                 "registries": [
                     {
                         "registry": "docker.io",
-                        "server": f"https://127.0.0.1:{closed.getsockname()[1]}",
-                        "mirrors": [{"url": f"http://127.0.0.1:{server.server_address[1]}/v2/proxy-dockerhub", "overridePath": True, "insecure": True}],
+                        "server": f"https://127.0.0.1:{mirror.upstream_port}",
+                        "mirrors": [{"url": f"http://127.0.0.1:{mirror.port}/v2/proxy-dockerhub", "overridePath": True, "insecure": True}],
                     }
                 ]
             }
@@ -255,16 +237,6 @@ def test_rendered_hosts_toml_sends_the_pull_to_a_harbor_style_mirror(debian_cont
         hosts.parent.mkdir(parents=True)
         hosts.write_text(registry_hosts_toml(entry))
         with _daemon(debian_containerd, tmp_path, "ours") as (sock, ctr):
-            pull = subprocess.run(
-                [str(ctr), "--address", str(sock), "images", "pull", "--hosts-dir", str(tmp_path / "certs.d"), "docker.io/library/busybox:1.36"],
-                capture_output=True,
-                text=True,
-                check=False,
-                timeout=60,
-            )
+            pull = ctr_pull(ctr, sock, tmp_path / "certs.d", "docker.io/library/busybox:1.36")
         assert pull.returncode != 0  # neither the mirror nor the (closed) upstream has the image
-        assert seen and seen[0].endswith(" /v2/proxy-dockerhub/library/busybox/manifests/1.36?ns=docker.io"), (seen, pull.stderr)
-    finally:
-        server.shutdown()
-        server.server_close()
-        closed.close()
+        assert mirror.seen and mirror.seen[0].endswith(" /v2/proxy-dockerhub/library/busybox/manifests/1.36?ns=docker.io"), (mirror.seen, pull.stderr)

@@ -18,13 +18,10 @@ only containerd 1.6.20, so no 2.x binary is tested.
 from __future__ import annotations
 
 import contextlib
-import http.server
 import os
 import shutil
-import socket
 import stat
 import subprocess
-import threading
 import time
 import tomllib
 from collections.abc import Iterator
@@ -35,6 +32,7 @@ import pytest
 from hybridgpu.render.bootstrap import bootstrap_script, kubeadm_run_script, reset_script
 from hybridgpu.render.containerd import CONTAINERD_MARKER, containerd_config
 from hybridgpu.render.kubeadm_specs import ClusterSpec, NodeSpec
+from tests.helpers.registry_mirror import ctr_pull, recording_mirror
 from tests.helpers import TOOLS_REQUIRED
 
 BASH = shutil.which("bash")
@@ -625,43 +623,17 @@ def test_a_registry_mirror_in_hosts_toml_takes_the_pull(debian_containerd, tmp_p
     from pkg/cri/server/image_pull.go ``registryHosts``). The path is the OCI distribution API's;
     the ``ns`` query names the upstream registry on a request to a mirror (v1.6.20
     remotes/docker/resolver.go)."""
-    seen: list[str] = []
-
-    class Mirror(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            seen.append(f"{self.command} {self.path}")
-            self.send_error(404)
-
-        do_HEAD = do_GET
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Mirror)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    closed = socket.socket()
-    closed.bind(("127.0.0.1", 0))  # bound, never listening: the upstream refuses at once
-    try:
+    with recording_mirror() as mirror:
         hosts = tmp_path / "certs.d/docker.io/hosts.toml"
         hosts.parent.mkdir(parents=True)
         hosts.write_text(
-            f'server = "http://127.0.0.1:{closed.getsockname()[1]}"\n\n'
-            f'[host."http://127.0.0.1:{server.server_address[1]}"]\n  capabilities = ["pull", "resolve"]\n'
+            f'server = "http://127.0.0.1:{mirror.upstream_port}"\n\n'
+            f'[host."http://127.0.0.1:{mirror.port}"]\n  capabilities = ["pull", "resolve"]\n'
         )
         with _daemon(debian_containerd, tmp_path, "ours") as (sock, ctr):
-            pull = subprocess.run(
-                [str(ctr), "--address", str(sock), "images", "pull", "--hosts-dir", str(tmp_path / "certs.d"), "docker.io/library/busybox:1.36"],
-                capture_output=True,
-                text=True,
-                check=False,
-                timeout=60,
-            )
+            pull = ctr_pull(ctr, sock, tmp_path / "certs.d", "docker.io/library/busybox:1.36")
         assert pull.returncode != 0  # neither the mirror nor the (closed) upstream has the image
-        assert seen and seen[0].endswith(" /v2/library/busybox/manifests/1.36?ns=docker.io"), (seen, pull.stderr)
-    finally:
-        server.shutdown()
-        server.server_close()
-        closed.close()
+        assert mirror.seen and mirror.seen[0].endswith(" /v2/library/busybox/manifests/1.36?ns=docker.io"), (mirror.seen, pull.stderr)
 
 # --------------------------------------------------------------------------- kubeadm init/join in the sandbox
 
