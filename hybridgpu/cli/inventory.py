@@ -29,9 +29,10 @@ Exit codes: 0 success, 2 bad input (nothing written).
 
 from __future__ import annotations
 
+import json
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -84,12 +85,41 @@ def _summary(inventory: Inventory, plan: OnPremPlan) -> str:
 def validate_command(
     paths: Annotated[list[Path], _PATHS],
     nvidia_toolkit: Annotated[bool, _TOOLKIT] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON document.")] = False,
 ) -> None:
     """Check an inventory offline: every rule, and that the kubeadm configs and scripts render."""
     inventory, plan = _checked(paths, nvidia_toolkit)
+    if as_json:
+        console().print_json(json.dumps(_validate_document(inventory, plan)))
+        return
     console().print(f"[green]ok[/] {', '.join(inventory.files)}: {_summary(inventory, plan)}", soft_wrap=True)
     for line in _rack_table(inventory):
         console().print(line, markup=False, soft_wrap=True)
+
+
+def _validate_document(inventory: Inventory, plan: OnPremPlan) -> dict[str, Any]:
+    """What ``inventory validate --json`` prints: the files, the site, hosts by role and state, GPUs by
+    model, the first control plane, and each declared rack's draw against its budget (kW, as decimals)."""
+    hosts = inventory.hosts
+    loads = rack_loads(inventory.site.racks, hosts, load_catalog())
+    declared = inventory.site.racks or {}
+    return {
+        "ok": True,
+        "files": list(inventory.files),
+        "site": inventory.site.name,
+        "hosts": {
+            "total": len(hosts),
+            "byRole": {role: sum(h.role == role for h in hosts) for role in ("control-plane", "gpu-worker", "cpu-worker")},
+            "byState": {state: sum(h.state == state for h in hosts) for state in ("active", "cordoned", "absent")},
+        },
+        "gpus": dict(sorted(plan.gpus.items())),
+        "kubeadmInit": plan.first.hostname,
+        "racks": [
+            {"rack": r.name, "cooling": r.cooling, "hosts": len(r.draws), "drawKw": r.draw_watts / 1000, "budgetKw": r.budget_watts / 1000, "marginKw": r.margin_watts / 1000}
+            for r in loads
+        ],
+        "racksNotChecked": sorted({h.rack for h in hosts if h.rack is not None and h.rack not in declared and h.state != "absent"}),
+    }
 
 
 def _rack_table(inventory: Inventory) -> list[str]:

@@ -129,3 +129,18 @@ def test_must_pass_fixtures_also_preview(fixture, scratch_project, tmp_path):
     result = runner.invoke(app, ["preview", "onprem", "--root", str(project), "--out", str(tmp_path / "out"), "--json"])
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output
+
+
+def test_validate_json_gives_the_summary_and_the_racks(monkeypatch):
+    """Issue 29: `inventory validate --json` (one document); the sample's racks as docs/onprem.md shows them:
+    r12 two DGX H100 (2 x 10.2 kW) of 25 kW; r20 two DGX A100 (one cordoned, still counted) of 15 kW."""
+    import json
+
+    monkeypatch.chdir(ROOT)
+    result = runner.invoke(app, ["inventory", "validate", "stacks/inventory/onprem-site-a.yaml", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["ok"] is True and doc["site"] == "site-a" and doc["hosts"]["byState"]["absent"] == 1
+    racks = {r["rack"]: r for r in doc["racks"]}
+    assert (racks["r12"]["drawKw"], racks["r12"]["budgetKw"], racks["r12"]["hosts"]) == (20.4, 25.0, 2)
+    assert (racks["r20"]["drawKw"], racks["r20"]["marginKw"]) == (13.0, 2.0)

@@ -85,6 +85,7 @@ JSON_COMMANDS = {
     "mig profiles": ["mig", "profiles", "H100-80GB", "--json"],
     "mig plan": ["mig", "plan", "H100-80GB", "1g.10gb=20", "3g.40gb=6", "--json"],
     "job check": ["job", "check", "prod", "docs/examples/eks-pytorchjob.yaml", "--json"],
+    "inventory validate": ["inventory", "validate", "stacks/inventory/onprem-site-a.yaml", "--json"],
     "inventory upgrade-plan": ["inventory", "upgrade-plan", "stacks/inventory/onprem-site-a.yaml", "--to=1.36.1", "--json"],
     "images": ["images", "dev", "--json"],
 }
