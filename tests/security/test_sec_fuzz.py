@@ -275,6 +275,43 @@ DEMAND_SEEDS = read_seeds(sorted((ROOT / "examples" / "demand").glob("*.csv")), 
 SHOWBACK_SEEDS = read_seeds([ROOT / "examples" / "usage" / "site-a-week.csv", *sorted((ROOT / "tests" / "fixtures" / "showback" / "pass").glob("*.csv"))], max_lines=30)
 
 #: Every entry point under fuzzing. One entry per target.
+#: Commands that write where the user says (issue 29), with "{out}" for the drawn path. The first two write
+#: one file and, like a shell's ``>``, replace a file already there; the others write a directory.
+OUTPUT_COMMANDS = (
+    ["burst", "trace", "--jobs", "3", "--days", "1", "--out", "{out}"],
+    ["cost", "demand", "{out}", "--hours", "24"],
+    ["inventory", "render", str(ROOT / "stacks" / "inventory" / "onprem-site-a.yaml"), "--out", "{out}"],
+    ["inventory", "export", "--format", "kubespray", str(ROOT / "stacks" / "inventory" / "onprem-site-a.yaml"), "--out", "{out}"],
+)
+WRITES_ONE_FILE = (0, 1)
+#: Shapes of an output path, relative to a scratch directory holding a file ``taken`` and a directory ``room``.
+OUTPUT_SHAPES = ("taken", "taken/inside", "room", "missing/deeper/{name}", "{name}", "room/{name}", "/proc/hybridgpu-{name}", "{long}")
+OUTPUT_PATHS = st.tuples(
+    st.integers(0, len(OUTPUT_COMMANDS) - 1),
+    st.integers(0, len(OUTPUT_SHAPES) - 1),
+    st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40),
+)
+
+
+def run_cli_output_paths(case: tuple[int, int, str]) -> None:
+    """An output path that names a file, a directory, a missing or unwritable place, or odd characters (a NUL,
+    a slash, 300 characters): exit 0 or 2 with ``error:``, no traceback, nothing written on failure (issue 29)."""
+    import tempfile
+
+    command, shape, name = case
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        (base / "taken").write_text("keep\n")
+        (base / "room").mkdir()
+        out = OUTPUT_SHAPES[shape].replace("{name}", name).replace("{long}", "x" * 300)
+        target = out if out.startswith("/") else str(base / out)
+        before = _snapshot(base)
+        result = RUNNER.invoke(app, [a.replace("{out}", target) for a in OUTPUT_COMMANDS[command]], env={"COLUMNS": "200"})
+        expect_clean_exit(result, base, before, codes=(0, 2))
+        if not (command in WRITES_ONE_FILE and out == "taken"):
+            assert (base / "taken").read_text() == "keep\n"
+
+
 TARGETS: list[FuzzTarget] = [
     FuzzTarget("stack-config", mutated_yaml(STACK_SEEDS), run_stack_config),
     FuzzTarget("burst-plan", mutated_yaml(read_seeds(sorted((ROOT / "stacks" / "burst").glob("*.yaml")))), run_burst_plan),
@@ -293,6 +330,7 @@ TARGETS: list[FuzzTarget] = [
     FuzzTarget("cli-mig", MIG_ARGS, run_cli_mig),
     FuzzTarget("cli-burst-simulate", mutated_csv(TRACE_SEEDS), run_cli_burst_simulate),
     FuzzTarget("cli-job-check", mutated_yaml(JOB_SEEDS), run_cli_job_check),
+    FuzzTarget("cli-output-paths", OUTPUT_PATHS, run_cli_output_paths),
 ]
 
 PER_TARGET = math.ceil(FULL_TOTAL * 1.15 / len(TARGETS)) if FULL_RUN else (CUSTOM_PER_TARGET or 12)
