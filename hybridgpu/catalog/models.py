@@ -127,7 +127,25 @@ class _CatalogModel(BaseModel):
             raise FieldError("unverifiedFields", "must list the unverified fields when verified is false", "list the fields not checked against a source, or set `verified: true`")
 
 
-class GpuModel(_CatalogModel):
+class _SourcedCatalogModel(_CatalogModel):
+    """A catalog entry with its provenance: the sources, their date, and which fields were checked."""
+
+    source: tuple[str, ...] = Field(min_length=1, description="URLs or document names backing the entry (unitless).")
+    source_date: str = Field(
+        alias="sourceDate",
+        pattern=_SOURCE_DATE_PATTERN,
+        description="Date of the source data (when it was read), 'YYYY-MM' or 'YYYY-MM-DD'.",
+    )
+    verified: bool = Field(description="True if every field was checked against the sources.")
+    unverified_fields: tuple[str, ...] = Field(
+        default=(),
+        alias="unverifiedFields",
+        description="YAML names of fields not checked against a source; empty when verified.",
+    )
+    notes: str | None = Field(default=None, description="Free-text remarks (unitless).")
+
+
+class GpuModel(_SourcedCatalogModel):
     """One GPU model (per-GPU facts), e.g. ``H100-80GB``.
 
     Data source: ``hybridgpu/catalog/data/gpu_models.yaml`` (Karpenter's generated EC2
@@ -193,21 +211,6 @@ class GpuModel(_CatalogModel):
         gt=0,
         description="Maximum board power in watts (W), the default power cap nvidia-smi reports.",
     )
-    source: tuple[str, ...] = Field(
-        min_length=1, description="URLs or datasheet names backing the entry (unitless)."
-    )
-    source_date: str = Field(
-        alias="sourceDate",
-        pattern=_SOURCE_DATE_PATTERN,
-        description="Date of the source data, 'YYYY-MM' or 'YYYY-MM-DD'.",
-    )
-    verified: bool = Field(description="True if every field was checked against the sources.")
-    unverified_fields: tuple[str, ...] = Field(
-        default=(),
-        alias="unverifiedFields",
-        description="YAML names of fields not checked against a source; empty when verified.",
-    )
-    notes: str | None = Field(default=None, description="Free-text remarks (unitless).")
 
     @model_validator(mode="after")
     def _check(self) -> GpuModel:
@@ -233,7 +236,7 @@ class GpuModel(_CatalogModel):
         return mib / 1024
 
 
-class InstanceType(_CatalogModel):
+class InstanceType(_SourcedCatalogModel):
     """One EC2 GPU instance type (per-instance facts), e.g. ``p5.48xlarge``.
 
     Data source: ``hybridgpu/catalog/data/instance_types.yaml`` (Karpenter's generated
@@ -286,21 +289,6 @@ class InstanceType(_CatalogModel):
         description="AWS region (unitless) the price applies to, e.g. 'us-east-1'.",
     )
     price_note: str | None = Field(default=None, alias="priceNote", description="Free-text remark on the price.")
-    source: tuple[str, ...] = Field(
-        min_length=1, description="URLs or document names backing the entry (unitless)."
-    )
-    source_date: str = Field(
-        alias="sourceDate",
-        pattern=_SOURCE_DATE_PATTERN,
-        description="Date of the source data, 'YYYY-MM' or 'YYYY-MM-DD'.",
-    )
-    verified: bool = Field(description="True if every field was checked against the sources.")
-    unverified_fields: tuple[str, ...] = Field(
-        default=(),
-        alias="unverifiedFields",
-        description="YAML names of fields not checked against a source; empty when verified.",
-    )
-    notes: str | None = Field(default=None, description="Free-text remarks (unitless).")
 
     @model_validator(mode="after")
     def _check(self) -> InstanceType:
@@ -330,7 +318,7 @@ class InstanceType(_CatalogModel):
         return self.on_demand_usd_per_hour / self.gpu_count
 
 
-class Platform(_CatalogModel):
+class Platform(_SourcedCatalogModel):
     """A GPU server platform: its GPUs and its maximum system power, e.g. ``DGX-H100``.
 
     The platform's own draw at full load (CPUs, memory, NICs, NVSwitches, fans, power
@@ -359,19 +347,6 @@ class Platform(_CatalogModel):
         gt=0,
         description="Maximum system input power in watts (W), as the vendor's datasheet or user guide states it.",
     )
-    source: tuple[str, ...] = Field(min_length=1, description="URLs or document names backing the entry (unitless).")
-    source_date: str = Field(
-        alias="sourceDate",
-        pattern=_SOURCE_DATE_PATTERN,
-        description="Date the source was read, 'YYYY-MM' or 'YYYY-MM-DD'.",
-    )
-    verified: bool = Field(description="True if every field was checked against the sources.")
-    unverified_fields: tuple[str, ...] = Field(
-        default=(),
-        alias="unverifiedFields",
-        description="YAML names of fields not checked against a source; empty when verified.",
-    )
-    notes: str | None = Field(default=None, description="Free-text remarks (unitless).")
 
     @model_validator(mode="after")
     def _check(self) -> Platform:

@@ -49,7 +49,7 @@ from typing import Any, Literal
 from hybridgpu.inventory.upgrade import EtcdSnapshots, GpuDriverUpgradePolicy, NodeUpgrade, UpgradePlan, UpgradePolicy
 from hybridgpu.k8s import is_dns1123_subdomain
 from hybridgpu.inventory.mirrors import Mirrors, apt_sources
-from hybridgpu.render.bootstrap import _HEADER, _HELPERS, _LOG, _assign, drain_and_cordon_script, fill, kubernetes_repository
+from hybridgpu.render.bootstrap import SCRIPT_HEADER, SCRIPT_HELPERS, SCRIPT_LOG, shell_assign, drain_and_cordon_script, fill, kubernetes_repository
 
 __all__ = [
     "ETCD_CA",
@@ -170,8 +170,8 @@ def etcd_snapshot_script(snapshots: EtcdSnapshots, *, before_version: str | None
         _version(before_version)
         reason, stamp = f"pre-upgrade-{before_version}", f"{UPGRADE_STAMP_DIR}/{before_version}/etcd-snapshot"
         title = f"hybridgpu: etcd snapshot before the upgrade to {before_version}"
-    header = _HEADER.format(title=title, note="Safe to re-run.")
-    return header + _assign(_snapshot_values(snapshots, reason, stamp)) + "\n" + _LOG + _SNAPSHOT
+    header = SCRIPT_HEADER.format(title=title, note="Safe to re-run.")
+    return header + shell_assign(_snapshot_values(snapshots, reason, stamp)) + "\n" + SCRIPT_LOG + _SNAPSHOT
 
 
 _TIMER_INSTALL = """\
@@ -237,13 +237,13 @@ def etcd_snapshot_timer_script(snapshots: EtcdSnapshots) -> str:
     Returns:
         The script text.
     """
-    header = _HEADER.format(title="hybridgpu: scheduled etcd snapshots (systemd timer)", note="Safe to re-run.")
+    header = SCRIPT_HEADER.format(title="hybridgpu: scheduled etcd snapshots (systemd timer)", note="Safe to re-run.")
     values = {"SNAPSHOT_BIN": SNAPSHOT_BIN, "UNIT": SNAPSHOT_UNIT, "SNAPSHOT_DIR": snapshots.directory}
     if not snapshots.enabled:
-        return header + _assign(values) + "\n" + _LOG + _TIMER_INSTALL.replace("{body}", _TIMER_OFF)
+        return header + shell_assign(values) + "\n" + SCRIPT_LOG + _TIMER_INSTALL.replace("{body}", _TIMER_OFF)
     values |= {"SCHEDULE": snapshots.schedule, "RETENTION": str(snapshots.retention)}
     body = _TIMER_ON.replace("{script}", etcd_snapshot_script(snapshots))
-    return header + _assign(values) + "\n" + _LOG + _HELPERS + _TIMER_INSTALL.replace("{body}", body)
+    return header + shell_assign(values) + "\n" + SCRIPT_LOG + SCRIPT_HELPERS + _TIMER_INSTALL.replace("{body}", body)
 
 
 # --------------------------------------------------------------------------- node phases
@@ -336,10 +336,10 @@ log "done: ${NODE_NAME} kubelet phase of ${K8S_VERSION}; next: uncordon"
 
 def _node_script(node: NodeUpgrade, version: str, title: str, body: str, mirrors: Mirrors | None = None) -> str:
     major, minor, _ = _version(version).split(".")
-    header = _HEADER.format(title=title, note="Safe to re-run: a completed phase is skipped.")
+    header = SCRIPT_HEADER.format(title=title, note="Safe to re-run: a completed phase is skipped.")
     values = {"NODE_NAME": _host(node.hostname), "K8S_VERSION": version, "K8S_MINOR": f"v{major}.{minor}", "STAMP_ROOT": UPGRADE_STAMP_DIR}
     packages = fill(_PACKAGES, kubernetes_repository(apt_sources(mirrors).kubernetes))
-    return header + _assign(values) + "\n" + _LOG + _HELPERS + packages + body
+    return header + shell_assign(values) + "\n" + SCRIPT_LOG + SCRIPT_HELPERS + packages + body
 
 
 def node_kubeadm_script(node: NodeUpgrade, version: str, *, mirrors: Mirrors | None = None) -> str:
@@ -398,10 +398,10 @@ def uncordon_script(node: NodeUpgrade, version: str, *, wait_tries: int = 60) ->
     """
     if wait_tries < 1:
         raise ValueError("wait_tries must be at least 1")
-    header = _HEADER.format(title=f"hybridgpu: {node.hostname} at {version}: wait, uncordon", note="Safe to re-run.")
+    header = SCRIPT_HEADER.format(title=f"hybridgpu: {node.hostname} at {version}: wait, uncordon", note="Safe to re-run.")
     values = {"NODE_NAME": _host(node.hostname), "K8S_VERSION": _version(version), "WAIT_TRIES": str(wait_tries)}
     action = _DO_UNCORDON if node.uncordon else _STAY_CORDONED
-    return header + _assign(values) + "\n" + _LOG + _UNCORDON.replace("{action}", action)
+    return header + shell_assign(values) + "\n" + SCRIPT_LOG + _UNCORDON.replace("{action}", action)
 
 
 # --------------------------------------------------------------------------- the run order

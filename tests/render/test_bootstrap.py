@@ -222,7 +222,7 @@ pytestmark_bash = pytest.mark.skipif(BASH is None, reason="bash not installed")
 
 
 def _run(snippet: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    script = "set -euo pipefail\n" + bs._LOG + bs._HELPERS + snippet
+    script = "set -euo pipefail\n" + bs.SCRIPT_LOG + bs.SCRIPT_HELPERS + snippet
     return subprocess.run([BASH, "-c", script], capture_output=True, text=True, check=False, cwd=tmp_path)
 
 
