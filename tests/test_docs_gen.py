@@ -90,7 +90,7 @@ def test_sections_start_at_stackconfig_and_follow_the_config_keys():
     assert dict((m.__name__, p) for m, p in models)["NodePoolConfig"] == ["hybridgpu:cloud.nodePools[]"]
 
     text = config_reference_markdown()
-    top = ["aws:region", "hybridgpu:environment", "hybridgpu:tags", "hybridgpu:requiredTagKeys", "hybridgpu:cloud", "hybridgpu:onprem", "hybridgpu:nvidia", "hybridgpu:burst", "hybridgpu:teams", "hybridgpu:economics"]
+    top = ["aws:region", "hybridgpu:environment", "hybridgpu:tags", "hybridgpu:requiredTagKeys", "hybridgpu:cloud", "hybridgpu:onprem", "hybridgpu:nvidia", "hybridgpu:burst", "hybridgpu:teams", "hybridgpu:economics", "hybridgpu:platform"]
     rows = [text.index(f"| `{key}` |") for key in top]
     assert rows == sorted(rows)
     assert list(KEY_TO_FIELD) == top

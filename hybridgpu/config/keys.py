@@ -23,9 +23,10 @@ KEY_TO_FIELD = {
     f"{PROJECT}:burst": "burst",
     f"{PROJECT}:teams": "teams",
     f"{PROJECT}:economics": "economics",
+    f"{PROJECT}:platform": "platform",
 }
 FIELD_TO_KEY = {alias: key for key, alias in KEY_TO_FIELD.items()}
 
 
 #: Keys of Pulumi.yaml's typed project config (also declared there).
-STRUCTURED_KEYS = {f"{PROJECT}:tags", f"{PROJECT}:cloud", f"{PROJECT}:requiredTagKeys", f"{PROJECT}:nvidia", f"{PROJECT}:onprem", f"{PROJECT}:burst", f"{PROJECT}:economics", f"{PROJECT}:teams"}
+STRUCTURED_KEYS = {f"{PROJECT}:tags", f"{PROJECT}:cloud", f"{PROJECT}:requiredTagKeys", f"{PROJECT}:nvidia", f"{PROJECT}:onprem", f"{PROJECT}:burst", f"{PROJECT}:economics", f"{PROJECT}:teams", f"{PROJECT}:platform"}

@@ -45,6 +45,7 @@ from hybridgpu.config.burst import BurstSection
 from hybridgpu.config.teams import TeamsSection
 from hybridgpu.config.storage import CloudStorageConfig, OnPremStorageConfig
 from hybridgpu.config.topology import GangRequirement
+from hybridgpu.config.platform import PlatformConfig
 from hybridgpu.errors import FieldError
 from hybridgpu.k8s import DEFAULT_COST_KEYS, GPU_TAINT
 
@@ -642,6 +643,10 @@ class StackConfig(Model):
     economics: EconomicsConfig | None = Field(
         default=None,
         description="GPU economics: price overrides and report settings for `hybridgpu cost report` (`hybridgpu:economics`). Default: none (packaged prices).",
+    )
+    platform: PlatformConfig | None = Field(
+        default=None,
+        description="Platform releases on this stack's cluster: JupyterHub, MLflow, Harbor (`hybridgpu:platform`). Default: none.",
     )
 
     @field_validator("region")
