@@ -39,6 +39,7 @@ from hybridgpu.render.charts import helm_merge
 from hybridgpu.render.upgrade import gpu_operator_driver_upgrade_values
 from hybridgpu.components.opencost import build_opencost
 from hybridgpu.components.onprem import OnPremCluster, OnPremClusterArgs
+from hybridgpu.components.platform import PlatformTarget, build_platform
 from hybridgpu.components.storage import FsxLustre, FsxLustreArgs, TrainingData, TrainingDataArgs
 from hybridgpu.render.storage import FSX_CSI_CHART, FSX_CSI_REPO, NFS_CSI_CHART, NFS_CSI_REPO, fsx_csi_values, fsx_volume, nfs_csi_values, nfs_volume
 from hybridgpu.stack.storage import storage_namespaces
@@ -145,6 +146,9 @@ def main() -> None:
     if config.cloud is None:
         kueue = build_burst(stack, onprem=onprem_cluster) if config.burst is not None else None
         build_onprem_storage(stack, onprem_cluster, kueue)
+        if onprem_cluster is not None and stack.inventory is not None:
+            deps = [onprem_cluster.cni, *([kueue] if kueue is not None else [])]
+            build_platform(stack, PlatformTarget("onprem", stack.inventory.site.name, onprem_cluster.provider, deps))
         return
     cloud = config.cloud
     assert config.region is not None  # checked by the config checks
@@ -219,6 +223,9 @@ def main() -> None:
     build_onprem_storage(stack, onprem_cluster, kueue)
     if cloud.storage is not None:
         build_cloud_storage(stack, network, eks, karpenter.release, kueue, aws_opts)
+    build_platform(
+        stack, PlatformTarget("eks", cluster_name, eks.provider, [karpenter.release, *([kueue] if kueue is not None else [])], aws_opts=aws_opts, eks=eks)
+    )
 
 
 def build_cloud_storage(

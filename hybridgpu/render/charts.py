@@ -564,6 +564,9 @@ CHARTS: dict[str, ChartFacts] = {
         workloads=(ChartWorkload("opencost", "Deployment", "opencost"),),
     ),
 }
+# -- job framework charts (issue 30, H1) --
+# -- platform charts: jupyterhub (issue 30, H3) --
+# -- platform charts: mlflow, harbor (issues 30 and 27, H4) --
 CHARTS.update(STORAGE_CHARTS)
 CHARTS.update(EFA_CHARTS)
 CHARTS.update(NETWORK_OPERATOR_CHARTS)
