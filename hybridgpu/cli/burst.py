@@ -209,7 +209,7 @@ def simulate_command(
     gpus_per_instance: Annotated[int | None, typer.Option(min=1, help="GPUs per cloud instance (overrides the plan).")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the spot interruption stream.")] = 0,
     failure_rate: Annotated[float | None, typer.Option(help="Simulate GPU failures: failures per GPU-hour (e.g. 1.97e-5, `hybridgpu cost checkpoint`'s default). Default: off.")] = None,
-    failure_restart_seconds: Annotated[float, typer.Option(help="With --failure-rate: seconds from a failure until the job works again.")] = 0.0,
+    failure_restart_seconds: Annotated[float, typer.Option(metavar="SECONDS", help="With --failure-rate: seconds from a failure until the job works again.")] = 0.0,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Replay a demand trace: on-prem only, burst to spot, burst to on-demand, side by side."""

@@ -37,7 +37,17 @@ from hybridgpu.cli.common import fail, print_table, progress
 from hybridgpu.errors import HybridGpuError
 from hybridgpu.shell.invokes import answers_from
 from hybridgpu.shell.references import stack_outputs_from
-from hybridgpu.shell.policy.check import ProgramError, check_stacks, error_annotations, to_github, to_json
+from hybridgpu.shell.policy.analyzer import Violation
+from hybridgpu.shell.policy.check import (
+    ProgramError,
+    StackReport,
+    check_stacks,
+    error_annotations,
+    to_github,
+    to_json,
+    violation_config_key,
+    violation_location,
+)
 from hybridgpu.shell.policy.pack import project_pack_note
 from hybridgpu.stack.files import find_project_root, list_stacks, stack_config_dir
 
@@ -130,10 +140,21 @@ def check(
                 f"{report.stack}: {len(report.violations)} violations ({len(report.mandatory)} mandatory)",
                 ["level", "policy", "resource", "message"],
                 [
-                    [Text(v.level, style="red" if v.level == "mandatory" else "yellow"), v.policy, f"{v.type} {v.name}" if v.name else "(stack)", v.message]
+                    [Text(v.level, style="red" if v.level == "mandatory" else "yellow"), v.policy, _resource_cell(report, v), v.message]
                     for v in report.violations
                 ],
                 show_lines=True,
             )
     if any(r.mandatory for r in reports):
         raise typer.Exit(code=1)
+
+
+def _resource_cell(report: StackReport, violation: Violation) -> str:
+    """The violating resource (``(stack)`` for the whole stack), then where its fix goes: the stack
+    file's key path and line (``Pulumi.prod.yaml:41 hybridgpu:cloud.nodePools[1].gpuLimit``)."""
+    what = f"{violation.type} {violation.name}" if violation.name else "(stack)"
+    key = violation_config_key(report, violation)
+    where = violation_location(report, violation)
+    if key is None or where is None:
+        return what
+    return f"{what}\nfix at {Path(where[0]).name}{f':{where[1]}' if where[1] else ''} {key}"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import typer
+from typer import rich_utils
 from typer.core import TyperGroup, TyperOption
 from rich import box
 from rich.cells import cell_len
@@ -77,6 +78,25 @@ class PathErrorsGroup(TyperGroup):
             fail(path_error_message(exc))
 
 
+class _HelpOptionsTable(Table):
+    """The table of a ``--help`` options panel, with the option names never cut.
+
+    typer 0.29 (``rich_utils._print_options_panel``) lays the names, types and help out in a rich
+    table that shrinks every column alike when the terminal is narrow, so a long option name becomes
+    ``--failure-restart-se…``. Here a column of option names does not wrap (rich then narrows only the
+    wrapping columns: the types and the help). Used through :func:`tidy_flags`.
+    """
+
+    def add_row(self, *renderables: Any, **kwargs: Any) -> None:
+        """Add a row, then keep each column whose cells are all option names on one line."""
+        super().add_row(*renderables, **kwargs)
+        for index, column in enumerate(self.columns):
+            cells = [c for c in column.cells if not isinstance(c, (str, Text)) or str(c).strip()]
+            plain = [str(c) for c in cells]
+            if plain and all(isinstance(c, (str, Text)) for c in cells) and all(t.startswith("-") for t in plain):
+                column.no_wrap = True
+
+
 def tidy_flags(command: Any) -> None:
     """Make the boolean flags of ``command`` and every command below it read plainly in ``--help``.
 
@@ -86,6 +106,7 @@ def tidy_flags(command: Any) -> None:
     negative (``--no-onprem``) loses its ``--no-no-...`` twin.
     Takes a click command or group; changes its options in place, returns nothing.
     """
+    rich_utils.Table = _HelpOptionsTable  # type: ignore[misc]  # option names never cut
     commands = getattr(command, "commands", None)
     for sub in (commands or {}).values():
         tidy_flags(sub)

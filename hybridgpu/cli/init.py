@@ -40,8 +40,8 @@ def _tags(given: list[str], required: list[str]) -> dict[str, str]:
     return tags
 
 
-def _inventory_path(given: Path, root: Path) -> str:
-    """An inventory path as the stack file holds it: relative to the project root when inside it."""
+def _project_path(given: Path, root: Path) -> str:
+    """A file path (inventory, burst plan) as the stack file holds it: relative to the project root when inside it."""
     path = given if given.is_absolute() else Path.cwd() / given
     try:
         return path.resolve().relative_to(root).as_posix()
@@ -54,6 +54,9 @@ def init(
     cloud: Annotated[bool, typer.Option("--cloud", help="Add an EKS cluster with one spot GPU NodePool.")] = False,
     onprem: Annotated[list[Path] | None, typer.Option(metavar="INVENTORY", help="Add an on-prem kubeadm cluster from this inventory file (repeat for more).")] = None,
     nvidia: Annotated[bool, typer.Option("--nvidia", help="Add the NVIDIA GPU Operator.")] = False,
+    burst: Annotated[
+        Path | None, typer.Option(metavar="PLAN", help="Take part in this burst plan file (it must name the stack: docs/bursting.md).")
+    ] = None,
     tag: Annotated[list[str] | None, typer.Option(metavar="KEY=VALUE", help="A cost tag (repeat); the project's required keys must be given.")] = None,
     region: Annotated[str, typer.Option(metavar="REGION", help="AWS region of the EKS cluster (with --cloud).")] = "us-west-2",
     cluster_name: Annotated[str | None, typer.Option(metavar="NAME", help="EKS cluster name (with --cloud; default gpu-NAME, made unique in the project).")] = None,
@@ -91,7 +94,8 @@ def init(
         template = StackTemplate(
             stack=name, environment=environment.value, tags=tags, region=region if cloud else None, cluster_name=chosen,
             vpc_cidr=unused_vpc_cidr(base) if cloud else "10.64.0.0/16", cloud=cloud,
-            onprem=tuple(_inventory_path(p, base) for p in onprem or []), nvidia=nvidia,
+            onprem=tuple(_project_path(p, base) for p in onprem or []), nvidia=nvidia,
+            burst=_project_path(burst, base) if burst is not None else None,
         )
         values, text = render_stack(template)
         validate_stack({**defaults, **values}, stack=name, file=shown, root=base)
@@ -103,7 +107,10 @@ def init(
             raise ValueError(f"{shown} exists; init never overwrites a stack file: edit it, or choose another name") from None
     except (HybridGpuError, ValueError) as exc:
         fail(f"{exc}\nnothing written")
-    parts = [f"EKS cluster `{chosen}` in {region}" if cloud else None, "on-prem cluster" if onprem else None, "NVIDIA GPU Operator" if nvidia else None]
+    parts = [
+        f"EKS cluster `{chosen}` in {region}" if cloud else None, "on-prem cluster" if onprem else None, "NVIDIA GPU Operator" if nvidia else None,
+        f"burst plan {template.burst}" if template.burst else None,
+    ]
     out = console()
     print_wrapped(out, f"wrote {shown}: {', '.join(p for p in parts if p)}")
     print_wrapped(out, f"next: hybridgpu validate {name}; hybridgpu preview {name}")

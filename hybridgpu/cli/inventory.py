@@ -49,7 +49,7 @@ inventory_app = typer.Typer(no_args_is_help=True, help="On-prem inventory: valid
 _PATHS = typer.Argument(metavar="PATH", help="Inventory files or directories (a directory contributes its *.yaml/*.yml files, sorted).")
 _TOOLKIT = typer.Option(
     "--nvidia-toolkit/--no-nvidia-toolkit",
-    help="Install the NVIDIA container toolkit on gpu-workers (the stack's hybridgpu:onprem.nvidiaToolkit). Default: on.",
+    help="Install the NVIDIA container toolkit on gpu-workers (the stack's nvidiaToolkit in hybridgpu:onprem). Default: on.",
 )
 
 

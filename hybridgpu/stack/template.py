@@ -76,6 +76,7 @@ class StackTemplate:
     cloud: bool = False
     onprem: tuple[str, ...] = ()
     nvidia: bool = False
+    burst: str | None = None
 
 
 def _sections(t: StackTemplate) -> list[tuple[str, str, Any]]:
@@ -111,6 +112,9 @@ def _sections(t: StackTemplate) -> list[tuple[str, str, Any]]:
             nvidia["migStrategy"] = "mixed"
         out.append(("The NVIDIA layer: the GPU Operator; the drivers are on the AMI or the hosts\nalready (docs/nvidia.md).",
                     "hybridgpu:nvidia", nvidia))
+    if t.burst:
+        out.append(("The burst plan this stack takes part in; the plan names the stack and its\nrole (docs/bursting.md).",
+                    "hybridgpu:burst", {"plan": t.burst}))
     return out
 
 

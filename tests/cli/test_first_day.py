@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from hybridgpu.cli import app
 from hybridgpu.config.aws_names import CLUSTER_NAME_MAX_LENGTH
 from tests.helpers import ROOT
+from tests.helpers.scratch import example_plan
 
 runner = CliRunner(env={"COLUMNS": "80"})
 TAGS = ["--tag", "team=ml", "--tag", "project=first", "--tag", "cost-center=cc-1"]
@@ -120,13 +121,36 @@ def test_init_onprem_and_both_sides(site_inventory):
     _validates(project, "both")
 
 
+def test_init_joins_a_burst_plan_only_when_the_plan_names_the_stack(scratch_project):
+    """``--burst PLAN`` writes ``hybridgpu:burst.plan`` and the stack is validated against the plan (role,
+    reachability of the workers: hybridgpu/stack/burst.py): a plan that does not name the stack, or a
+    manager the worker's private endpoint does not admit, is refused and nothing is written; a manager
+    the plan names and the worker admits is written and validates."""
+    def admit(config):
+        config["hybridgpu:cloud"]["cluster"]["endpoint"]["privateAccessCidrs"].append("10.64.0.0/16")
+
+    project = scratch_project(plan=example_plan(), stack_edits={"prod": admit})
+    (project / "stacks/Pulumi.hybrid.yaml").unlink()
+    plan = str(project / "stacks/burst/site-a.yaml")
+    result = _init(project, "newcomer", "--cloud", "--burst", plan, *TAGS)
+    assert result.exit_code == 2 and "takes no part in stacks/burst/site-a.yaml" in result.output and "nothing written" in result.output
+    assert not (project / "stacks/Pulumi.newcomer.yaml").exists()
+    result = _init(project, "hybrid", "--cloud", "--region", "us-east-1", "--burst", plan, *TAGS)
+    assert result.exit_code == 0, result.output
+    assert "burst plan stacks/burst/site-a.yaml" in " ".join(result.output.split())
+    config = yaml.safe_load((project / "stacks/Pulumi.hybrid.yaml").read_text())["config"]
+    assert config["hybridgpu:burst"] == {"plan": "stacks/burst/site-a.yaml"}
+    assert config["hybridgpu:cloud"]["network"]["new"]["cidr"] == "10.64.0.0/16"
+    _validates(project, "hybrid")
+
+
 def test_init_picks_a_cluster_name_and_vpc_no_other_stack_uses(scratch_project):
     project = scratch_project(stacks=["dev"])  # gpu-dev in us-west-2, VPC 10.64.0.0/16
     result = _init(project, "dev_", "--cloud", *TAGS)  # the default name would be gpu-dev
     assert result.exit_code == 0, result.output
     config = yaml.safe_load((project / "stacks/Pulumi.dev_.yaml").read_text())["config"]
     assert config["hybridgpu:cloud"]["cluster"]["name"] == "gpu-dev-2"
-    assert config["hybridgpu:cloud"]["network"]["new"]["cidr"] == "10.65.0.0/16"
+    assert config["hybridgpu:cloud"]["network"]["new"]["cidr"] == "10.64.0.0/16"
     _validates(project, "dev_")
     result = _init(project, "west", "--cloud", "--region", "eu-west-1", "--cluster-name", "gpu-dev", *TAGS)
     assert result.exit_code == 0, "another region may reuse the name: " + result.output

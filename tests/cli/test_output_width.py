@@ -214,11 +214,19 @@ def every_command_path() -> list[list[str]]:
 
 
 def test_help_shows_no_bool_metavar_no_double_negative_and_no_module_paths():
+    """Every ``--help`` at 80 columns: no type on flags, no ``--no-no-``, no module paths, and nothing cut:
+    no ``…`` (rich's mark of a cut cell) and no line over 80 characters. typer 0.29 squeezes every
+    column of the options panel alike; ``--failure-restart-seconds`` was shown as
+    ``--failure-restart-se…`` (hybridgpu/cli/common.py ``_HelpOptionsTable``)."""
     for path in every_command_path():
         result = runner.invoke(app, [*path, "--help"])
         assert result.exit_code == 0, (path, result.output)
         for noise in ("<bool>", "--no-no-", "hybridgpu.", "[default: no-"):
             assert noise not in result.output, f"hybridgpu {' '.join(path)} --help shows {noise!r}:\n{result.output}"
+        cut = [line for line in result.output.splitlines() if "…" in line or len(line) > 80]
+        assert cut == [], f"hybridgpu {' '.join(path)} --help at 80 columns: {cut}"
+        if path == ["burst", "simulate"]:
+            assert "--failure-restart-seconds" in result.output
 
 
 def test_a_negative_flag_still_works_without_its_double_negative():

@@ -47,6 +47,7 @@ from hybridgpu.shell.preview import PreviewResult, PreviewTimeoutError, engine_u
 from hybridgpu.shell.remote import OPAQUE_POLICY, opaque_message
 from hybridgpu.stack.files import config_key_line, find_project_root, project_name, pulumi_config_strings, read_stack_file, stack_config_dir
 from hybridgpu.stack.load import load_stack
+from hybridgpu.stack.sources import resource_key, violation_key
 
 LEVELS = ("mandatory", "advisory", "disabled")
 
@@ -132,6 +133,9 @@ class StackReport:
     locations: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     #: The stack file (``<stackConfigDir>/Pulumi.<stack>.yaml``), absolute; '' when unknown.
     stack_file: str = ""
+    #: (policy, URN) -> the stack-file key path the violation is fixed at (hybridgpu projects:
+    #: :func:`hybridgpu.stack.sources.violation_key`); absent when nothing in the file is to blame.
+    keys: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
     @property
     def mandatory(self) -> list[Violation]:
@@ -384,8 +388,24 @@ def check_previews(
     for p in previews:
         report = analyze_resources(analyzer, p.stack, _analyzer_resources(sorted(p.records, key=lambda r: r.urn), p), p.project)
         found = report.violations + tuple(opaque_findings(p, opaque_components)) + tuple(getattr(p, "check_findings", ()))
-        reports.append(StackReport(report.stack, report.resources, found, getattr(p, "check_locations", {}), getattr(p, "stack_file", "")))
+        reports.append(
+            StackReport(report.stack, report.resources, found, getattr(p, "check_locations", {}), getattr(p, "stack_file", ""), _config_keys(p, found))
+        )
     return reports
+
+
+def _config_keys(preview: PreviewResult, violations: Sequence[Violation]) -> dict[tuple[str, str], str]:
+    """(policy, URN) -> the stack-file key path of each violation of a hybridgpu stack whose fix is in
+    its stack file (:func:`hybridgpu.stack.sources.violation_key`); {} for other projects."""
+    if preview.config is None:
+        return {}
+    entries = {r.urn: resource_key(preview.config, r.type, r.inputs) for r in preview.records}
+    keys = {}
+    for v in violations:
+        key = violation_key(preview.config, v.policy, entries.get(v.urn))
+        if key is not None:
+            keys[(v.policy, v.urn)] = key
+    return keys
 
 
 def opaque_findings(preview: PreviewResult, level: str = "mandatory") -> list[Violation]:
@@ -567,24 +587,35 @@ def violation_location(report: StackReport, violation: Violation) -> tuple[str, 
     """Where a violation is shown: the program line that registered its resource (the registration's
     ``sourcePosition``, when that line is in the project's own files), else the stack file
     (``<stackConfigDir>/Pulumi.<stack>.yaml``: stack-level violations, and resources registered by
-    library code such as hybridgpu's components, which the stack's config drives); paths as
+    library code such as hybridgpu's components, which the stack's config drives), at the line of the
+    key the violation is fixed at (:func:`violation_config_key`; no line when none is known); paths as
     :func:`_shown`. None when neither is known."""
     source = report.locations.get(violation.urn) if violation.urn else None
     if source is not None:
         return _shown(source[0]), source[1]
     if report.stack_file:
-        return _shown(report.stack_file), None
+        key = report.keys.get((violation.policy, violation.urn))
+        return _shown(report.stack_file), config_key_line(Path(report.stack_file), key) if key else None
     return None
+
+
+def violation_config_key(report: StackReport, violation: Violation) -> str | None:
+    """The stack-file key path a violation is fixed at (``hybridgpu:cloud.nodePools[1].gpuLimit``), or None
+    when the program registered the resource itself or nothing in the stack file is to blame."""
+    if violation.urn and violation.urn in report.locations:
+        return None
+    return report.keys.get((violation.policy, violation.urn))
 
 
 def to_json(reports: Sequence[StackReport]) -> str:
     """Reports as JSON: ``{"pack": ..., "stacks": [{"stack", "resources", "mandatory", "violations": [...]}]}``;
-    each violation has the :class:`~hybridgpu.shell.policy.analyzer.Violation` fields, then ``file`` and
-    ``line`` (:func:`violation_location`; ``line`` null for the stack file, both null when unknown)."""
+    each violation has the :class:`~hybridgpu.shell.policy.analyzer.Violation` fields, then ``file``,
+    ``line`` (:func:`violation_location`; both null when unknown, ``line`` null on a stack file when no
+    key is to blame) and ``key`` (:func:`violation_config_key`: the stack-file key path, or null)."""
 
     def one(report: StackReport, v: Violation) -> dict[str, Any]:
         where = violation_location(report, v)
-        return {**asdict(v), "file": where[0] if where else None, "line": where[1] if where else None}
+        return {**asdict(v), "file": where[0] if where else None, "line": where[1] if where else None, "key": violation_config_key(report, v)}
 
     return json.dumps(
         {

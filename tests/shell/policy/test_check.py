@@ -114,10 +114,41 @@ def test_github_annotations(bad_reports, monkeypatch):
     lines = to_github(bad_reports).splitlines()
     assert len(lines) == len(EXPECTED_BAD)
     # A resource the fixture's own program registers: its line; one hybridgpu's components register: the stack file.
-    assert all(re.match(r"::error file=tests/fixtures/policy-bad/(__main__\.py,line=\d+|stacks/Pulumi\.prod-bad\.yaml),title=hybridgpu/", line) for line in lines)
-    assert any(line.startswith("::error file=tests/fixtures/policy-bad/stacks/Pulumi.prod-bad.yaml,title=hybridgpu/stack-gpu-ceiling (stack)") for line in lines)
+    assert all(re.match(r"::error file=tests/fixtures/policy-bad/(__main__\.py,line=\d+|stacks/Pulumi\.prod-bad\.yaml(,line=\d+)?),title=hybridgpu/", line) for line in lines)
+    assert any(re.match(r"::error file=tests/fixtures/policy-bad/stacks/Pulumi.prod-bad.yaml,line=\d+,title=hybridgpu/stack-gpu-ceiling \(stack\)", line) for line in lines)
     assert all("\n" not in line for line in lines)
     assert any("ami-alias-pinned (kubernetes%3Akarpenter.k8s.aws/v1%3AEC2NodeClass floating)" in line for line in lines)
+
+
+def _line_of(path: Path, text: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
+def test_violations_of_stack_file_resources_name_the_key_path_and_line(bad_reports, monkeypatch):
+    """A violation on a resource hybridgpu's components made from the stack file is fixed in the stack
+    file: JSON names the key path (refined to the field the policy checks) and its line, the GitHub
+    annotation carries ``line=``, the table says where the fix goes. Resources the fixture's own
+    program registers keep their program line and no key."""
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(ROOT))
+    stack_file = BAD / "stacks" / "Pulumi.prod-bad.yaml"
+    doc = json.loads(to_json(bad_reports))
+    by = {(v["policy"], v["name"]): v for v in doc["stacks"][0]["violations"]}
+    pool = by[("nodepool-gpu-limit", "gpu-bad-gpu-nodepool-too-big")]
+    assert pool["key"] == "hybridgpu:cloud.nodePools[0].gpuLimit"
+    assert pool["line"] == _line_of(stack_file, "gpuLimit: 24")
+    assert pool["file"] == "tests/fixtures/policy-bad/stacks/Pulumi.prod-bad.yaml"
+    ceiling = by[("stack-gpu-ceiling", "")]
+    assert (ceiling["key"], ceiling["line"]) == ("hybridgpu:cloud.nodePools", _line_of(stack_file, "nodePools:"))
+    own = by[("nodepool-gpu-limit", "unbounded")]  # registered by the fixture's __main__.py
+    assert own["key"] is None and own["file"].endswith("__main__.py") and own["line"] > 0
+    lines = to_github(bad_reports).splitlines()
+    assert any(f"Pulumi.prod-bad.yaml,line={pool['line']},title=hybridgpu/nodepool-gpu-limit" in line for line in lines)
+    assert any(f"Pulumi.prod-bad.yaml,line={ceiling['line']},title=hybridgpu/stack-gpu-ceiling" in line for line in lines)
+    result = CliRunner(env={"COLUMNS": "400"}).invoke(
+        app, ["check", "prod-bad", "--root", str(BAD), "--pack", str(ROOT / "policies"), "--policy-pack-config", str(BAD_CONFIG)]
+    )
+    assert result.exit_code == 1
+    assert f"fix at Pulumi.prod-bad.yaml:{pool['line']} hybridgpu:cloud.nodePools[0].gpuLimit" in " ".join(result.output.split())
 
 
 def test_cli_exit_codes_and_formats(tmp_path):
