@@ -824,9 +824,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile-only", action="store_true", help="only the profile (skip the timings)")
     parser.add_argument("--smoke", action="store_true", help="one repeat, small sizes: checks the script still runs (tests/test_benchmarks.py); figures come from full runs")
     args = parser.parse_args(argv)
+    # --smoke previews one example stack (dev) besides the generated one: the code path, not the figures.
+    stacks = list_stacks(find_project_root(Path(__file__).resolve().parent))
     if args.smoke:
         args.repeat, args.pools = 1, 6
         WARM_UP[0] = False
+        stacks = stacks[:1]
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
 
@@ -855,7 +858,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n== 1/2. run_preview wall time (perf_counter; warm-up excluded)")
         print_header()
         results: dict[str, PreviewResult] = {}
-        for stack in list_stacks(root):
+        for stack in stacks:
             timing, result = measure_stack(stack, root, args.repeat)
             results[stack] = result
             print_stack_row(stack, timing, len(result.records))
@@ -912,7 +915,7 @@ def main(argv: list[str] | None = None) -> int:
         print_ratios(cli_samples, cli_cpu)
         # Breakdown of our time
         print(f"\n== 3b. where our time goes (medians of {args.repeat} instrumented runs; instrumentation adds a little)")
-        for stack, stack_root in [*((s, root) for s in list_stacks(root)), (gen_stack, gen_root)]:
+        for stack, stack_root in [*((s, root) for s in stacks), (gen_stack, gen_root)]:
             run_preview(stack, root=stack_root)
             is_gen = stack == gen_stack
             bd = measure_breakdown(stack, stack_root, args.repeat, (lambda: run_baseline(records, gen_stack, region=region, sdk=True)) if is_gen else None)
