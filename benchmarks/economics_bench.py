@@ -12,7 +12,11 @@ Sections:
    runs after one untimed warm-up, for:
    a. the default model (no queueing, whole servers/instances): identical hours merged (exact);
    b. the same model with one block per hour (``aggregate=False``), for scale;
-   c. queueing allowed (max wait 4 h and 24 h): one block per hour, linked by the backlog.
+   c. queueing allowed (max wait 4 h and 24 h), the MILP (``method="milp"``): one block per
+      hour, linked by the backlog;
+   d. the same queueing cases by the default fast path (``hybridgpu.economics.planner_fast``:
+      exact grid search over on-prem servers x committed instances, path flows for the hours),
+      with the relative difference of its total from the MILP's (must be ~0).
 2. Savings of the optimal plan against each simple alternative on the sample profile (default
    model), with the plan itself.
 
@@ -69,18 +73,25 @@ def main() -> None:
     print()
     print("1. plan solve time (s), median / min of", args.repeat, "runs")
     cases = [
-        ("a. no queueing, identical hours merged (default)", PlanConstraints(), True),
-        ("b. no queueing, one block per hour", PlanConstraints(), False),
-        ("c. max wait 4 h, one block per hour", PlanConstraints(max_wait_hours=4), True),
-        ("c. max wait 24 h, one block per hour", PlanConstraints(max_wait_hours=24), True),
+        ("a. no queueing, identical hours merged (default)", PlanConstraints(), True, "auto"),
+        ("b. no queueing, one block per hour", PlanConstraints(), False, "auto"),
+        ("c. max wait 4 h, MILP, one block per hour", PlanConstraints(max_wait_hours=4), True, "milp"),
+        ("c. max wait 24 h, MILP, one block per hour", PlanConstraints(max_wait_hours=24), True, "milp"),
+        ("d. max wait 4 h, fast path (default)", PlanConstraints(max_wait_hours=4), True, "auto"),
+        ("d. max wait 24 h, fast path (default)", PlanConstraints(max_wait_hours=24), True, "auto"),
     ]
     plans = {}
-    for label, constraints, aggregate in cases:
-        repeat = args.repeat if constraints.max_wait_hours == 0 else max(1, args.repeat // 2)
-        med, best, plan = timed(lambda c=constraints, a=aggregate: solve_plan(demand, prices, c, aggregate=a), repeat)
+    for label, constraints, aggregate, method in cases:
+        repeat = max(1, args.repeat // 2) if method == "milp" else args.repeat
+        med, best, plan = timed(lambda c=constraints, a=aggregate, m=method: solve_plan(demand, prices, c, aggregate=a, method=m), repeat)
         plans[label] = plan
-        print(f"   {label:<50} {med:7.3f} / {best:7.3f}   ({plan.variables:,} variables, {plan.rows:,} rows, "
-              f"total {plan.cost['total']:,.0f} USD)")
+        if plan.method == "fast":
+            milp = plans[label.replace("d.", "c.", 1).replace("fast path (default)", "MILP, one block per hour")]
+            size = (f"exact grid of {plan.variables:,} capacity combinations, "
+                    f"rel. diff. from the MILP {abs(plan.cost['total'] - milp.cost['total']) / milp.cost['total']:.1e}")
+        else:
+            size = f"{plan.variables:,} variables, {plan.rows:,} rows"
+        print(f"   {label:<50} {med:7.3f} / {best:7.3f}   ({size}, total {plan.cost['total']:,.0f} USD)")
     print()
     plan = plans[cases[0][0]]
     d = plan.dispatch
@@ -94,7 +105,7 @@ def main() -> None:
         total = "infeasible" if alt.total is None else f"{alt.total:,.0f}"
         s = savings[alt.name]
         print(f"   {alt.name:<26} {total:>14} {'' if s is None else f'{s:.1%}':>11}   ({alt.description})")
-    for label in (cases[2][0], cases[3][0]):
+    for label in (cases[4][0], cases[5][0]):
         p = plans[label]
         print(f"   with {label.split(',')[0][3:]}: {p.cost['total']:,.0f} USD ({1 - p.cost['total'] / plan.cost['total']:.1%} below no queueing)")
 

@@ -138,12 +138,13 @@ def main() -> None:
         print(f"both (what `pulumi preview` asks): {t_each + t_stack:6.2f} s  {len(resources) / (t_each + t_stack):8.0f} resources/s")
     finally:
         analyzer.close()
-    time_command(args.repeat, ["dev"] if args.smoke else [])
+    # --smoke times `hybridgpu --version` (the timing code path; `hybridgpu check` has its own tests).
+    time_command(args.repeat, ["--version"] if args.smoke else ["check"])
 
 
-def time_command(repeat: int, stacks: list[str]) -> None:
-    """``python -m hybridgpu check [stacks]`` (every example stack when none is named) as its own process: wall and CPU time."""
-    command = [sys.executable, "-m", "hybridgpu", "check", *stacks]
+def time_command(repeat: int, args: list[str]) -> None:
+    """``python -m hybridgpu ARGS`` (``check``: every example stack) as its own process: wall and CPU time."""
+    command = [sys.executable, "-m", "hybridgpu", *args]
     env = {k: v for k, v in os.environ.items() if not k.startswith("HYBRIDGPU_")}
 
     def once() -> tuple[float, float]:
@@ -161,7 +162,8 @@ def time_command(repeat: int, stacks: list[str]) -> None:
     runs = [once() for _ in range(repeat)]
     walls, cpus = [w for w, _ in runs], [c for _, c in runs]
     print(f"\n## 3. the whole command: {' '.join(command[1:])} in {ROOT}, {repeat} runs after {1 if WARM_UP else 0} warm-up, load average {os.getloadavg()[0]:.1f}")
-    print(f"wall: median {statistics.median(walls):.2f} s (min {min(walls):.2f}, max {max(walls):.2f}); goal <= 5 s on 2 cores: {'met' if statistics.median(walls) <= 5 else 'NOT met'}")
+    goal = f"; goal <= 5 s on 2 cores: {'met' if statistics.median(walls) <= 5 else 'NOT met'}" if args == ["check"] else ""
+    print(f"wall: median {statistics.median(walls):.2f} s (min {min(walls):.2f}, max {max(walls):.2f}){goal}")
     print(f"CPU (user + system, the command and the pack): median {statistics.median(cpus):.2f} s (min {min(cpus):.2f}, max {max(cpus):.2f})")
 
 

@@ -21,15 +21,17 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from hybridgpu.config.nvidia import MigDeviceGroup, MigLayoutConfig
 from hybridgpu.errors import Issue
 from hybridgpu.inventory.models import Host, Inventory, InventoryError
-from hybridgpu.inventory.mirrors import Mirrors
+from hybridgpu.inventory.mirrors import Mirrors, RegistryLogin, registry_logins
+from hybridgpu.inventory.upgrade import UpgradePolicy
 from hybridgpu.render.bootstrap import bootstrap_script, drain_and_cordon_script, kubeadm_run_script
 from hybridgpu.render.topology import host_node_labels
+from hybridgpu.render.upgrade import ScriptRun, etcd_snapshot_timer_script, requested_upgrade
 from hybridgpu.render.kubeadm import init_config, join_config_control_plane, join_config_worker, to_yaml
 from hybridgpu.render.kubeadm_secrets import BOOTSTRAP_TOKEN_PLACEHOLDER, CA_CERT_HASH_PLACEHOLDER, CERTIFICATE_KEY_PLACEHOLDER
 from hybridgpu.render.kubeadm_specs import ClusterSpec, NodeSpec, SpecError
@@ -85,6 +87,12 @@ class OnPremPlan:
         skipped: hostnames in state ``absent``.
         mig_layouts: the named MIG layouts derived from the inventory (for the mig-parted ConfigMap).
         gpus: physical GPUs of the hosts in the plan, by GPU model.
+        upgrade: the scripts of the Kubernetes upgrade the inventory's ``upgrades.kubernetes`` asks for, in run order
+            (:func:`hybridgpu.render.upgrade.requested_upgrade`); empty when nothing moves.
+        etcd_snapshot_timer: the script that installs (or, disabled, removes) the scheduled etcd snapshots on each
+            control plane (:func:`hybridgpu.render.upgrade.etcd_snapshot_timer_script` of ``upgrades.etcdSnapshots``).
+        registry_logins: the registry mirror logins ``pulumi up`` writes to every host as a secret
+            (:func:`hybridgpu.inventory.mirrors.registry_logins`; references, never values).
     """
 
     cluster: ClusterSpec
@@ -92,6 +100,9 @@ class OnPremPlan:
     skipped: tuple[str, ...]
     mig_layouts: tuple[MigLayoutConfig, ...] = field(default=())
     gpus: dict[str, int] = field(default_factory=dict)
+    upgrade: tuple[ScriptRun, ...] = field(default=())
+    etcd_snapshot_timer: str = ""
+    registry_logins: tuple[RegistryLogin, ...] = field(default=())
 
     @property
     def first(self) -> HostStep:
@@ -217,6 +228,7 @@ def _render_host(
     join_endpoint: str | None,
     toolkit_version: str | None = None,
     mirrors: Mirrors | None = None,
+    upgrade_to: str | None = None,
 ) -> tuple[str, str, str]:
     """(kubeadm config YAML, bootstrap script, kubeadm run script) of one host."""
     if stage == "init":
@@ -238,7 +250,7 @@ def _render_host(
             api_server_endpoint=join_endpoint,
         )
     bootstrap = bootstrap_script(
-        cluster, node, nvidia_toolkit=toolkit, nvidia_toolkit_version=toolkit_version if toolkit else None, mirrors=mirrors
+        cluster, node, nvidia_toolkit=toolkit, nvidia_toolkit_version=toolkit_version if toolkit else None, mirrors=mirrors, upgrade_to=upgrade_to
     )
     return to_yaml(docs), bootstrap, kubeadm_run_script(node, first=stage == "init")
 
@@ -267,6 +279,8 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templa
     except SpecError as exc:
         raise InventoryError([_render_issue(inventory, None, exc)]) from None
     toolkit_version = inventory.site.cluster.nvidia_container_toolkit_version
+    wanted = inventory.site.upgrades.kubernetes if inventory.site.upgrades is not None else None
+    upgrade_to = wanted.to if wanted is not None else None  # bootstrap leaves packages this upgrade moved
     hosts = [h for h in inventory.hosts if h.state != "absent"]
     skipped = tuple(h.hostname for h in inventory.hosts if h.state == "absent")
     control = [h for h in hosts if h.role == "control-plane"]
@@ -323,11 +337,13 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templa
                 )
                 if shape not in templates:
                     templates[shape] = _render_host(
-                        cluster, node_spec(host, mig_name, _SENTINEL_HOST, _SENTINEL_IP), stage, toolkit, join_endpoint, toolkit_version, inventory.site.mirrors
+                        cluster, node_spec(host, mig_name, _SENTINEL_HOST, _SENTINEL_IP), stage, toolkit, join_endpoint, toolkit_version, inventory.site.mirrors, upgrade_to
                     )
                 config, bootstrap, run = (t.replace(_SENTINEL_HOST, host.hostname).replace(_SENTINEL_IP, str(host.addresses.management)) for t in templates[shape])
             else:
-                config, bootstrap, run = _render_host(cluster, node_spec(host, mig_name), stage, toolkit, join_endpoint, toolkit_version, inventory.site.mirrors)
+                config, bootstrap, run = _render_host(
+                    cluster, node_spec(host, mig_name), stage, toolkit, join_endpoint, toolkit_version, inventory.site.mirrors, upgrade_to
+                )
         except ValueError as exc:
             # The renderers name the spec field they refuse (SpecError); it is put where the inventory wrote it.
             raise InventoryError([_render_issue(inventory, host, exc)]) from None
@@ -350,7 +366,29 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templa
                 gpu_count=host.gpu_count,
             )
         )
-    return OnPremPlan(cluster=cluster, steps=tuple(steps), skipped=skipped, mig_layouts=tuple(layouts.values()), gpus=gpus)
+    upgrade_plan, upgrade = requested_upgrade(inventory)
+    if upgrade_plan is not None and not upgrade_plan.ok:
+        # A check on the site (not a host) is about what upgrades.kubernetes asks for.
+        raise InventoryError(
+            [
+                c.issue
+                if c.issue.entry is not None
+                else replace(c.issue, key="upgrades.kubernetes", fix=c.issue.fix.replace("--via ", "via: ").replace("--workers-last", "workersLast"))
+                for c in upgrade_plan.failures
+                if c.issue is not None
+            ]
+        )
+    policy = inventory.site.upgrades if inventory.site.upgrades is not None else UpgradePolicy()
+    return OnPremPlan(
+        cluster=cluster,
+        steps=tuple(steps),
+        skipped=skipped,
+        mig_layouts=tuple(layouts.values()),
+        gpus=gpus,
+        upgrade=upgrade,
+        etcd_snapshot_timer=etcd_snapshot_timer_script(policy.etcd_snapshots),
+        registry_logins=registry_logins(inventory.site.mirrors),
+    )
 
 
 #: The one CNI the program deploys (:class:`hybridgpu.components.onprem.OnPremCluster`

@@ -28,7 +28,8 @@ sent to a cluster, with no network and no cluster:
   fields after v0.91.0 and are reported as *skipped*; a kind the group does not have
   (e.g. ``ServiceMonitors``) is an error;
 * kinds with a CRD file under ``tools/schemas/crds/`` (:data:`CRD_FILES`: the NVIDIA Network
-  Operator's ``mellanox.com/v1alpha1`` NicClusterPolicy of v26.4.1) against that CRD's
+  Operator's ``mellanox.com/v1alpha1`` NicClusterPolicy of v26.4.1; Karpenter v1.14.1's
+  ``autoscaling.x-k8s.io/v1beta1`` CapacityBuffer) against that CRD's
   ``openAPIV3Schema`` with jsonschema, unknown fields refused (:func:`validate_crd_files`);
 * Kueue kinds (``kueue.x-k8s.io/v1beta2`` ResourceFlavor, ClusterQueue, LocalQueue,
   AdmissionCheck, MultiKueueConfig, MultiKueueCluster) against the CRD constraints encoded in
@@ -156,6 +157,9 @@ CORE_GROUPS = frozenset(
 #: ``deployment/network-operator/crds/mellanox.com_nicclusterpolicies.yaml``, read 2026-11-24.
 CRD_FILES: dict[tuple[str, str], str] = {
     ("mellanox.com", "NicClusterPolicy"): "mellanox.com_nicclusterpolicies-v26.4.1.yaml",
+    # Karpenter v1.14.1's CapacityBuffer (aws/karpenter-provider-aws v1.14.1 pkg/apis/crds/, read 2026-11-27): the
+    # npm Karpenter package predates it.
+    ("autoscaling.x-k8s.io", "CapacityBuffer"): "autoscaling.x-k8s.io_capacitybuffers-v1.14.1.yaml",
 }
 #: API groups validated by :func:`validate_crd_files`.
 CRD_FILE_GROUPS = frozenset(group for group, _ in CRD_FILES)

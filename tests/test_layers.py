@@ -124,6 +124,15 @@ def test_module_imports_alone(fresh_imports, module):
         assert loaded == [], f"{module} is below hybridgpu.components but importing it loads Pulumi: {loaded[:5]}"
 
 
+def test_every_anchor_group_was_checked_with_its_anchor(fresh_imports):
+    """The group servers (tests/helpers/fresh_imports.py ``anchor_groups``) preloaded each anchor, and the
+    anchor loaded only what its module-level imports say (else the group would be checked without it: right,
+    but slow, and a sign the static closure missed an import)."""
+    from tests.helpers.fresh_imports import FALLBACKS
+
+    assert FALLBACKS == {}
+
+
 def test_a_failing_import_is_reported(tmp_path):
     """The forked import reports what a fresh interpreter would: an error, and Pulumi loaded by a core module."""
     pkg = tmp_path / "fresh_probe"

@@ -24,6 +24,16 @@ tas_flavorassigner.go`` ``podSetTopologyRequest`` returns ``ErrNoTASCacheInforma
 then delays the topology to the worker (``DelayedTopologyRequestStatePending``; the MultiKueue workload
 controller copies the worker's assignment back, ``pkg/controller/admissionchecks/multikueue/workload.go``
 ``needsDelayedTopologyUpdate``). The burst plan's manager flavors are not TAS flavors (docs/multi-node.md).
+
+Admission from cold: Kueue TAS places a workload only on nodes that exist ("no topology domains at level",
+kubernetes-sigs/kueue v0.19.2 commit 8eab6877 ``pkg/cache/scheduler/tas_flavor_snapshot.go``) and scales a
+cluster only through a ProvisioningRequest admission check (``site/content/en/docs/concepts/
+topology_aware_scheduling.md``, "ClusterAutoscaler support"), which Karpenter does not implement. A ClusterQueue
+whose only flavor is a TAS flavor treats every workload as a topology request (``tas_flavorassigner.go``
+``isTASImplied``). So an EFA queue admits only gangs that fit the pool's nodes that exist with no pod asking for
+them: its static ``replicas`` or its warm buffer (:func:`hybridgpu.render.karpenter_static.warm_nodes`, carried
+as :attr:`EfaQueue.warm_nodes`); an empty pool admits nothing and Karpenter never launches a node
+(checked by :func:`hybridgpu.stack.eks_topology.eks_tas_cold_issues` and ``hybridgpu job check``).
 """
 
 from __future__ import annotations
@@ -40,13 +50,18 @@ from hybridgpu.k8s import EFA_LABEL, EFA_RESOURCE, GPU_RESOURCE, KARPENTER_NODEP
 from hybridgpu.render.efa import derived_efa_interfaces, efa_node_classes, efa_pools
 from hybridgpu.render.eks_topology import EKS_TOPOLOGY, eks_topology_levels, eks_topology_manifest
 from hybridgpu.render.karpenter import resolve_instance_types
+from hybridgpu.render.karpenter_static import warm_nodes
 
 __all__ = ["EfaQueue", "efa_queues", "efa_tas_manifests"]
 
 
 @dataclass(frozen=True)
 class EfaQueue:
-    """One EFA pool's Kueue objects: its TAS flavor, ClusterQueue and LocalQueues, the topology levels its nodes carry and their EFA devices."""
+    """One EFA pool's Kueue objects: its TAS flavor, ClusterQueue and LocalQueues, the topology levels its nodes carry and their EFA devices.
+
+    ``warm_nodes``: the pool's nodes that exist from cold (static ``replicas`` or buffer), the most nodes a gang
+    admitted through the TAS flavor may span while no other node is running.
+    """
 
     pool: str
     flavor: Flavor
@@ -55,6 +70,7 @@ class EfaQueue:
     levels: tuple[str, ...]
     efa_per_node: int
     gpus_per_node: int
+    warm_nodes: int = 0
 
 
 def efa_queues(cloud: CloudConfig, catalog: Catalog, namespaces: Sequence[str], prefix: str) -> list[EfaQueue]:
@@ -87,7 +103,7 @@ def efa_queues(cloud: CloudConfig, catalog: Catalog, namespaces: Sequence[str], 
         group = ResourceGroup((GPU_RESOURCE, EFA_RESOURCE), (FlavorQuota(flavor.name, {GPU_RESOURCE: pool.gpu_limit or 0, EFA_RESOURCE: nodes * count}),))
         cq = ClusterQueuePlan(f"{prefix}-eks-efa-{pool.name}", (group,), namespaces=tuple(namespaces))
         lqs = tuple(LocalQueuePlan(ns, pool.name, cq.name) for ns in namespaces)
-        found.append(EfaQueue(pool.name, flavor, cq, lqs, levels, count, min(t.gpu_count for t in types)))
+        found.append(EfaQueue(pool.name, flavor, cq, lqs, levels, count, min(t.gpu_count for t in types), warm_nodes(pool)))
     return found
 
 

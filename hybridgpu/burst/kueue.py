@@ -36,13 +36,16 @@ from typing import Any
 
 import yaml
 
-from hybridgpu.burst.models import INSTALLED_FRAMEWORKS, BurstPlanFile
+from hybridgpu.burst.frameworks import FRAMEWORKS, worker_rules
+from hybridgpu.burst.models import BurstPlanFile
 from hybridgpu.burst.plan import ClusterPlan, ClusterQueuePlan, Flavor, LocalQueuePlan, WorkerRef
 from hybridgpu.datafile import ORDERED, dump_yaml, load_yaml
 from hybridgpu.k8s import (
     KUEUE_API,
     KUEUE_GROUP,
     NAMESPACE_NAME_LABEL,
+    RDMA_IB_RESOURCE,
+    RDMA_ROCE_RESOURCE,
     SERVICE_ACCOUNT_NAME_ANNOTATION,
     SERVICE_ACCOUNT_TOKEN_SECRET_TYPE,
     managed_by_labels,
@@ -62,7 +65,10 @@ WORKER_SERVICE_ACCOUNT = "hybridgpu-multikueue"
 #: Resources that Kueue does not count against quota (``resources.excludeResourcePrefixes``, prefix
 #: match in ``dropExcludedResources``, ``pkg/workload/workload.go`` at v0.19.2). Everything else is
 #: checked under ``BlockUndeclared``: a request for a resource no ClusterQueue declares is never admitted.
-EXCLUDED_RESOURCE_PREFIXES = ("cpu", "memory", "ephemeral-storage", "hugepages-")
+#: The on-prem RDMA shared devices (k8s-rdma-shared-dev-plugin) are excluded too: every pod of a node shares
+#: them, no ClusterQueue declares them, and under ``BlockUndeclared`` an RDMA job would never be admitted
+#: (``hybridgpu job check``, ``resource-undeclared``, found this for docs/examples/onprem-pytorchjob.yaml).
+EXCLUDED_RESOURCE_PREFIXES = ("cpu", "memory", "ephemeral-storage", "hugepages-", RDMA_IB_RESOURCE, RDMA_ROCE_RESOURCE)
 #: Name of the stack output a worker exports and the manager reads through a StackReference.
 WORKER_KUBECONFIG_OUTPUT = "burst_worker_kubeconfig"
 
@@ -170,11 +176,22 @@ def multikueue_cluster(worker: WorkerRef) -> dict[str, Any]:
 
 
 def worker_rbac_rules(frameworks: list[str]) -> list[dict[str, Any]]:
-    """ClusterRole rules the manager needs on a worker: jobs, pods, workloads (+status), queues.
+    """ClusterRole rules the manager needs on a worker: jobs, pods, workloads (+status), queues, and each enabled framework's kinds.
+
+    ``batch`` Jobs and Pods are always granted (as Kueue's ``create-multikueue-kubeconfig.sh`` does);
+    each other framework adds its kinds with the verbs its MultiKueue adapter uses
+    (:func:`hybridgpu.burst.frameworks.worker_rules`: create, delete, get, list, watch; update and patch
+    on RayClusters and RayServices, whose adapter patches the remote object) and ``get`` on their status.
+
+    Args:
+        frameworks: Kueue framework names of the plan (``kueue.frameworks``).
 
     Raises:
-        ValueError: a framework other than :data:`~hybridgpu.burst.models.INSTALLED_FRAMEWORKS`.
+        ValueError: a framework not in :data:`hybridgpu.burst.frameworks.FRAMEWORKS`.
     """
+    unknown = [f for f in frameworks if f not in FRAMEWORKS]
+    if unknown:  # the plan model refuses these; a direct caller gets the same answer
+        raise ValueError(f"no worker RBAC for framework(s) {', '.join(unknown)}: the toolkit installs only {', '.join(FRAMEWORKS)}")
     rules: list[dict[str, Any]] = [
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["create", "delete", "get", "list", "watch"]},
         {"apiGroups": ["batch"], "resources": ["jobs/status"], "verbs": ["get"]},
@@ -183,10 +200,7 @@ def worker_rbac_rules(frameworks: list[str]) -> list[dict[str, Any]]:
         {"apiGroups": [KUEUE_GROUP], "resources": ["workloads/status"], "verbs": ["get", "patch", "update"]},
         {"apiGroups": [KUEUE_GROUP], "resources": ["clusterqueues", "localqueues"], "verbs": ["get", "list", "watch"]},
     ]
-    unknown = [f for f in frameworks if f not in INSTALLED_FRAMEWORKS]
-    if unknown:  # the plan model refuses these; a direct caller gets the same answer
-        raise ValueError(f"no worker RBAC for framework(s) {', '.join(unknown)}: only {', '.join(INSTALLED_FRAMEWORKS)} is installed")
-    return rules
+    return rules + worker_rules([f for f in frameworks if FRAMEWORKS[f].chart is not None])
 
 
 def token_secret_name() -> str:
@@ -266,6 +280,8 @@ def kueue_configuration(cluster: ClusterPlan, source: BurstPlanFile) -> dict[str
         "integrations": {"frameworks": list(source.kueue.frameworks)},
         "resources": {"quotaCheckStrategy": "BlockUndeclared", "excludeResourcePrefixes": list(EXCLUDED_RESOURCE_PREFIXES)},
     }
+    if "pod" in source.kueue.frameworks:
+        config["managedJobsNamespaceSelector"] = managed_jobs_namespace_selector(cluster)
     if cluster.multikueue is not None:
         mk: dict[str, Any] = {
             "gcInterval": source.manager.gc_interval,
@@ -278,6 +294,30 @@ def kueue_configuration(cluster: ClusterPlan, source: BurstPlanFile) -> dict[str
         config["multiKueue"] = mk
     config.update(_plain(cluster.configuration))
     return config
+
+
+def managed_jobs_namespace_selector(cluster: ClusterPlan) -> dict[str, Any]:
+    """The ``managedJobsNamespaceSelector`` of a cluster whose plan enables Kueue's ``pod`` integration: its queue namespaces.
+
+    With ``pod`` in ``integrations.frameworks`` the Kueue chart's pod mutating webhook has
+    ``failurePolicy: Fail`` and takes this selector as its ``namespaceSelector``
+    (``charts/kueue/templates/webhook/manifests.yaml`` at v0.19.2); Kueue's default (every namespace
+    but ``kube-system`` and its own) would send every pod of the cluster (GPU Operator, Karpenter,
+    the job-framework controllers, ...) through Kueue's webhook and fail their creation while Kueue
+    is down. Kueue's docs recommend selecting the namespaces explicitly
+    (``site/content/en/docs/tasks/manage/enforce_job_management/opt_in_namespace_management.md``); the
+    selector applies to every integration (``ManagedJobsNamespaceSelectorAlwaysRespected`` is GA and
+    locked on in 0.19, ``pkg/features/kube_features.go``), which only drops queue labels outside the
+    queue namespaces, where the plan has no LocalQueue.
+
+    Returns:
+        ``{matchExpressions: [{key: kubernetes.io/metadata.name, operator: In, values: <namespaces>}]}``; a
+        cluster without queue namespaces gets ``DoesNotExist`` on that label, which no namespace matches (the
+        API server sets it on every namespace) where ``In []`` would be an invalid selector.
+    """
+    if not cluster.namespaces:
+        return {"matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "DoesNotExist"}]}
+    return {"matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": list(cluster.namespaces)}]}
 
 
 def kueue_helm_values(cluster: ClusterPlan, source: BurstPlanFile) -> dict[str, Any]:

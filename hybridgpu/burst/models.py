@@ -23,6 +23,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
+from hybridgpu.burst.frameworks import FRAMEWORKS, charts_for, unknown_framework_message
 from hybridgpu.k8s import Dns1123Name, LabelKey, LabelValue
 from hybridgpu.modelbase import Duration, Model
 
@@ -38,14 +39,19 @@ KUEUE_VERSION = "0.19.2"
 #: from 0.19 (``pkg/features/kube_features.go`` at v0.19.2). Checked 2026-11-24.
 SUPPORTED_KUEUE_MINORS = ("0.19",)
 
-#: Job integrations whose API every cluster of a plan has without installing anything: ``batch/job``
-#: is core Kubernetes. Kueue builds a MultiKueue adapter for every enabled integration
+#: Job integrations a plan may enable (Kueue ``FrameworkName``s): the table of
+#: :mod:`hybridgpu.burst.frameworks`. Kueue builds a MultiKueue adapter for every enabled integration
 #: (``cmd/kueue/main.go``: ``jobframework.GetMultiKueueAdapters(cfg.Integrations.Frameworks)``), and a
-#: worker without an integration's CRD fails the connection ("let's not accept this for now",
-#: ``pkg/controller/admissionchecks/multikueue/multikueuecluster.go`` at v0.19.2), which leaves the
-#: MultiKueueCluster ``Active=False`` and dispatches nothing (kubernetes-sigs/kueue#3582). The toolkit
-#: installs no JobSet/Kubeflow/Ray controller, so these are the only frameworks a plan may enable.
-INSTALLED_FRAMEWORKS = ("batch/job",)
+#: worker without an integration's CRD fails the connection (``pkg/controller/admissionchecks/multikueue/
+#: multikueuecluster.go`` at v0.19.2), which leaves the MultiKueueCluster ``Active=False`` and dispatches
+#: nothing (kubernetes-sigs/kueue#3582). The toolkit therefore installs the chart of every enabled
+#: framework on every cluster of the plan, before Kueue (:mod:`hybridgpu.components.frameworks`), and
+#: a plan may enable only these.
+INSTALLED_FRAMEWORKS = tuple(FRAMEWORKS)
+#: Namespaces Kueue never manages jobs in, besides its own (the default ``managedJobsNamespaceSelector``
+#: excludes ``kube-system`` and ``cfg.Namespace``, ``apis/config/v1beta2/defaults.go`` at v0.19.2; "A Kueue
+#: managed Pod cannot be created in kube-system or kueue-system", ``site/content/en/docs/tasks/run/plain_pods.md``).
+KUEUE_UNMANAGED_NAMESPACES = ("kube-system",)
 
 #: Seconds the Incremental dispatcher waits for the nominated workers to admit a workload before
 #: it nominates the next ones (Kueue v0.19.2 ``incrementalDispatcherRoundTimeout``, 5 minutes).
@@ -179,11 +185,15 @@ class KueueSpec(Model):
     )
     namespace: Dns1123Name = Field(default="kueue-system", description="Namespace of the controller and of the worker kubeconfig Secrets. Default: `kueue-system`.")
     frameworks: list[Annotated[str, StringConstraints(min_length=1)]] = Field(
-        default_factory=lambda: list(INSTALLED_FRAMEWORKS),
+        default_factory=lambda: ["batch/job"],
         min_length=1,
         description=(
-            "Job integrations Kueue manages (`integrations.frameworks`); only frameworks installed on every cluster of "
-            "the plan: `batch/job` (the toolkit installs no JobSet or other job controller). Default: `[batch/job]`."
+            "Job integrations Kueue manages (`integrations.frameworks`), spelt as Kueue spells them: `batch/job`, `pod` "
+            "(plain pods, e.g. notebooks; Kueue then manages pods only in the plan's queue namespaces), "
+            "`jobset.x-k8s.io/jobset` (installs the JobSet chart), `trainer.kubeflow.org/trainjob` (the Kubeflow Trainer v2 "
+            "chart, with JobSet), `ray.io/rayjob`, `ray.io/raycluster`, `ray.io/rayservice` (the KubeRay operator chart). "
+            "The charts are installed on every cluster of the plan before Kueue (docs/bursting.md, Job frameworks). "
+            "Default: `[batch/job]`."
         ),
     )
     prefix: Dns1123Name = Field(default="hybridgpu", description="Prefix of the cluster-scoped Kueue object names. Default: `hybridgpu`.")
@@ -204,12 +214,12 @@ class KueueSpec(Model):
     @field_validator("frameworks")
     @classmethod
     def _installed_frameworks(cls, value: list[str]) -> list[str]:
-        missing = [f for f in value if f not in INSTALLED_FRAMEWORKS]
-        if missing:
+        unknown = [f for f in value if f not in FRAMEWORKS]
+        if unknown:
             raise ValueError(
-                f"{', '.join(missing)} is not installed on every cluster of the plan (the toolkit installs only "
-                f"{', '.join(INSTALLED_FRAMEWORKS)}); MultiKueue would fail to watch it on a worker without its CRD and "
-                f"dispatch nothing (kubernetes-sigs/kueue#3582); list only {', '.join(INSTALLED_FRAMEWORKS)} in `frameworks`"
+                "; ".join(unknown_framework_message(f) for f in unknown)
+                + ". The toolkit installs only these on every cluster of the plan; MultiKueue would fail to watch another on "
+                "a worker without its CRD and dispatch nothing (kubernetes-sigs/kueue#3582)"
             )
         if len(set(value)) != len(value):
             raise ValueError("a framework is listed twice")
@@ -292,6 +302,33 @@ class BurstPlanFile(Model):
                 )
         elif self.manager.stack not in (None, self.onprem.stack):
             raise ValueError("`split-queues`: the on-prem cluster is the manager; leave `manager.stack` unset or set it to `onprem.stack`")
+        return self
+
+    @model_validator(mode="after")
+    def _queue_namespaces(self) -> BurstPlanFile:
+        # Kueue never manages jobs in kube-system or its own namespace (its default
+        # managedJobsNamespaceSelector, apis/config/v1beta2/defaults.go at v0.19.2): a queue there
+        # would let jobs run without quota.
+        reserved = {*KUEUE_UNMANAGED_NAMESPACES, self.kueue.namespace}
+        bad = sorted({q.namespace for q in self.queues if q.namespace in reserved})
+        if bad:
+            raise ValueError(
+                f"queue namespace {', '.join(bad)} is one Kueue never manages jobs in (kube-system and `kueue.namespace`); "
+                "jobs there would run without quota: put the queues in your teams' namespaces"
+            )
+        if "pod" in self.kueue.frameworks:
+            # With `pod` enabled the chart's pod webhook has failurePolicy Fail over the
+            # managedJobsNamespaceSelector (charts/kueue/templates/webhook/manifests.yaml, v0.19.2), which
+            # the renderer sets to the queue namespaces: a controller there could not start a pod while
+            # Kueue is down.
+            controllers = {c.namespace: c.key for c in charts_for(self.kueue.frameworks)}
+            clash = sorted({q.namespace for q in self.queues if q.namespace in controllers})
+            if clash:
+                raise ValueError(
+                    f"`pod` is enabled and queue namespace {', '.join(clash)} is where the {', '.join(controllers[n] for n in clash)} "
+                    "controller runs: Kueue's pod webhook (failurePolicy Fail) would gate the controller's own pods; "
+                    "put the queues in your teams' namespaces"
+                )
         return self
 
     @property

@@ -255,7 +255,7 @@ class _Buckets:
 
 
 def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rng: random.Random | None = None,
-             failures: GpuFailures | None = None) -> StrategyResult:
+             failures: GpuFailures | None = None, starts: list[float | None] | None = None) -> StrategyResult:
     """Replay ``jobs`` under ``strategy``.
 
     Args:
@@ -265,6 +265,8 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
         rng: random stream for spot interruptions (default ``random.Random(params.seed)``);
             anything with ``expovariate(rate)``.
         failures: GPU failures to simulate (None: none, the default).
+        starts: when given, extended with each job's first start (seconds; None: never admitted), in
+            the order of ``jobs``, for per-queue figures (``hybridgpu cost plan --apply``).
 
     Returns:
         The :class:`StrategyResult` (a :class:`FailureStrategyResult` with ``failures``).
@@ -599,6 +601,8 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
     for nodes in live_nodes.values():  # nothing should be left; bill defensively
         for nd in list(nodes):
             terminate(nd, last_end)
+    if starts is not None:
+        starts.extend(first_start)
     waits = sorted(fs - j.submit_s for fs, j in zip(first_start, jobs) if fs is not None)
     makespan = (last_end - jobs[0].submit_s) if jobs else 0.0
     hours = {p: s / 3600.0 for p, s in billed_s.items()}

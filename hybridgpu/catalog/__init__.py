@@ -1,8 +1,9 @@
 """The GPU catalog: GPU models and EC2 GPU instance types, as validated data.
 
-The facts live in three YAML files shipped inside this package
+The facts live in four YAML files shipped inside this package
 (``hybridgpu/catalog/data/gpu_models.yaml``, ``instance_types.yaml`` and ``platforms.yaml``,
-the GPU servers' maximum system power; the comment block at the top of each explains
+the GPU servers' maximum system power; and ``unsupported.yaml``, the GPU families refused with a
+reason and a fix; the comment block at the top of each explains
 fields, units and sources). :func:`load_catalog` reads them with :mod:`importlib.resources`
 (so it works from an installed wheel), validates every entry and cross-checks the files.
 
@@ -39,6 +40,7 @@ from hybridgpu.catalog.models import (
     UnknownGpuModelError,
     UnknownInstanceFamilyError,
     UnknownInstanceTypeError,
+    UnsupportedFamily,
 )
 from hybridgpu.errors import Issue, issues_from_validation
 
@@ -57,6 +59,8 @@ __all__ = [
     "UnknownGpuModelError",
     "UnknownInstanceFamilyError",
     "UnknownInstanceTypeError",
+    "UNSUPPORTED_FILE",
+    "UnsupportedFamily",
     "load_catalog",
 ]
 
@@ -66,6 +70,8 @@ GPU_MODELS_FILE = "gpu_models.yaml"
 INSTANCE_TYPES_FILE = "instance_types.yaml"
 #: File name of the GPU server platform data (maximum system power; optional in ``path_override``).
 PLATFORMS_FILE = "platforms.yaml"
+#: File name of the refused GPU families (reason and fix; optional in ``path_override``).
+UNSUPPORTED_FILE = "unsupported.yaml"
 
 #: Where the instance type data lives in the source tree: what a user extends when the
 #: catalog lacks a family (named in policy messages; the packaged copy is read at run time).
@@ -93,6 +99,7 @@ def is_accelerator_type(instance_type: str) -> bool:
 _GPU_MODELS_KEY = "gpuModels"
 _INSTANCE_TYPES_KEY = "instanceTypes"
 _PLATFORMS_KEY = "platforms"
+_UNSUPPORTED_KEY = "unsupportedFamilies"
 
 
 def load_catalog(path_override: Path | None = None) -> Catalog:
@@ -100,8 +107,9 @@ def load_catalog(path_override: Path | None = None) -> Catalog:
 
     Args:
         path_override: a directory holding ``gpu_models.yaml`` and
-            ``instance_types.yaml`` (and optionally ``platforms.yaml``; without it the
-            catalog has no platforms) to use instead of the data shipped in the package
+            ``instance_types.yaml`` (and optionally ``platforms.yaml`` and ``unsupported.yaml``;
+            without them the catalog has no platforms and refuses no family by name) to use
+            instead of the data shipped in the package
             (e.g. a patched copy). None (the default) reads the packaged data.
 
     Returns:
@@ -122,6 +130,7 @@ def load_catalog(path_override: Path | None = None) -> Catalog:
         return _load_packaged()
     directory = Path(path_override)
     platforms = directory / PLATFORMS_FILE
+    unsupported = directory / UNSUPPORTED_FILE
     return _build(
         _read_path(directory / GPU_MODELS_FILE),
         str(directory / GPU_MODELS_FILE),
@@ -129,6 +138,8 @@ def load_catalog(path_override: Path | None = None) -> Catalog:
         str(directory / INSTANCE_TYPES_FILE),
         _read_path(platforms) if platforms.exists() else None,
         str(platforms),
+        _read_path(unsupported) if unsupported.exists() else None,
+        str(unsupported),
     )
 
 
@@ -138,6 +149,7 @@ def _load_packaged() -> Catalog:
     gpu_res = data.joinpath(GPU_MODELS_FILE)
     it_res = data.joinpath(INSTANCE_TYPES_FILE)
     pl_res = data.joinpath(PLATFORMS_FILE)
+    un_res = data.joinpath(UNSUPPORTED_FILE)
     return _build(
         _read_resource(gpu_res, str(gpu_res)),
         str(gpu_res),
@@ -145,6 +157,8 @@ def _load_packaged() -> Catalog:
         str(it_res),
         _read_resource(pl_res, str(pl_res)),
         str(pl_res),
+        _read_resource(un_res, str(un_res)),
+        str(un_res),
     )
 
 
@@ -172,7 +186,9 @@ def _entry_label(entry: Any, index: int) -> str:
     return f"#{index}"
 
 
-def _validate_entries(entries: list[Any], file: str, model: type[GpuModel] | type[InstanceType] | type[Platform]) -> list[Any]:
+def _validate_entries(
+    entries: list[Any], file: str, model: type[GpuModel] | type[InstanceType] | type[Platform] | type[UnsupportedFamily]
+) -> list[Any]:
     issues: list[Issue] = []
     out = []
     reference = f"the comment block at the top of {Path(file).name}"
@@ -197,7 +213,16 @@ def _validate_entries(entries: list[Any], file: str, model: type[GpuModel] | typ
     return out
 
 
-def _build(gpu_text: str, gpu_file: str, it_text: str, it_file: str, platform_text: str | None = None, platform_file: str = PLATFORMS_FILE) -> Catalog:
+def _build(
+    gpu_text: str,
+    gpu_file: str,
+    it_text: str,
+    it_file: str,
+    platform_text: str | None = None,
+    platform_file: str = PLATFORMS_FILE,
+    unsupported_text: str | None = None,
+    unsupported_file: str = UNSUPPORTED_FILE,
+) -> Catalog:
     gpu_models = _validate_entries(_parse_entries(gpu_text, gpu_file, _GPU_MODELS_KEY), gpu_file, GpuModel)
     instance_types = _validate_entries(
         _parse_entries(it_text, it_file, _INSTANCE_TYPES_KEY), it_file, InstanceType
@@ -207,11 +232,18 @@ def _build(gpu_text: str, gpu_file: str, it_text: str, it_file: str, platform_te
         if platform_text is not None
         else []
     )
+    unsupported = (
+        _validate_entries(_parse_entries(unsupported_text, unsupported_file, _UNSUPPORTED_KEY), unsupported_file, UnsupportedFamily)
+        if unsupported_text is not None
+        else []
+    )
     return Catalog(
         gpu_models=tuple(gpu_models),
         instance_types=tuple(instance_types),
         platforms=tuple(platforms),
+        unsupported=tuple(unsupported),
         gpu_models_file=gpu_file,
         instance_types_file=it_file,
         platforms_file=platform_file,
+        unsupported_file=unsupported_file,
     )

@@ -30,9 +30,11 @@ __all__ = [
     "GpuModel",
     "InstanceType",
     "Platform",
+    "RefusedFamilyError",
     "UnknownGpuModelError",
     "UnknownInstanceFamilyError",
     "UnknownInstanceTypeError",
+    "UnsupportedFamily",
 ]
 
 #: Tolerance, in GiB, allowed between ``InstanceType.gpu_memory_gib`` and
@@ -94,6 +96,16 @@ class UnknownInstanceFamilyError(_UnknownNameError):
     """An EC2 instance family is not in the catalog."""
 
     kind = "instance family"
+
+
+class RefusedFamilyError(UnknownInstanceFamilyError):
+    """An EC2 GPU family the catalog refuses (``unsupported.yaml``): the message says why and what to use instead."""
+
+    def __init__(self, entry: UnsupportedFamily):
+        super().__init__(entry.name, [])
+        self.entry = entry
+        self.message = f"instance family {entry.name!r} cannot be provisioned: {entry.consequence}; fix: {entry.instead}"
+        self.args = (self.message,)
 
 
 # --------------------------------------------------------------------------- models
@@ -354,6 +366,36 @@ class Platform(_SourcedCatalogModel):
         return self
 
 
+class UnsupportedFamily(_SourcedCatalogModel):
+    """An EC2 GPU family the toolkit knows but refuses to provision, with the reason and the fix.
+
+    Data source: ``hybridgpu/catalog/data/unsupported.yaml`` (the EKS accelerated-AMI page,
+    awslabs/amazon-eks-ami and aws/karpenter-provider-aws; each entry lists its sources). A NodePool
+    naming such a family or one of its types gets this consequence and fix instead of "unknown family"
+    (:meth:`Catalog.unsupported_family`).
+
+    Raises:
+        pydantic.ValidationError: on construction with a bad or unknown field, or when ``verified``
+            disagrees with ``unverifiedFields``. That no catalog family has the same name is checked
+            in :class:`Catalog`.
+    """
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9-]*$", description="EC2 instance family (unitless), e.g. 'g6f'; unique.")
+    architecture: Literal["amd64", "arm64"] = Field(description="CPU architecture of the family's instances (Kubernetes spelling).")
+    gpu: str = Field(min_length=1, description="The family's GPU as AWS names it (free text, e.g. 'NVIDIA L4, 1/8 to 1/2 of a GPU').")
+    reason: Literal["ultraserver", "fractional-gpu", "driver", "architecture"] = Field(
+        description="Why it is refused: UltraServer topology, a fractional GPU Karpenter counts as 0, "
+        "a driver the pinned EKS AMI lacks, or a CPU architecture the toolkit does not render."
+    )
+    consequence: str = Field(min_length=1, description="What goes wrong if a pool launched it (one sentence, for the error).")
+    instead: str = Field(min_length=1, description="What to do instead (one sentence, the fix of the error).")
+
+    @model_validator(mode="after")
+    def _check(self) -> UnsupportedFamily:
+        self._check_verification()
+        return self
+
+
 def _as_list(value: str | int | Iterable[Any] | None) -> list[Any] | None:
     """Normalise a filter argument: None stays None, a bare str/int becomes a 1-list."""
     if value is None:
@@ -387,6 +429,12 @@ class Catalog(_CatalogModel):
     )
     platforms: tuple[Platform, ...] = Field(
         default=(), description="GPU server platforms with their maximum system power, in data-file order. Default: none."
+    )
+    unsupported: tuple[UnsupportedFamily, ...] = Field(
+        default=(), description="EC2 GPU families refused with a reason (unsupported.yaml), in data-file order. Default: none."
+    )
+    unsupported_file: str = Field(
+        default="<unsupported>", description="Where unsupported came from (path or resource name), for errors."
     )
     gpu_models_file: str = Field(
         default="<gpu_models>", description="Where gpu_models came from (path or resource name), for errors."
@@ -455,6 +503,15 @@ class Catalog(_CatalogModel):
                     )
                 )
         issues += self._platform_issues(gpu_by_name)
+        seen_unsupported: set[str] = set()
+        for entry in self.unsupported:
+            if entry.name in by_family or entry.name in seen_unsupported:
+                where = "a family of " + ifile if entry.name in by_family else "listed twice"
+                issues.append(Issue.in_entry(
+                    self.unsupported_file, entry.name, "name", f"family {entry.name!r} is {where}",
+                    "keep a family either in the catalog (provisionable) or here (refused), once", "duplicate",
+                ))
+            seen_unsupported.add(entry.name)
         if issues:
             raise CatalogError(issues)
         self._gpu_by_name = gpu_by_name
@@ -566,14 +623,28 @@ class Catalog(_CatalogModel):
         """Return every size of the EC2 family ``name`` (e.g. ``"g5"``), smallest first.
 
         Raises:
-            UnknownInstanceFamilyError: (a ``KeyError``) if no instance type has that family.
+            UnknownInstanceFamilyError: (a ``KeyError``) if no instance type has that family;
+                :class:`RefusedFamilyError` (a subclass) when the family is refused with a reason.
         """
         try:
             return list(self._by_family[name])
         except KeyError:
             pass
+        refused = self.unsupported_family(str(name)) if "." not in str(name) else None
+        if refused is not None:
+            raise RefusedFamilyError(refused) from None
         close = difflib.get_close_matches(str(name).strip().lower(), list(self._by_family), n=3, cutoff=0.5)
         raise UnknownInstanceFamilyError(str(name), close, self._by_family) from None
+
+    def unsupported_family(self, name: str) -> UnsupportedFamily | None:
+        """The refused family that ``name`` (a family, ``"g6f"``, or an instance type, ``"g6f.xlarge"``) belongs to, or None.
+
+        Returns:
+            The :class:`UnsupportedFamily` entry (its ``consequence`` and ``instead`` go into the error), or
+            None when the family is not listed as refused (it may still be unknown altogether).
+        """
+        family = str(name).strip().lower().split(".", 1)[0]
+        return next((u for u in self.unsupported if u.name == family), None)
 
     def families(self) -> set[str]:
         """Return the set of EC2 family names in the catalog, e.g. ``{"g5", "p5", ...}``."""
@@ -678,9 +749,11 @@ class Catalog(_CatalogModel):
             gpu_models=self.gpu_models,
             instance_types=tuple(updated),
             platforms=self.platforms,
+            unsupported=self.unsupported,
             gpu_models_file=self.gpu_models_file,
             instance_types_file=self.instance_types_file,
             platforms_file=self.platforms_file,
+            unsupported_file=self.unsupported_file,
         )
 
     # ------------------------------------------------------------------ helpers

@@ -157,4 +157,4 @@ def _resource_cell(report: StackReport, violation: Violation) -> str:
     where = violation_location(report, violation)
     if key is None or where is None:
         return what
-    return f"{what}\nfix at {Path(where[0]).name}{f':{where[1]}' if where[1] else ''} {key}"
+    return f"{what}\nfix at {Path(where[0]).name}{f':{where[1]}' if where[1] else ''}:\n{key}"

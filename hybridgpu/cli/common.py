@@ -84,11 +84,16 @@ class _HelpOptionsTable(Table):
     typer 0.29 (``rich_utils._print_options_panel``) lays the names, types and help out in a rich
     table that shrinks every column alike when the terminal is narrow, so a long option name becomes
     ``--failure-restart-se…``. Here a column of option names does not wrap (rich then narrows only the
-    wrapping columns: the types and the help). Used through :func:`tidy_flags`.
+    wrapping columns: the types and the help), and a word wider than its column is folded onto the next
+    line instead of cut. Used through :func:`tidy_flags`.
     """
 
     def add_row(self, *renderables: Any, **kwargs: Any) -> None:
         """Add a row, then keep each column whose cells are all option names on one line."""
+        for cell in renderables:  # a word wider than its column breaks across lines, never "…"
+            for text in (cell, *getattr(cell, "renderables", ())):  # the help is a rich Columns of Texts
+                if isinstance(text, Text):
+                    text.overflow = "fold"
         super().add_row(*renderables, **kwargs)
         for index, column in enumerate(self.columns):
             cells = [c for c in column.cells if not isinstance(c, (str, Text)) or str(c).strip()]

@@ -36,7 +36,7 @@ from hybridgpu.stack.load import load_stack, report_from_stack
 cost_app = typer.Typer(no_args_is_help=True, help="GPU economics: cost report, capacity plan, demand profiles, VRAM estimate.")
 
 
-from hybridgpu.cli.common import Col, print_table, progress
+from hybridgpu.cli.common import Col, print_table, print_wrapped, progress
 from hybridgpu.cli.common import console as _console
 from hybridgpu.cli.common import fail as _fail
 
@@ -274,10 +274,17 @@ def plan(
     root: Annotated[Path | None, typer.Option(help="Project root (default: nearest Pulumi.yaml).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
     timings: Annotated[bool, typer.Option("--timings", help="Print the solver's wall time and model size to stderr.")] = False,
+    apply: Annotated[bool, typer.Option("--apply", help="Write the plan into the stack files (NodePool gpuLimits, burst plan, teams, policy ceilings): diff, simulate, confirm (docs/economics.md).")] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="With --apply: write without asking.")] = False,
+    policy_pack_config: Annotated[Path | None, typer.Option("--policy-pack-config", help="With --apply: also set this policy config's GPU ceilings for the cloud stack.")] = None,
+    min_spot_ceiling: Annotated[int, typer.Option(min=0, help="With --apply: write at least this spot ceiling (GPUs), above the plan's peak.")] = 0,
+    min_on_demand_ceiling: Annotated[int, typer.Option(min=0, help="With --apply: write at least this On-Demand ceiling (GPUs), e.g. room for work the plan puts on owned GPUs that Kueue gives to whichever queue comes first.")] = 0,
 ) -> None:
     """The cheapest mix of on-prem, committed, spot and On-Demand GPUs for an hourly demand, against simple alternatives.
 
-    The output depends only on the inputs (same input, same bytes); the solve time goes to stderr with ``--timings``."""
+    The output depends only on the inputs (same input, same bytes); the solve time goes to stderr with ``--timings``.
+    With ``--apply`` the plan is written into the stack files after a diff, a validation of every touched stack and a
+    burst simulation of the same demand (refused when it starves a queue)."""
     from hybridgpu.economics.demand import generate_demand, load_demand_csv
     from hybridgpu.economics.planner import PlanConstraints, solve_plan
     from hybridgpu.economics.prices import load_economics_data
@@ -291,6 +298,12 @@ def plan(
         cfg = None
         if stack_limits and stack is None:
             raise ValueError("--stack-limits needs --stack")
+        if apply:
+            apply_option_problems(stack, demand, as_json)
+        elif yes or policy_pack_config is not None or min_spot_ceiling or min_on_demand_ceiling:
+            given = "--yes" if yes else "--policy-pack-config" if policy_pack_config is not None else "--min-spot-ceiling/--min-on-demand-ceiling"
+            raise ValueError(f"{given} goes with --apply (it writes the plan into the stack files)")
+        loaded = None
         if stack is not None:
             loaded = load_stack(stack, root)
             rep = loaded.report()  # the report validation built: read and priced once
@@ -303,6 +316,8 @@ def plan(
                 spot_max = spot_max if spot_max is not None else float(rep.pool_limits.get("spot", 0))
                 on_demand_max = on_demand_max if on_demand_max is not None else float(rep.pool_limits.get("on-demand", 0))
         instance_type = instance_type or "p5.48xlarge"
+        if apply and loaded is not None and onprem_max is None:
+            onprem_max = float(owned_gpus_now(loaded))  # the files cannot buy servers: plan for the owned GPUs there are
         gpu = None if no_onprem else (onprem_gpu or data.catalog.instance_type(instance_type).gpu_model)
         kwargs = {}
         if cfg is not None:
@@ -324,7 +339,7 @@ def plan(
                  "cost": result.cost, "maxWaitHours": max_wait},
         "alternatives": [{"name": a.name, "description": a.description, "totalUsd": a.total} for a in result.alternatives],
         "savings": result.savings(),
-        "model": {"variables": result.variables, "rows": result.rows, "identicalHoursMerged": result.aggregated},
+        "model": {"variables": result.variables, "rows": result.rows, "identicalHoursMerged": result.aggregated, "method": result.method},
     }
     if timings:
         _console(stderr=True).print(f"solved in {result.solve_seconds:.2f} s ({result.variables} variables, {result.rows} rows)")
@@ -337,12 +352,133 @@ def plan(
     console.print(f"plan: {d.onprem_gpus:g} on-prem GPUs ({gpu or 'no on-prem option'}), commitments: {commits}, "
                   f"spot {d.spot.sum():,.0f} GPU-hours (peak {d.spot.max():g}), On-Demand {d.on_demand.sum():,.0f} GPU-hours (peak {d.on_demand.max():g})")
     savings = result.savings()
-    rows = [["optimal plan (HiGHS)", f"max wait {max_wait} h", _usd(result.cost["total"]), ""]]
+    rows = [[f"optimal plan ({'HiGHS' if result.method == 'milp' else 'exact grid search'})", f"max wait {max_wait} h", _usd(result.cost["total"]), ""]]
     for a in result.alternatives:
         saved = savings[a.name]
         rows.append([a.name, a.description, "infeasible" if a.total is None else _usd(a.total), "" if saved is None else f"{saved:.1%}"])
     print_table(console, f"cost over {profile.hours} h (USD), {instance_type}", ["choice", "how", Col("total USD", True), Col("plan saves", True)], rows)
-    console.print(f"model: {result.variables} variables, {result.rows} rows{', identical hours merged' if result.aggregated else ''} (solve time: --timings)")
+    if result.method == "fast":
+        console.print(f"model: exact grid search over {result.variables} capacity combinations, queueing as path flows (solve time: --timings)")
+    else:
+        console.print(f"model: {result.variables} variables, {result.rows} rows{', identical hours merged' if result.aggregated else ''} (solve time: --timings)")
+    if apply:
+        assert loaded is not None and demand is not None  # apply_option_problems
+        if max_wait > 0:  # the optimum is degenerate with queueing: write the lowest ceilings that keep it
+            from dataclasses import replace as _replace
+
+            from hybridgpu.stack.plan_apply import lowest_peaks
+
+            with progress("finding the lowest spot and On-Demand peaks of the optimal plan"):
+                result = lowest_peaks(lambda s, o: solve_plan(profile, prices, _replace(constraints, spot_max_gpus=s, on_demand_max_gpus=o)),
+                                      result, spot_max, on_demand_max)
+            d = result.dispatch
+            console.print(f"lowest peaks at the same cost: spot {d.spot.max():g}, On-Demand {d.on_demand.max():g} GPUs")
+        inputs = {"demand": {"file": _shown_path(demand, loaded.root), "sha256": _sha256_file(demand)},
+                  "options": {"instanceType": instance_type, "onPremGpu": gpu, "maxWaitHours": max_wait, "spotMaxGpus": spot_max,
+                              "onDemandMaxGpus": on_demand_max, "onPremMaxGpus": onprem_max, "integer": not continuous, "stackLimits": stack_limits,
+                              "minSpotCeiling": min_spot_ceiling, "minOnDemandCeiling": min_on_demand_ceiling},
+                  "prices": summary["prices"]}
+        apply_plan(loaded, profile, result, inputs, max_wait=max_wait, checkpoint_hours=cfg.checkpoint_interval_hours if cfg is not None else 1.0,
+                   policy_config=policy_pack_config, yes=yes, prices={"spot": prices.spot_usd_per_productive_gpu_hour or 0.0, "on-demand": prices.on_demand_usd_per_gpu_hour},
+                   min_ceilings=(min_spot_ceiling, min_on_demand_ceiling))
+
+
+def apply_option_problems(stack: str | None, demand: Path | None, as_json: bool) -> None:
+    """Refuse ``--apply`` without the inputs it needs.
+
+    Raises:
+        ValueError: no ``--stack`` (which files to write), ``--generate`` instead of ``--demand`` (the lock records
+            the demand file's hash), or ``--json`` (the diff and the question need the terminal).
+    """
+    if stack is None:
+        raise ValueError("--apply needs --stack STACK: the stack (or the burst plan it takes part in) whose files take the plan")
+    if demand is None:
+        raise ValueError("--apply needs --demand CSV instead of --generate: the lock file records the demand file's hash, so that `validate` can tell when it changed")
+    if as_json:
+        raise ValueError("--apply and --json do not go together: --apply prints diffs and asks before writing; run --json without --apply to read the plan")
+
+
+def owned_gpus_now(loaded: Any) -> int:
+    """Whole GPUs owned now: the on-prem side of the stack's burst plan, else the on-prem fleet of its cost report (0 without)."""
+    if loaded.burst_plan is not None:
+        return int(sum(loaded.burst_plan.onprem.gpus.values()))
+    rep = loaded.report()
+    return int(rep.onprem_gpus or 0)
+
+
+def _shown_path(path: Path, root: Path) -> str:
+    resolved = path.resolve()
+    try:
+        return str(resolved.relative_to(root))
+    except ValueError:
+        return str(resolved)
+
+
+def _sha256_file(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def apply_plan(loaded: Any, profile: Any, result: Any, inputs: dict[str, Any], *, max_wait: int, checkpoint_hours: float,
+               policy_config: Path | None, yes: bool, prices: dict[str, float], min_ceilings: tuple[int, int] = (0, 0)) -> None:
+    """``--apply``: derive the files' new numbers (:func:`hybridgpu.stack.plan_apply.propose_apply`), print the diffs,
+    the notes and the simulation next to the plan's estimate, refuse a plan that starves a queue, then write
+    everything (:func:`~hybridgpu.stack.plan_apply.commit`) after confirmation or with ``--yes``. Exits 2 on a refusal
+    (nothing written), 1 when the answer is no."""
+    from hybridgpu.shell.policy.check import load_policy_config
+    from hybridgpu.stack.plan_apply import PlannedCapacity, commit, propose_apply
+
+    d = result.dispatch
+    planned = PlannedCapacity(
+        owned_gpus=d.onprem_gpus, committed_gpus=float(sum(d.commitment_gpus.values())), spot_gpus=max(float(d.spot.max()), float(min_ceilings[0])),
+        on_demand_gpus=max(float(d.on_demand.max()), float(min_ceilings[1])), max_wait_hours=max_wait, spot_usd=result.cost.get("spot", 0.0),
+        on_demand_usd=result.cost.get("on-demand", 0.0), checkpoint_s=checkpoint_hours * 3600.0,
+    )
+    console = _console()
+    try:
+        with progress("checking the plan against the stack files (validate, simulate)"):
+            proposal = propose_apply(loaded, profile, planned, inputs, policy_config=policy_config,
+                                     check_policy_config=load_policy_config, prices=prices)
+    except (HybridGpuError, ValueError, KeyError, OSError) as exc:
+        _fail(str(exc))
+    print_simulation(proposal.simulation)
+    for note in proposal.notes:
+        console.print(f"note: {note}", markup=False, highlight=False)
+    if proposal.simulation.starving:
+        _fail("refusing to write a plan the burst simulator shows starving a queue: " + "; ".join(proposal.simulation.starving)
+              + ". Fix: give the starved queue's capacity type room (--min-on-demand-ceiling N or --min-spot-ceiling N), allow a longer "
+              "--max-wait, or add owned capacity; nothing was written")
+    if not proposal.changes:
+        console.print(f"nothing to change: the files already hold this plan (validated: {', '.join(proposal.validated)})")
+        return
+    for change in proposal.changes:
+        typer.echo(change.diff(), nl=False)  # as it is: no wrapping, no markup
+    files = ", ".join(c.file for c in proposal.changes)
+    if not yes and not typer.confirm(f"write {files}?", default=False):
+        console.print("nothing written")
+        raise typer.Exit(code=1)
+    try:
+        commit(proposal)
+    except HybridGpuError as exc:
+        _fail(str(exc))
+    console.print(f"wrote {files} (validated: {', '.join(proposal.validated)})")
+
+
+def print_simulation(sim: Any) -> None:
+    """Print the ``--apply`` simulation: per queue jobs, never admitted and p95 wait; cloud cost next to the plan's estimate."""
+    console = _console()
+    p = sim.params
+    print_table(
+        console,
+        f"burst simulation of the demand under the new limits: on-prem {p.onprem_gpus} GPUs, spot <= {p.spot_gpus}, on-demand <= {p.on_demand_gpus}",
+        ["queue", "bursts to", Col("jobs", True), Col("never admitted", True), Col("p95 wait (h)", True), Col("longest wait (h)", True)],
+        [[q.queue, q.burst, str(q.jobs), str(q.never_admitted), f"{q.wait_p95_s / 3600:.2f}", f"{q.wait_max_s / 3600:.2f}"] for q in sim.queues],
+    )
+    r = sim.result
+    console.print(f"cloud cost: simulated {_usd(r.total_cost_usd)} USD (spot {_usd(r.cost_usd.get('spot', 0.0))}, on-demand "
+                  f"{_usd(r.cost_usd.get('on-demand', 0.0))}; whole instances from launch), the plan's estimate {_usd(sim.plan_cloud_usd)} USD; "
+                  f"p95 wait allowed {sim.allowed_wait_s / 3600:g} h", markup=False, highlight=False)
 
 
 @cost_app.command("demand")
@@ -418,8 +554,11 @@ def showback(
     nodes: Annotated[Path | None, typer.Option(help="OpenCost exports: `kubectl get nodes -o json` (capacity type from karpenter.sh/capacity-type).")] = None,
     flavor: Annotated[list[str] | None, typer.Option(help="Kueue lists: NAME=CAPACITY_TYPE[:GPU_MODEL] per ResourceFlavor (repeat; --stack maps its burst plan's flavors).")] = None,
     until: Annotated[str | None, typer.Option(help="Kueue lists: bill running workloads up to this time (ISO 8601).")] = None,
-    onprem_gpus: Annotated[int | None, typer.Option(help="Owned GPUs of the fleet: with --window-hours, adds the owned GPU-hours nobody held to the idle cost.")] = None,
-    window_hours: Annotated[float | None, typer.Option(help="Hours of the export's window (with --onprem-gpus).")] = None,
+    onprem_gpus: Annotated[
+        int | None,
+        typer.Option(help="Owned GPUs of the fleet: with --window-hours, adds the owned GPU-hours nobody held to the idle cost (default: the --stack inventories' GPUs).")
+    ] = None,
+    window_hours: Annotated[float | None, typer.Option(help="Hours of the export's window: adds the owned fleet's unused GPU-hours to the idle cost.")] = None,
     top: Annotated[int, typer.Option(help="How many idle allocations to list.")] = 10,
     plot: Annotated[Path | None, typer.Option(help="Directory to write showback.png (stacked bars per team) to.")] = None,
     root: Annotated[Path | None, typer.Option(help="Project root (default: nearest Pulumi.yaml).")] = None,
@@ -434,11 +573,10 @@ def showback(
     from hybridgpu.teams.models import read_teams_file
 
     try:
-        if (onprem_gpus is None) != (window_hours is None):
-            raise ValueError("--onprem-gpus and --window-hours go together (the owned fleet's GPU-hours in the window)")
         if onprem_gpus is not None and onprem_gpus < 0 or window_hours is not None and not window_hours > 0:
             raise ValueError("--onprem-gpus must be >= 0 and --window-hours > 0")
         inputs = showback_inputs(list(stack or []), root)
+        onprem_gpus = _owned_fleet(onprem_gpus, window_hours, inputs)
         prices, teams_file = inputs.prices, inputs.teams
         if price is not None:
             prices = prices.merged(ShowbackPrices.parse(price))
@@ -473,6 +611,36 @@ def showback(
     print_showback(out)
     for path in written:
         _console().print(f"wrote {path}")
+
+
+def _owned_fleet(given: int | None, window_hours: float | None, inputs: Any) -> int | None:
+    """The owned GPUs ``cost showback`` counts idle hours of: ``--onprem-gpus``, else the ``--stack``
+    inventories' GPUs (:attr:`~hybridgpu.stack.showback.ShowbackInputs.owned_gpus`). Says on stderr where the
+    number comes from, and warns when ``--onprem-gpus`` differs from the inventories (the idle cost changes
+    with it: 40 instead of 56 GPUs halves it).
+
+    Raises:
+        ValueError: ``--onprem-gpus`` without ``--window-hours``, or ``--window-hours`` with neither it nor a
+            stack with an inventory.
+    """
+    if given is not None and window_hours is None:
+        raise ValueError("--onprem-gpus needs --window-hours (the owned fleet's GPU-hours in the export's window)")
+    if window_hours is None:
+        return None
+    err = _console(stderr=True)
+    stacks = ", ".join(inputs.owned_from)
+    if given is None:
+        if inputs.owned_gpus is None:
+            raise ValueError("--window-hours needs the owned fleet's size: --onprem-gpus N, or --stack STACK of a stack with an inventory")
+        print_wrapped(err, f"note: owned fleet: {inputs.owned_gpus} GPUs, from the inventory of {stacks} (active and cordoned hosts)")
+        return int(inputs.owned_gpus)
+    if inputs.owned_gpus is not None and given != inputs.owned_gpus:
+        print_wrapped(
+            err,
+            f"warning: --onprem-gpus {given} differs from the {inputs.owned_gpus} GPUs of the inventory of {stacks} "
+            f"(active and cordoned hosts); the idle cost uses {given}. Fix: drop --onprem-gpus to use the inventory",
+        )
+    return given
 
 
 def print_showback(out: dict[str, Any]) -> None:

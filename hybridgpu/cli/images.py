@@ -19,6 +19,7 @@ from hybridgpu.cli.common import fail
 from hybridgpu.errors import HybridGpuError
 from hybridgpu.shell.preview import run_preview
 from hybridgpu.stack.files import find_project_root
+from hybridgpu.render.chart_repos import upstream_release
 from hybridgpu.stack.images import list_images
 from hybridgpu.stack.load import load_stack
 
@@ -38,6 +39,8 @@ def images(
         result = run_preview(loaded.config.stack, project, loaded=loaded)
     except HybridGpuError as exc:
         fail(exc)
-    releases = [record.inputs for record in sorted(result.of_type(HELM_RELEASE), key=lambda r: r.urn)]
+    # What a mirroring tool copies: the upstream charts, also of the releases the site's chart mirrors serve.
+    mirrors = loaded.inventory.site.mirrors if loaded.inventory is not None else None
+    releases = [upstream_release(record.inputs, mirrors) for record in sorted(result.of_type(HELM_RELEASE), key=lambda r: r.urn)]
     listing = list_images(releases, loaded.inventory)
     sys.stdout.write(listing.json() if as_json else listing.text())

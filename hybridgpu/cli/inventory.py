@@ -12,8 +12,9 @@
   ``remediation`` policy, each GPU worker's ``remediate.sh`` (and ``gpu-reset.sh``) and
   ``DIR/gpu-health/nvsentinel-values.yaml`` (:mod:`hybridgpu.render.gpu_health`). Each control plane's
   ``etcd-snapshot-timer.sh`` (the scheduled etcd snapshot of ``upgrades.etcdSnapshots``, :mod:`hybridgpu.render.upgrade`).
-* ``hybridgpu inventory upgrade-plan PATH... --to X.Y.Z`` prints the order and the checks of a Kubernetes
-  upgrade (:func:`hybridgpu.inventory.upgrade.plan_upgrade`), ``--json`` as JSON; ``--out DIR`` writes its
+* ``hybridgpu inventory upgrade-plan PATH... [--to X.Y.Z]`` prints the order and the checks of a Kubernetes
+  upgrade (:func:`hybridgpu.inventory.upgrade.plan_upgrade`; without ``--to`` the inventory's
+  ``upgrades.kubernetes``, which ``pulumi up`` runs), ``--json`` as JSON; ``--out DIR`` writes its
   scripts with ``run-order.txt`` (docs/upgrades.md). Exit 2 when a check fails.
 * ``hybridgpu inventory export --format kubespray PATH... --out DIR`` writes a kubespray
   inventory directory (:func:`hybridgpu.render.kubespray.kubespray_files`).
@@ -278,7 +279,10 @@ def restore_command(host: Annotated[str, _HOST], paths: Annotated[list[Path], _P
 @inventory_app.command("upgrade-plan")
 def upgrade_plan_command(
     paths: Annotated[list[Path], _PATHS],
-    to: Annotated[str, typer.Option("--to", help="Kubernetes release to reach, MAJOR.MINOR.PATCH, e.g. 1.36.1.")],
+    to: Annotated[
+        str | None,
+        typer.Option("--to", help="Kubernetes release to reach, MAJOR.MINOR.PATCH, e.g. 1.36.1. Default: the inventory's upgrades.kubernetes (what pulumi up runs)."),
+    ] = None,
     via: Annotated[list[str] | None, typer.Option("--via", help="Release of each minor version crossed on the way, e.g. 1.35.4 (repeat).")] = None,
     workers_last: Annotated[
         bool, typer.Option("--workers-last", help="Move the workers once, in the last step (at most 3 minors behind meanwhile).")
@@ -294,6 +298,15 @@ def upgrade_plan_command(
 
     try:
         inventory = load_inventory(paths)
+        wanted = inventory.site.upgrades.kubernetes if inventory.site.upgrades is not None else None
+        if to is None and wanted is None:
+            fail("give --to X.Y.Z, or set upgrades.kubernetes.to in the inventory (the upgrade pulumi up runs; docs/upgrades.md)")
+        if to is None and wanted is not None:  # exactly what pulumi up carries out
+            to, via, workers_last = wanted.to, list(wanted.via), wanted.workers_last
+            if wanted.to == inventory.site.cluster.kubernetes_version:
+                typer.echo(f"upgrades.kubernetes.to is {wanted.to}, the version that runs: nothing to upgrade")
+                return
+        assert to is not None
         plan = plan_upgrade(inventory, to, via=via or (), workers_last=workers_last)
     except (InventoryError, UpgradePlanError) as exc:
         fail(exc)

@@ -68,7 +68,8 @@ def summary_of(result: PreviewResult, target: Path) -> dict:
                 "name": rec.inputs["metadata"]["name"],
                 "capacityTypes": reqs[CAPACITY_TYPE_LABEL]["values"],
                 "weight": spec.get("weight"),
-                "maxGpus": int(spec["limits"][GPU_RESOURCE]),
+                # A static pool (spec.replicas) has no GPU limit: its bound comes from the nodepools output below.
+                "maxGpus": int(spec["limits"][GPU_RESOURCE]) if GPU_RESOURCE in (spec.get("limits") or {}) else None,
                 "instanceTypes": types,
                 "minValues": reqs.get(INSTANCE_TYPE_LABEL, {}).get("minValues"),
             }
@@ -79,6 +80,11 @@ def summary_of(result: PreviewResult, target: Path) -> dict:
         extra = nodepool_outputs.get(pool["name"], {})
         pool["maxInstances"] = extra.get("max_instances")
         pool["maxUsdPerHour"] = extra.get("max_usd_per_hour")
+        if pool["maxGpus"] is None:
+            pool["maxGpus"] = extra.get("gpu_limit")
+        if extra.get("static_nodes"):
+            pool["staticNodes"] = extra["static_nodes"]
+            pool["alwaysOnUsdPerHour"] = extra.get("always_on_usd_per_hour")
     onprem = []
     stage_of = {"init": "kubeadm init", "join": "kubeadm join"}
     for rec in result.of_type("command:remote:Command"):

@@ -10,9 +10,11 @@ import typer
 
 from hybridgpu.cli.common import console, fail, print_wrapped
 from hybridgpu.errors import HybridGpuError
+from hybridgpu.stack.capacity_blocks import capacity_block_warnings
 from hybridgpu.stack.clusters import cluster_name_clashes
 from hybridgpu.stack.files import find_project_root
 from hybridgpu.stack.load import load_stack_config
+from hybridgpu.stack.plan_lock import plan_drift_warnings
 
 
 def validate(
@@ -28,6 +30,10 @@ def validate(
     names = [pool.name for pool in config.cloud.node_pools] if config.cloud else []
     for warning in cluster_name_clashes((root or find_project_root()).resolve(), config.stack):
         print_wrapped(console(stderr=True), f"warning: {warning}")
+    for warning in plan_drift_warnings((root or find_project_root()).resolve(), config):  # drift from the last `cost plan --apply`
+        print_wrapped(console(stderr=True), f"warning: {warning}")
+    for warning in capacity_block_warnings(config):
+        print_wrapped(console(stderr=True), f"warning: {values.file}: {warning}")
     if as_json:
         console().print_json(json.dumps({"stack": config.stack, "file": str(values.file), "environment": config.environment.value, "gpuNodePools": names}))
         return

@@ -132,6 +132,10 @@ class KarpenterConfigArgs(TypedDict):
     """Feature gate spotToSpotConsolidation (alpha). Default: false."""
     node_overlay: NotRequired[bool]
     """Feature gate nodeOverlay (alpha; advertises MIG/time-sliced capacity). Default: false."""
+    static_capacity: NotRequired[bool]
+    """Feature gate staticCapacity (alpha, Karpenter >= 1.7.0): NodePools with `replicas`. Default: false."""
+    capacity_buffer: NotRequired[bool]
+    """Feature gate capacityBuffer (alpha, Karpenter >= 1.14.0): NodePools with `capacityBuffer`. Default: false."""
     node_repair: NotRequired[NodeRepairConfigArgs]
     """GPU node repair: the EKS node monitoring agent add-on and the NodeRepair gate (docs/cloud.md, Node repair). Default: off."""
 
@@ -211,6 +215,30 @@ class DisruptionArgs(TypedDict):
     """Disruption budgets. Default: at most 10% of the pool's nodes at once."""
 
 
+class CapacityBlockArgs(TypedDict):
+    """One EC2 Capacity Block for ML a NodePool launches into (as bought: its reservation id, size and window) (:class:`hybridgpu.config.capacity_blocks.CapacityBlock`)."""
+
+    id: str
+    """Capacity reservation id of the block (`cr-...`, from `aws ec2 describe-capacity-reservations`). Required."""
+    instance_type: str
+    """EC2 instance type of the block, e.g. `p5.48xlarge`; one of the pool's instance types. Required."""
+    instance_count: int
+    """Instances in the block, 1..64. Required."""
+    start: str
+    """Start of the block in UTC, ISO 8601 with `Z`, e.g. `2026-12-01T11:30:00Z`. Required."""
+    end: str
+    """End of the block in UTC, ISO 8601 with `Z`, e.g. `2026-12-08T11:30:00Z`; after `start`. Required."""
+    upfront_fee_usd: NotRequired[float]
+    """What the block cost, USD (the offering's `upfrontFee`), for the capacity plan and cost figures. Default: none (unpriced)."""
+
+
+class CapacityBufferConfigArgs(TypedDict):
+    """A warm buffer of a NodePool: a ``autoscaling.x-k8s.io/v1beta1`` CapacityBuffer whose chunk is one whole node of the pool (:class:`hybridgpu.config.models.CapacityBufferConfig`)."""
+
+    replicas: int
+    """Idle nodes to keep ready (`spec.replicas` of the CapacityBuffer; one chunk asks for every GPU of one node), in nodes. Required."""
+
+
 class NodePoolConfigArgs(TypedDict):
     """One Karpenter GPU NodePool (:class:`hybridgpu.config.models.NodePoolConfig`)."""
 
@@ -248,6 +276,12 @@ class NodePoolConfigArgs(TypedDict):
     """Longest a node may take to drain before it is forcibly terminated (`template.spec.terminationGracePeriod`); bounds how long `karpenter.sh/do-not-disrupt` pods can hold an expired node. Default: `24h`."""
     architecture: NotRequired[str]
     """CPU architecture. Default: `amd64`. One of `amd64`, `arm64`."""
+    capacity_blocks: NotRequired[list[CapacityBlockArgs]]
+    """EC2 Capacity Blocks for ML the pool launches into (id, instance type and count, UTC window; docs/cloud.md, Capacity Blocks): the pool then has `capacityTypes: [reserved]` only, its node class selects the blocks, and `gpuLimit` is at most the blocks' GPUs. A block that has ended is an error. Default: none."""
+    replicas: NotRequired[int]
+    """Static node count (`spec.replicas`, Karpenter StaticCapacity, alpha): the pool keeps exactly this many nodes whether pods need them or not, paid around the clock; needs `karpenter.staticCapacity`, no `weight`, and `gpuLimit` = replicas x the GPUs of the pool's one instance size. Default: none (Karpenter launches nodes for pending pods)."""
+    capacity_buffer: NotRequired[CapacityBufferConfigArgs]
+    """Warm buffer (Karpenter CapacityBuffer, alpha): whole idle nodes of this pool kept ready for the next pods. Needs `karpenter.capacityBuffer`. Default: none."""
 
 
 class S3DataRepositoryConfigArgs(TypedDict):
@@ -538,7 +572,7 @@ class KueueSpecArgs(TypedDict):
     namespace: NotRequired[str]
     """Namespace of the controller and of the worker kubeconfig Secrets. Default: `kueue-system`."""
     frameworks: NotRequired[list[str]]
-    """Job integrations Kueue manages (`integrations.frameworks`); only frameworks installed on every cluster of the plan: `batch/job` (the toolkit installs no JobSet or other job controller). Default: `[batch/job]`."""
+    """Job integrations Kueue manages (`integrations.frameworks`), spelt as Kueue spells them: `batch/job`, `pod` (plain pods, e.g. notebooks; Kueue then manages pods only in the plan's queue namespaces), `jobset.x-k8s.io/jobset` (installs the JobSet chart), `trainer.kubeflow.org/trainjob` (the Kubeflow Trainer v2 chart, with JobSet), `ray.io/rayjob`, `ray.io/raycluster`, `ray.io/rayservice` (the KubeRay operator chart). The charts are installed on every cluster of the plan before Kueue (docs/bursting.md, Job frameworks). Default: `[batch/job]`."""
     prefix: NotRequired[str]
     """Prefix of the cluster-scoped Kueue object names. Default: `hybridgpu`."""
 
@@ -786,6 +820,43 @@ class HostStepArgs(TypedDict):
     """the host's GPUs (None and 0 without GPUs). Default: `0`."""
 
 
+class ScriptRunArgs(TypedDict):
+    """One script of an upgrade and where it runs (:class:`hybridgpu.render.upgrade.ScriptRun`)."""
+
+    name: str
+    """file name, e.g. ``1.36.1/03-gpu-01-kubeadm.sh`` (sorts in run order within a step)."""
+    where: str
+    """``node`` (as root on ``host``) or ``first-control-plane`` (as root with ``KUBECONFIG=/etc/kubernetes/admin.conf``, about ``host``). One of `node`, `first-control-plane`."""
+    host: str
+    """the node the script is about."""
+    text: str
+    """the script."""
+    phase: NotRequired[str]
+    """``etcd-snapshot``, ``kubeadm``, ``drain``, ``kubelet`` or ``uncordon``. One of `etcd-snapshot`, `kubeadm`, `drain`, `kubelet`, `uncordon`. Default: `kubeadm`."""
+    version: NotRequired[str]
+    """the release the step moves to (``pulumi up`` triggers each command on it). Default: ``."""
+
+
+class SecretSourceArgs(TypedDict):
+    """Where a credential is kept (a registry or chart repository login): exactly one of ``env`` or ``pulumiConfig`` (:class:`hybridgpu.inventory.mirrors.SecretSource`)."""
+
+    env: NotRequired[str]
+    """Environment variable holding the credential, e.g. `SITE_A_HARBOR`. Default: none (set exactly one)."""
+    pulumi_config: NotRequired[str]
+    """Pulumi config key of a secret (`pulumi config set --secret`), e.g. `onprem:harbor`. Default: none (set exactly one)."""
+
+
+class RegistryLoginArgs(TypedDict):
+    """The login containerd uses for one mirror host (CRI ``registry.configs."<host>".auth``) (:class:`hybridgpu.inventory.mirrors.RegistryLogin`)."""
+
+    host: str
+    """the mirror's ``host[:port]`` as containerd names the host it sends a request to (the key of ``registry.configs``; containerd ``internal/cri/server/images/image_pull.go``: ``Registry.Configs[host]``)."""
+    credentials: SecretSourceArgs
+    """where ``user:password`` (or a token) is kept."""
+    key: str
+    """the inventory key it was declared at, e.g. ``mirrors.registries[1].credentials``."""
+
+
 class OnPremPlanArgs(TypedDict):
     """The ordered plan of an on-prem cluster (:class:`hybridgpu.onprem.OnPremPlan`)."""
 
@@ -799,6 +870,12 @@ class OnPremPlanArgs(TypedDict):
     """the named MIG layouts derived from the inventory (for the mig-parted ConfigMap). Default: `[]`."""
     gpus: NotRequired[dict[str, int]]
     """physical GPUs of the hosts in the plan, by GPU model."""
+    upgrade: NotRequired[list[ScriptRunArgs]]
+    """the scripts of the Kubernetes upgrade the inventory's ``upgrades.kubernetes`` asks for, in run order (:func:`hybridgpu.render.upgrade.requested_upgrade`); empty when nothing moves. Default: `[]`."""
+    etcd_snapshot_timer: NotRequired[str]
+    """the script that installs (or, disabled, removes) the scheduled etcd snapshots on each control plane (:func:`hybridgpu.render.upgrade.etcd_snapshot_timer_script` of ``upgrades.etcdSnapshots``). Default: ``."""
+    registry_logins: NotRequired[list[RegistryLoginArgs]]
+    """the registry mirror logins ``pulumi up`` writes to every host as a secret (:func:`hybridgpu.inventory.mirrors.registry_logins`; references, never values). Default: `[]`."""
 
 
 class FabricPlanArgs(TypedDict):

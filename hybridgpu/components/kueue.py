@@ -3,6 +3,8 @@
 Creates, through the cluster's Kubernetes provider (all specs rendered by
 :mod:`hybridgpu.burst.kueue` from a :class:`~hybridgpu.burst.plan.ClusterPlan`):
 
+* before Kueue, the Helm releases of the plan's job frameworks (JobSet, Kubeflow Trainer, KubeRay:
+  :func:`hybridgpu.components.frameworks.framework_releases`), so their CRDs exist before Kueue enables them;
 * the Kueue Helm release (pinned chart from ``oci://registry.k8s.io/kueue/charts/kueue``, its
   namespace, the manager ``Configuration`` with the MultiKueue dispatcher on the manager);
 * the LocalQueues' namespaces, ResourceFlavors, ClusterQueues and LocalQueues;
@@ -37,6 +39,7 @@ from hybridgpu.burst.kueue import (
 from hybridgpu.burst.models import BurstPlanFile
 from hybridgpu.burst.plan import ClusterPlan
 from hybridgpu.components.base import component_options, section, type_token
+from hybridgpu.components.frameworks import framework_releases
 from hybridgpu.components.inputs import BurstPlanFileArgs, ClusterPlanArgs
 from hybridgpu.k8s import managed_by_labels
 
@@ -89,6 +92,7 @@ class KueueCluster(pulumi.ComponentResource):
         ValueError: a MultiKueue worker has no kubeconfig, or a worker has no ``kubeconfig``.
 
     Attributes:
+        framework_releases: the job-framework Helm releases, in install order (the Kueue release depends on them).
         release: the Kueue Helm release.
         worker_kubeconfig: exec-free kubeconfig of this worker for the manager (secret), or None on a manager.
     """
@@ -104,6 +108,8 @@ class KueueCluster(pulumi.ComponentResource):
         own, depends_on = component_options("hybridgpu:burst:KueueCluster", opts)
         super().__init__(type_token("KueueCluster"), name, None, own)
         kueue_ns = source.kueue.namespace
+        # The charts of the enabled job frameworks first: Kueue enables an integration only where its CRD is.
+        self.framework_releases = framework_releases(name, source.kueue.frameworks, provider=provider, parent=self, depends_on=list(depends_on or []))
         self.release = k8s.helm.v3.Release(
             f"{name}-kueue",
             name="kueue",
@@ -113,7 +119,7 @@ class KueueCluster(pulumi.ComponentResource):
             create_namespace=True,
             values=kueue_helm_values(cluster, source),
             atomic=True,
-            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(depends_on or [])),
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[*(depends_on or []), *self.framework_releases]),
         )
         # Kueue objects need the chart's CRDs and webhooks; namespaced objects their namespace.
         after_release = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[self.release])

@@ -5,6 +5,9 @@ Creates one ``kubernetes:karpenter.k8s.aws/v1:EC2NodeClass`` per node class and 
 :mod:`hybridgpu.render.karpenter`, after the Karpenter Helm release (whose CRD chart defines
 these kinds). EFA node classes get ``networkInterfaces`` with the interface count derived from the
 catalog and their pools the ``hybridgpu.io/efa`` template label (:mod:`hybridgpu.render.efa`).
+A pool with ``replicas`` is rendered static (``spec.replicas``, no weight or limits); a pool with
+``capacityBuffer`` also gets a ``v1`` PodTemplate and an ``autoscaling.x-k8s.io/v1beta1`` CapacityBuffer in the
+Karpenter namespace, after its NodePool (:mod:`hybridgpu.render.karpenter_static`).
 """
 
 from typing import Any, NotRequired, TypedDict
@@ -18,7 +21,8 @@ from hybridgpu.components.inputs import CloudConfigArgs, NvidiaConfigArgs
 from hybridgpu.config.models import CloudConfig, NodeClassConfig
 from hybridgpu.config.nvidia import NvidiaConfig
 from hybridgpu.render.efa import derived_efa_interfaces, efa_nodepool_labels
-from hybridgpu.render.karpenter import render_ec2_nodeclass, render_nodepool, resolve_instance_types
+from hybridgpu.render.karpenter import capacity_block_ids, render_ec2_nodeclass, render_nodepool, resolve_instance_types
+from hybridgpu.render.karpenter_static import capacity_buffer_manifests
 from hybridgpu.render.nvidia import nodepool_extra_limits, nodepool_labels
 
 
@@ -49,7 +53,8 @@ class GpuNodePools(pulumi.ComponentResource):
             component or its release: its CRD chart defines these kinds).
 
     Attributes:
-        node_classes: ``{name: CustomResource}``; node_pools: ``{name: CustomResource}``.
+        node_classes: ``{name: CustomResource}``; node_pools: ``{name: CustomResource}``;
+        buffers: ``{pool name: CustomResource}`` (the CapacityBuffers).
     """
 
     def __init__(self, name: str, args: GpuNodePoolsArgs, opts: pulumi.ResourceOptions | None = None):
@@ -67,7 +72,10 @@ class GpuNodePools(pulumi.ComponentResource):
             efa_count = derived_efa_interfaces(node_class, config, catalog)
 
             def nodeclass_doc(role: str, nc: NodeClassConfig = node_class, n: int | None = efa_count) -> dict[str, Any]:
-                return render_ec2_nodeclass(nc, cluster_name=cluster_name, node_role_name=role, cost_tags=cost_tags, efa_interfaces=n)
+                return render_ec2_nodeclass(
+                    nc, cluster_name=cluster_name, node_role_name=role, cost_tags=cost_tags, efa_interfaces=n,
+                    capacity_block_ids=capacity_block_ids(nc.name, config.node_pools),
+                )
 
             manifest = pulumi.Output.from_input(node_role_name).apply(nodeclass_doc)
             self.node_classes[node_class.name] = k8s.apiextensions.CustomResource(
@@ -98,4 +106,27 @@ class GpuNodePools(pulumi.ComponentResource):
                     depends_on=[*waits, self.node_classes[pool.node_class]],
                 ),
             )
-        self.register_outputs({"node_classes": sorted(self.node_classes), "node_pools": sorted(self.node_pools)})
+        self.buffers: dict[str, k8s.apiextensions.CustomResource] = {}
+        for pool in config.node_pools:
+            per_node = min((t.gpu_count for t in resolve_instance_types(pool, catalog)), default=0)
+            docs = capacity_buffer_manifests(
+                pool, namespace=config.karpenter.namespace, gpus_per_node=per_node, cost_labels=cost_tags
+            ) if pool.capacity_buffer else []
+            if not docs:
+                continue
+            template_doc, buffer_doc = docs
+            template = k8s.core.v1.PodTemplate(
+                f"{name}-buffer-template-{pool.name}",
+                metadata=template_doc["metadata"],
+                template=template_doc["template"],
+                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(waits)),
+            )
+            self.buffers[pool.name] = k8s.apiextensions.CustomResource(
+                f"{name}-buffer-{pool.name}",
+                api_version=buffer_doc["apiVersion"],
+                kind=buffer_doc["kind"],
+                metadata=buffer_doc["metadata"],
+                spec=buffer_doc["spec"],
+                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[*waits, template, self.node_pools[pool.name]]),
+            )
+        self.register_outputs({"node_classes": sorted(self.node_classes), "node_pools": sorted(self.node_pools), "buffers": sorted(self.buffers)})

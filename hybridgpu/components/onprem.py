@@ -16,15 +16,27 @@ Creates:
   valid again (the token expires after 24 h, uploaded certificates after 2 h), so nodes added
   to the inventory later still join;
 * for ``cordoned`` hosts: drain and cordon, run from the first control plane after the join;
+* with registry logins in the inventory's ``mirrors`` (:attr:`OnPremPlan.registry_logins`): per host, before its
+  bootstrap, ``<host>-registry-auth`` writing them (a secret on stdin) to the root-only file the bootstrap merges
+  into containerd's config; the bootstrap re-runs when the file's digest changes;
+* on every control plane, once joined: ``<host>-etcd-snapshot-timer``, the scheduled etcd snapshots of
+  ``upgrades.etcdSnapshots`` (installed, or removed when disabled);
+* when ``upgrades.kubernetes.to`` moves past ``cluster.kubernetesVersion``: the upgrade of the plan
+  (:attr:`OnPremPlan.upgrade`) as one ``dependsOn`` chain after every join and drain, each command with
+  ``triggers=[<step version>]`` (:meth:`OnPremCluster._upgrade`); nothing when the version does not move;
 * per host, a ``hybridgpu:index:OnPremHost`` record (``hybridgpu:onprem:Host`` before, kept as its alias) (:class:`OnPremHost`: hostname, role, owner,
   GPUs, the kubeadm config with secret placeholders), so the state and the policy pack
   (``onprem-host-owner``, ``kubeadm-ca-verification``) see each machine;
 * a Kubernetes provider built from the admin kubeconfig, and the Cilium CNI Helm release.
 
+:func:`chart_mirror_transformation` (registered by the program) points every Helm release of the stack at the
+site's chart mirrors.
+
 The plan (order, scripts, configs) comes from :func:`hybridgpu.onprem.plan_onprem`; this
 component only turns it into resources.
 """
 
+import copy
 import os
 from pathlib import Path
 from typing import NotRequired, TypedDict
@@ -37,8 +49,17 @@ import pulumi_random as random
 from hybridgpu.components.base import component_options, section, type_token
 from hybridgpu.components.inputs import OnPremPlanArgs
 from hybridgpu.config.models import DEFAULT_CILIUM_VERSION
+from hybridgpu.inventory.mirrors import Mirrors, SecretSource
 from hybridgpu.onprem import HostStep, OnPremPlan
-from hybridgpu.render.bootstrap import COMPLETE_MARKER_PATH, KUBEADM_CONFIG_PATH, join_credentials_script
+from hybridgpu.render.bootstrap import (
+    COMPLETE_MARKER_PATH,
+    KUBEADM_CONFIG_PATH,
+    REGISTRY_AUTH_DELETE,
+    REGISTRY_AUTH_WRITE,
+    join_credentials_script,
+    registry_auth_fragment,
+)
+from hybridgpu.render.chart_repos import chart_source
 from hybridgpu.render.cilium import cilium_helm_values
 from hybridgpu.render.kubeadm_secrets import BOOTSTRAP_TOKEN, CA_CERT_HASH, CERTIFICATE_KEY, substitute
 
@@ -55,6 +76,93 @@ CA_HASH_SCRIPT = (
     " | openssl rsa -pubin -outform der 2>/dev/null"
     " | openssl dgst -sha256 -hex | sed 's/^.* /sha256:/'\n"
 )
+
+
+def secret_source(source: SecretSource, what: str) -> pulumi.Output[str]:
+    """Resolve a ``mirrors`` credential reference (:class:`~hybridgpu.inventory.mirrors.SecretSource`) to a secret Output.
+
+    ``pulumiConfig`` reads a ``secure:`` value of ``pulumi config`` (``ns:key`` or a key of the project namespace);
+    ``env`` an environment variable of the machine running Pulumi (not read under the offline preview, like SSH keys).
+
+    Args:
+        source: the reference.
+        what: what it is for, named in the error (e.g. ``mirrors.charts[0].credentials``).
+
+    Raises:
+        pulumi.RunError: the variable is not set (names the reference, never a value).
+    """
+    if source.pulumi_config is not None:
+        namespace, _, key = source.pulumi_config.rpartition(":")
+        return pulumi.Config(namespace or None).require_secret(key)
+    assert source.env is not None
+    if os.environ.get(OFFLINE_ENV) == "1":
+        return pulumi.Output.secret(f"offline-preview:[env {source.env} not read]")
+    value = os.environ.get(source.env)
+    if value is None:
+        raise pulumi.RunError(f"{what}: env {source.env!r} is not set on the machine running Pulumi (it holds user:password)")
+    return pulumi.Output.secret(value)
+
+
+def _login(value: str) -> tuple[str, str]:
+    """``user:password`` split at the first colon; a value without one is a token (empty user)."""
+    user, sep, password = value.partition(":")
+    return (user, password) if sep else ("", value)
+
+
+#: The type token of a Helm release (pulumi-kubernetes ``helm.v3.Release``).
+RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
+
+
+def chart_mirror_transformation(mirrors: Mirrors | None) -> pulumi.ResourceTransformation:
+    """A stack transformation that points every Helm release at the site's chart mirror (``mirrors.charts``).
+
+    Each ``kubernetes:helm.sh/v3:Release`` registered after it whose repository (``repositoryOpts.repo``, or the
+    ``oci://`` chart's own registry path) has a mirror gets the mirror's location from
+    :func:`hybridgpu.render.chart_repos.chart_source` and, with ``credentials``, ``repositoryOpts.username`` and
+    ``password`` as secrets. Releases without a mirror, and any other resource, pass unchanged. One home for every
+    release of the stack (those of other components and ones added later included), registered once by the
+    program before the on-prem cluster (:func:`hybridgpu.components.program.build_onprem`).
+
+    Args:
+        mirrors: the inventory's ``mirrors`` (None or no ``charts``: every release passes unchanged).
+
+    Returns:
+        The transformation, for ``pulumi.runtime.register_stack_transformation``.
+    """
+    logins: dict[int, tuple[pulumi.Output[str], pulumi.Output[str]]] = {}
+
+    def transform(args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult | None:
+        if args.type_ != RELEASE_TYPE or mirrors is None or not mirrors.charts:
+            return None
+        props = args.props if isinstance(args.props, dict) else vars(args.props)
+        chart, options = props.get("chart"), props.get("repository_opts")
+        repo = options.get("repo") if isinstance(options, dict) else getattr(options, "repo", None)
+        if not isinstance(chart, str) or not (repo is None or isinstance(repo, str)):
+            return None  # an Output: not known here (none of ours)
+        try:
+            source = chart_source(repo, chart, mirrors)
+        except ValueError:
+            return None
+        if source.mirror is None:
+            return None
+        username: pulumi.Input[str] | None = None
+        password: pulumi.Input[str] | None = None
+        if source.credentials is not None:
+            key = id(source.mirror)
+            if key not in logins:
+                index = mirrors.charts.index(source.mirror)
+                value = secret_source(source.credentials, f"mirrors.charts[{index}].credentials")
+                logins[key] = (pulumi.Output.secret(value.apply(lambda v: _login(v)[0])), pulumi.Output.secret(value.apply(lambda v: _login(v)[1])))
+            username, password = logins[key]
+        new = dict(props) if isinstance(args.props, dict) else copy.copy(args.props)
+        changes = {"chart": source.chart, "repository_opts": k8s.helm.v3.RepositoryOptsArgs(repo=source.repo, username=username, password=password)}
+        if isinstance(new, dict):
+            new.update(changes)
+        else:
+            vars(new).update(changes)
+        return pulumi.ResourceTransformationResult(props=new, opts=args.opts)
+
+    return transform
 
 
 def ssh_private_key(kind: str, name: str) -> pulumi.Output[str]:
@@ -96,6 +204,8 @@ def ssh_private_key(kind: str, name: str) -> pulumi.Output[str]:
 #: secret at all: kubeadm init runs with ``--skip-token-print --skip-certificate-key-print``,
 #: token/upload-certs output goes to /dev/null, configs travel on stdin.
 SECRET_LOGGING = command.remote.Logging.NONE
+#: How a script runs on the first control plane with the admin kubeconfig (drains, uncordons).
+ADMIN_SHELL = "sudo KUBECONFIG=/etc/kubernetes/admin.conf bash -s"
 SECRET_OUTPUTS = ["stdout", "stderr"]
 
 
@@ -187,6 +297,7 @@ class OnPremCluster(pulumi.ComponentResource):
         self._credentials: dict[bool, pulumi.Output[str]] = {}
         self._secret_values: dict[int, pulumi.Output[list[str]]] = {}
         self.joined: dict[str, command.remote.Command] = {}
+        self._registry_auth = self._registry_logins(plan)
         init = self._host(name, first, first_conn, token, certificate_key, None, [])
         ca_hash = command.remote.Command(
             f"{name}-{first.hostname}-ca-cert-hash",
@@ -214,17 +325,34 @@ class OnPremCluster(pulumi.ComponentResource):
             if step.stage == "join-worker":
                 self._host(name, step, self._connection(step), token, certificate_key, ca_cert_hash, list(control_joins))
 
+        drains: list[pulumi.Resource] = []
         for step in plan.steps:
             OnPremHost(f"{name}-{step.hostname}", step, opts=pulumi.ResourceOptions(parent=self))
             if step.drain:
-                command.remote.Command(
-                    f"{name}-{step.hostname}-drain",
-                    connection=first_conn,
-                    create="sudo KUBECONFIG=/etc/kubernetes/admin.conf bash -s",
-                    stdin=step.drain,
-                    logging=SECRET_LOGGING,
-                    opts=_secret_opts(self, [self.joined[step.hostname]]),
+                drains.append(
+                    command.remote.Command(
+                        f"{name}-{step.hostname}-drain",
+                        connection=first_conn,
+                        create=ADMIN_SHELL,
+                        stdin=step.drain,
+                        logging=SECRET_LOGGING,
+                        opts=_secret_opts(self, [self.joined[step.hostname]]),
+                    )
                 )
+        # Scheduled etcd snapshots (upgrades.etcdSnapshots): the timer installed, or removed when disabled, on every
+        # control plane once it has joined (it reads kubeadm's etcd client certificate). A new schedule or retention
+        # changes the script, so the command runs again; the script itself changes nothing on a second run.
+        self.etcd_snapshot_timers: dict[str, command.remote.Command] = {}
+        for step in plan.steps:
+            if step.role == "control-plane" and plan.etcd_snapshot_timer:
+                self.etcd_snapshot_timers[step.hostname] = command.remote.Command(
+                    f"{name}-{step.hostname}-etcd-snapshot-timer",
+                    connection=self._connection(step),
+                    create="sudo bash -s",
+                    stdin=plan.etcd_snapshot_timer,
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[self.joined[step.hostname]]),
+                )
+        self.upgrade = self._upgrade(name, plan, [*self.joined.values(), *drains])
 
         self.provider = k8s.Provider(
             f"{name}-k8s",
@@ -243,7 +371,81 @@ class OnPremCluster(pulumi.ComponentResource):
             atomic=True,
             opts=pulumi.ResourceOptions(parent=self, provider=self.provider),
         )
-        self.register_outputs({"kubeconfig": self.kubeconfig, "hosts": [s.hostname for s in plan.steps], "skipped": list(plan.skipped)})
+        self.register_outputs(
+            {
+                "kubeconfig": self.kubeconfig,
+                "hosts": [s.hostname for s in plan.steps],
+                "skipped": list(plan.skipped),
+                "upgradingTo": plan.upgrade[-1].version if plan.upgrade else None,
+            }
+        )
+
+    def _upgrade(self, name: str, plan: OnPremPlan, after: list[pulumi.Resource]) -> list[command.remote.Command]:
+        """The Kubernetes upgrade of ``plan.upgrade`` as one chain of commands, each after the one before it.
+
+        Order (the plan's, :func:`hybridgpu.render.upgrade.upgrade_run_order`): the etcd snapshot on the first
+        control plane, then per step and node kubeadm (on the node), drain (first control plane), kubelet (node),
+        uncordon (first control plane). Every command has ``triggers=[<step version>]`` and a name holding the
+        version, so moving ``upgrades.kubernetes.to`` again makes new commands and re-running the same target
+        runs nothing that succeeded. After a failure in the middle, the next ``pulumi up`` creates the failed
+        command and those after it again; the scripts skip a phase whose stamp says it completed
+        (``/var/lib/hybridgpu/upgrade/<version>/<phase>``) and a package already at the version.
+
+        Commands run from the first control plane use the admin kubeconfig: :data:`SECRET_LOGGING`. Node
+        scripts carry no secret and log as the bootstrap does.
+
+        Args:
+            name: the component's name prefix.
+            plan: the plan (``plan.upgrade`` empty: nothing is created).
+            after: what the first command waits for (every join and drain).
+
+        Returns:
+            The commands, in run order.
+        """
+        by_host = {s.hostname: s for s in plan.steps}
+        chain: list[command.remote.Command] = []
+        previous = after
+        for run in plan.upgrade:
+            resource = f"{name}-upgrade-{run.version}-{run.host}-{run.phase}"
+            if run.where == "node":
+                cmd = command.remote.Command(
+                    resource,
+                    connection=self._connection(by_host[run.host]),
+                    create="sudo bash -s",
+                    stdin=run.text,
+                    triggers=[run.version],
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=list(previous)),
+                )
+            else:
+                cmd = command.remote.Command(
+                    resource,
+                    connection=self._first_conn,
+                    create=ADMIN_SHELL,
+                    stdin=run.text,
+                    triggers=[run.version],
+                    logging=SECRET_LOGGING,
+                    opts=_secret_opts(self, list(previous)),
+                )
+            chain.append(cmd)
+            previous = [cmd]
+        return chain
+
+    @staticmethod
+    def _registry_logins(plan: OnPremPlan) -> pulumi.Output[str] | None:
+        """The content of the hosts' registry login file (:func:`hybridgpu.render.bootstrap.registry_auth_fragment` of
+        ``plan.registry_logins`` with their values), a secret Output; None without logins. Each credential reference
+        is read once."""
+        if not plan.registry_logins:
+            return None
+        sources: dict[tuple[str | None, str | None], pulumi.Output[str]] = {}
+        values = []
+        for login in plan.registry_logins:
+            ref = (login.credentials.env, login.credentials.pulumi_config)
+            if ref not in sources:
+                sources[ref] = secret_source(login.credentials, login.key)
+            values.append(sources[ref])
+        hosts = [login.host for login in plan.registry_logins]
+        return pulumi.Output.secret(pulumi.Output.all(*values).apply(lambda got: registry_auth_fragment(list(zip(hosts, got)))))
 
     def _connection(self, step: HostStep) -> command.remote.ConnectionArgs:
         """The SSH connection of a host; its private key is the Output shared by its key reference."""
@@ -263,12 +465,30 @@ class OnPremCluster(pulumi.ComponentResource):
         after: list[pulumi.Resource],
     ) -> command.remote.Command:
         prefix = f"{name}-{step.hostname}"
+        bootstrap_opts = pulumi.ResourceOptions(parent=self)
+        triggers: pulumi.Output[list[str]] | None = None
+        if self._registry_auth is not None:
+            # The registry logins (mirrors.registries[].credentials): a root-only file the bootstrap merges into
+            # containerd's config. Values only on stdin, nothing logged, the printed digest secret; a new digest
+            # (credentials rotated) runs the bootstrap again, which restarts containerd with them.
+            auth = command.remote.Command(
+                f"{prefix}-registry-auth",
+                connection=conn,
+                create=REGISTRY_AUTH_WRITE,
+                delete=REGISTRY_AUTH_DELETE,
+                stdin=self._registry_auth,
+                logging=SECRET_LOGGING,
+                opts=_secret_opts(self, []),
+            )
+            bootstrap_opts = pulumi.ResourceOptions(parent=self, depends_on=[auth])
+            triggers = pulumi.Output.secret(auth.stdout.apply(lambda digest: [digest]))  # a digest of secrets: secret too
         bootstrap = command.remote.Command(
             f"{prefix}-bootstrap",
             connection=conn,
             create="sudo bash -s",
             stdin=step.bootstrap,
-            opts=pulumi.ResourceOptions(parent=self),
+            triggers=triggers,
+            opts=bootstrap_opts,
         )
         secrets: list[pulumi.Output[str]] = [token, certificate_key] + ([ca_cert_hash] if ca_cert_hash is not None else [])
 

@@ -38,7 +38,7 @@ from hybridgpu.render.gpu_health import gpu_operator_dcgm_values
 from hybridgpu.render.charts import helm_merge
 from hybridgpu.render.upgrade import gpu_operator_driver_upgrade_values
 from hybridgpu.components.opencost import build_opencost
-from hybridgpu.components.onprem import OnPremCluster, OnPremClusterArgs
+from hybridgpu.components.onprem import OnPremCluster, OnPremClusterArgs, chart_mirror_transformation
 from hybridgpu.components.platform import PlatformTarget, build_platform
 from hybridgpu.components.storage import FsxLustre, FsxLustreArgs, TrainingData, TrainingDataArgs
 from hybridgpu.render.storage import FSX_CSI_CHART, FSX_CSI_REPO, NFS_CSI_CHART, NFS_CSI_REPO, fsx_csi_values, fsx_volume, nfs_csi_values, nfs_volume
@@ -84,6 +84,8 @@ def build_onprem(stack: Stack):
     # Validation rendered the plan (kubeadm configs and scripts); it is not rendered again here.
     assert config.onprem is not None and inventory is not None and plan is not None
     site = inventory.site.name
+    if inventory.site.mirrors is not None and inventory.site.mirrors.charts:  # every release after this from the site's chart mirrors
+        pulumi.runtime.register_stack_transformation(chart_mirror_transformation(inventory.site.mirrors))
     cluster = OnPremCluster(f"{site}-onprem", OnPremClusterArgs(plan=as_input(plan), cilium_version=config.onprem.cilium_version))
     rdma = rdma_plan(inventory)
     nvidia_layer = None

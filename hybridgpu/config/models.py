@@ -39,6 +39,7 @@ from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from hybridgpu.config.aws_names import CLUSTER_NAME_MAX_LENGTH, binding_names
 from hybridgpu.config.base import Dns1123Name, Duration, Model
+from hybridgpu.config.capacity_blocks import CapacityBlock
 from hybridgpu.config.nvidia import NvidiaConfig
 from hybridgpu.config.economics import EconomicsConfig
 from hybridgpu.config.burst import BurstSection
@@ -141,6 +142,15 @@ class Disruption(Model):
     )
 
 
+class CapacityBufferConfig(Model):
+    """A warm buffer of a NodePool: a ``autoscaling.x-k8s.io/v1beta1`` CapacityBuffer whose chunk is one whole node of the pool."""
+
+    replicas: int = Field(
+        ge=1,
+        description="Idle nodes to keep ready (`spec.replicas` of the CapacityBuffer; one chunk asks for every GPU of one node), in nodes. Required.",
+    )
+
+
 class NodePoolConfig(Model):
     """One Karpenter GPU NodePool.
 
@@ -202,6 +212,30 @@ class NodePoolConfig(Model):
         ),
     )
     architecture: Literal["amd64", "arm64"] = Field(default="amd64", description="CPU architecture. Default: `amd64`.")
+    capacity_blocks: list[CapacityBlock] = Field(
+        default_factory=list,
+        description=(
+            "EC2 Capacity Blocks for ML the pool launches into (id, instance type and count, UTC window; docs/cloud.md, "
+            "Capacity Blocks): the pool then has `capacityTypes: [reserved]` only, its node class selects the blocks, and "
+            "`gpuLimit` is at most the blocks' GPUs. A block that has ended is an error. Default: none."
+        ),
+    )
+    replicas: int | None = Field(
+        default=None,
+        ge=0,
+        description=(
+            "Static node count (`spec.replicas`, Karpenter StaticCapacity, alpha): the pool keeps exactly this many nodes "
+            "whether pods need them or not, paid around the clock; needs `karpenter.staticCapacity`, no `weight`, and "
+            "`gpuLimit` = replicas x the GPUs of the pool's one instance size. Default: none (Karpenter launches nodes for pending pods)."
+        ),
+    )
+    capacity_buffer: CapacityBufferConfig | None = Field(
+        default=None,
+        description=(
+            "Warm buffer (Karpenter CapacityBuffer, alpha): whole idle nodes of this pool kept ready for the next pods. "
+            "Needs `karpenter.capacityBuffer`. Default: none."
+        ),
+    )
 
     @field_validator("capacity_types")
     @classmethod
@@ -536,6 +570,12 @@ class KarpenterConfig(Model):
     )
     spot_to_spot_consolidation: bool = Field(default=False, description="Feature gate spotToSpotConsolidation (alpha). Default: false.")
     node_overlay: bool = Field(default=False, description="Feature gate nodeOverlay (alpha; advertises MIG/time-sliced capacity). Default: false.")
+    static_capacity: bool = Field(
+        default=False, description="Feature gate staticCapacity (alpha, Karpenter >= 1.7.0): NodePools with `replicas`. Default: false."
+    )
+    capacity_buffer: bool = Field(
+        default=False, description="Feature gate capacityBuffer (alpha, Karpenter >= 1.14.0): NodePools with `capacityBuffer`. Default: false."
+    )
     node_repair: NodeRepairConfig = Field(
         default_factory=NodeRepairConfig,
         description="GPU node repair: the EKS node monitoring agent add-on and the NodeRepair gate (docs/cloud.md, Node repair). Default: off.",

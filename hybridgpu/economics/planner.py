@@ -29,6 +29,15 @@ solution, so one variable block per distinct ``(d, c)`` pair, weighted by how ma
 it, has the same optimum. With ``W > 0`` hours are linked through ``b`` and every hour keeps
 its own block.
 
+Queueing, fast (exact): with ``W > 0``, whole units and an on-prem running price no higher than
+On-Demand, :func:`solve_plan` does not build this MILP. :mod:`hybridgpu.economics.planner_fast`
+prices every (on-prem servers, committed instances) pair up to the peak exactly (capacity above
+the peak never lowers the running cost), serves work that does not checkpoint on the cheapest
+capacity of its hour, and gets the cheapest service of the checkpointing work from nested
+maximum flows with interval windows (Hall deficiencies by a dynamic programme, then path
+max-flows for the hourly dispatch). Its module docstring has the proof; the MILP stays
+reachable with ``method="milp"`` and a property test compares the two.
+
 The simple alternatives (all On-Demand, all committed at peak, on-prem sized to the peak, the
 seeds' "reserve the floor, spot and On-Demand above it") are explicit feasible points of the
 same problem, costed by the same :func:`dispatch_cost`; the optimum can therefore never cost
@@ -43,6 +52,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hybridgpu.economics import planner_fast
 from hybridgpu.economics.costmodel import OnPremCostModel
 from hybridgpu.economics.demand import DemandProfile
 from hybridgpu.errors import HybridGpuError
@@ -368,6 +378,9 @@ class Plan:
         solve_seconds: wall time of building and solving the model (s).
         variables, rows: size of the model passed to HiGHS.
         aggregated: True when identical hours were merged (no queueing).
+        method: ``"milp"`` (the model above, HiGHS) or ``"fast"`` (queueing, the exact grid search
+            of :mod:`hybridgpu.economics.planner_fast`; ``variables`` then counts the capacity
+            combinations priced and ``rows`` is 0: no solver model).
     """
 
     dispatch: Dispatch
@@ -378,6 +391,7 @@ class Plan:
     variables: int
     rows: int
     aggregated: bool
+    method: str = "milp"
 
     def savings(self) -> dict[str, float | None]:
         """Fraction saved against each feasible alternative: ``1 - plan / alternative`` (None if infeasible)."""
@@ -389,7 +403,7 @@ class Plan:
 
 
 def solve_plan(demand: DemandProfile, prices: CapacityPrices, constraints: PlanConstraints | None = None, *, aggregate: bool = True,
-               time_limit_seconds: float = 60.0) -> Plan:
+               time_limit_seconds: float = 60.0, method: str = "auto") -> Plan:
     """Solve the capacity plan exactly (model in the module docstring).
 
     Args:
@@ -399,17 +413,30 @@ def solve_plan(demand: DemandProfile, prices: CapacityPrices, constraints: PlanC
         aggregate: merge identical hours when there is no queueing (exact; see the module
             docstring). False keeps one block per hour (for tests and benchmarks).
         time_limit_seconds: HiGHS time limit (s).
+        method: ``"auto"`` (the exact fast path of :mod:`hybridgpu.economics.planner_fast` when
+            its preconditions hold: a maximum wait > 0, whole units, on-prem running price <=
+            On-Demand price; else the MILP), ``"milp"`` (always the MILP) or ``"fast"`` (the fast
+            path, PlanError when its preconditions do not hold).
 
     Returns:
         The :class:`Plan`, with the alternatives.
 
     Raises:
         PlanError: no feasible plan (e.g. an On-Demand cap below what spot and owned capacity
-            cannot cover), or HiGHS did not reach an optimum within the time limit.
+            cannot cover), or HiGHS did not reach an optimum within the time limit, or an
+            unknown ``method``.
     """
     import highspy
 
     constraints = constraints or PlanConstraints()
+    if method not in ("auto", "milp", "fast"):
+        raise PlanError(f"method must be 'auto', 'milp' or 'fast', got {method!r}")
+    if method != "milp":
+        reason = planner_fast.fast_path_reason(_fast_prices(prices, constraints), constraints.integer, demand.peak, demand.hours)
+        if reason is None:
+            return _solve_queueing_fast(demand, prices, constraints)
+        if method == "fast":
+            raise PlanError(f"the fast path does not apply ({reason}); use method='milp' or 'auto'")
     started = time.perf_counter()
     d_all, c_all = demand.gpus, demand.checkpointable
     wait = constraints.max_wait_hours
@@ -546,3 +573,48 @@ def solve_plan(demand: DemandProfile, prices: CapacityPrices, constraints: PlanC
     dispatch = Dispatch(onprem_gpus, commits, hourly(col_up), hourly(col_ur), hourly(col_o), hourly(col_s), backlog)
     elapsed = time.perf_counter() - started
     return Plan(dispatch, dispatch_cost(prices, dispatch), objective, alternatives(demand, prices, constraints), elapsed, n_cols, 4 * groups, aggregated)
+
+
+_INFEASIBLE = ("no feasible plan: the caps leave some hours uncovered; raise the On-Demand cap, the spot cap or the on-prem cap, "
+               "or allow a longer maximum wait")
+
+
+def _fast_prices(prices: CapacityPrices, constraints: PlanConstraints) -> planner_fast.FastPrices:
+    """The prices and limits of :mod:`hybridgpu.economics.planner_fast` (only the cheapest commitment, as in the MILP)."""
+    cheapest = prices.cheapest_commitment
+    return planner_fast.FastPrices(
+        onprem_fixed=prices.onprem_fixed_usd_per_gpu_hour, onprem_used=prices.onprem_usd_per_used_gpu_hour,
+        commitment=cheapest[1] if cheapest else None, spot=prices.spot_usd_per_productive_gpu_hour,
+        on_demand=prices.on_demand_usd_per_gpu_hour, unit_p=prices.onprem_unit_gpus, unit_r=prices.commitment_unit_gpus,
+        onprem_max=constraints.onprem_max_gpus, spot_max=constraints.spot_max_gpus, on_demand_max=constraints.on_demand_max_gpus,
+        wait=constraints.max_wait_hours)
+
+
+def _solve_queueing_fast(demand: DemandProfile, prices: CapacityPrices, constraints: PlanConstraints) -> Plan:
+    """The plan with queueing by the exact grid search of :mod:`hybridgpu.economics.planner_fast` (same model and optimum as the MILP).
+
+    Raises:
+        PlanError: no feasible plan (the same message as the MILP's), HiGHS found no optimum for
+            the hourly dispatch, or the dispatch's cost differs from the grid's optimum (a bug).
+    """
+    started = time.perf_counter()
+    cheapest = prices.cheapest_commitment
+    fp = _fast_prices(prices, constraints)
+    d, c = demand.gpus, demand.checkpointable
+    best = planner_fast.grid_costs(d, c, fp)
+    if best is None:
+        raise PlanError(_INFEASIBLE)
+    solved = planner_fast.dispatch_flow(d, c, fp, best.onprem_gpus, best.committed_gpus)
+    if solved is None:
+        raise PlanError("internal error: no hourly dispatch for the optimal capacities; retry with method='milp' and report it")
+    onprem_used, committed_used, on_demand, spot, backlog = solved
+    commits = {name: 0.0 for name, _ in prices.commitments}
+    if cheapest is not None:
+        commits[cheapest[0]] = best.committed_gpus
+    dispatch = Dispatch(best.onprem_gpus, commits, onprem_used, committed_used, on_demand, spot, backlog)
+    cost = dispatch_cost(prices, dispatch)
+    if abs(cost["total"] - best.total) > 1e-6 * max(1.0, abs(best.total)):
+        raise PlanError(f"internal error: the hourly dispatch costs {cost['total']:.6f} USD, the exact optimum is {best.total:.6f} USD; "
+                        "retry with method='milp' and report it")
+    elapsed = time.perf_counter() - started
+    return Plan(dispatch, cost, best.total, alternatives(demand, prices, constraints), elapsed, best.points, 0, False, "fast")

@@ -326,6 +326,8 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
             option, rate, pays = "spot", rates["spot"], False
         else:
             option, rate, pays = "on-demand", rates["on-demand"], False
+        if pool.replicas is not None:
+            pays = True  # a static pool (replicas): its nodes run, and are billed, every hour (hybridgpu.render.karpenter_static)
         monthly, per_prod = {}, {}
         for u in us:
             if pays:

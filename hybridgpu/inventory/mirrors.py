@@ -3,9 +3,10 @@
 * :class:`Mirrors` (``mirrors``): apt repositories for the Kubernetes and NVIDIA packages
   (:class:`AptMirrors`), container registry mirrors (:class:`RegistryMirrors`, rendered by
   :mod:`hybridgpu.render.containerd` as containerd ``certs.d/<registry>/hosts.toml`` files that the
-  bootstrap script writes) and Helm chart mirrors (:class:`ChartMirror`, recorded for
-  ``hybridgpu images``). Credentials are never inline: a :class:`SecretSource` names the environment
-  variable or Pulumi secret that holds them.
+  bootstrap script writes) and Helm chart mirrors (:class:`ChartMirror`: every Helm release of the stack
+  takes its chart from them, :mod:`hybridgpu.render.chart_repos`). Credentials are never inline: a
+  :class:`SecretSource` names the environment variable or Pulumi secret that holds them; ``pulumi up``
+  writes registry logins to the hosts as a secret (:func:`registry_logins`, CRI ``registry.configs``).
 * :data:`KUBERNETES_APT` and :data:`NVIDIA_APT`: the public repositories, the one place the scripts
   take them from; :func:`apt_sources` gives the repositories a site uses (its mirrors, else these).
 
@@ -56,9 +57,11 @@ __all__ = [
     "ChartMirror",
     "Mirrors",
     "RegistryMirror",
+    "RegistryLogin",
     "RegistryMirrors",
     "SecretSource",
     "apt_sources",
+    "registry_logins",
     "upstream_server",
 ]
 
@@ -461,6 +464,20 @@ class Mirrors(Model):
                     f"merge the two entries' mirrors into registries[{seen[entry.registry]}]",
                 )
             seen[entry.registry] = index
+        # containerd keeps one login per host it sends requests to (CRI registry.configs."<host>".auth).
+        logins: dict[str, tuple[int, SecretSource | None]] = {}
+        for index, entry in enumerate(self.registries):
+            for mirror in entry.mirrors:
+                host = _mirror_host(mirror.url)
+                if host in logins and logins[host][1] != entry.credentials and entry.credentials is not None and logins[host][1] is not None:
+                    raise FieldError(
+                        f"registries[{index}].credentials",
+                        f"mirror host {host} gets its login from registries[{logins[host][0]}].credentials and from this entry: "
+                        "containerd keeps one login per host (CRI registry.configs.\"<host>\".auth)",
+                        f"name the same credentials in both entries (one robot account of {host} for every project it serves)",
+                    )
+                if host not in logins or logins[host][1] is None:
+                    logins[host] = (index, entry.credentials)
         repos: dict[str, int] = {}
         for index, chart in enumerate(self.charts):
             key = chart.repository.rstrip("/")
@@ -472,6 +489,50 @@ class Mirrors(Model):
                 )
             repos[key] = index
         return self
+
+
+@dataclass(frozen=True)
+class RegistryLogin:
+    """The login containerd uses for one mirror host (CRI ``registry.configs."<host>".auth``).
+
+    Attributes:
+        host: the mirror's ``host[:port]`` as containerd names the host it sends a request to (the key of
+            ``registry.configs``; containerd ``internal/cri/server/images/image_pull.go``: ``Registry.Configs[host]``).
+        credentials: where ``user:password`` (or a token) is kept.
+        key: the inventory key it was declared at, e.g. ``mirrors.registries[1].credentials``.
+    """
+
+    host: str
+    credentials: SecretSource
+    key: str
+
+
+def _mirror_host(url: str) -> str:
+    """``host[:port]`` of a mirror URL (lower case; IPv6 in brackets), the way containerd keys a request's host."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    return f"{host}:{parts.port}" if parts.port else host
+
+
+def registry_logins(mirrors: Mirrors | None) -> tuple[RegistryLogin, ...]:
+    """The logins of a site's registry mirrors: one per mirror host of every ``mirrors.registries[]`` entry with
+    ``credentials``, sorted by host (a host named by several entries with the same credentials once).
+
+    Args:
+        mirrors: the site's ``mirrors``, or None.
+
+    Returns:
+        The logins; empty without credentials. :class:`Mirrors` refuses one host with two different credentials.
+    """
+    found: dict[str, RegistryLogin] = {}
+    for index, entry in enumerate(mirrors.registries if mirrors is not None else ()):
+        if entry.credentials is None:
+            continue
+        for mirror in entry.mirrors:
+            host = _mirror_host(mirror.url)
+            found.setdefault(host, RegistryLogin(host, entry.credentials, f"mirrors.registries[{index}].credentials"))
+    return tuple(found[h] for h in sorted(found))
 
 
 def apt_sources(mirrors: Mirrors | None) -> AptSources:

@@ -38,7 +38,7 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
-from hybridgpu.errors import Issue
+from hybridgpu.errors import FieldError, Issue
 from hybridgpu.inventory.remediation import DrainTimeout
 from hybridgpu.modelbase import Model
 
@@ -50,6 +50,7 @@ __all__ = [
     "DriverWaitForCompletion",
     "EtcdSnapshots",
     "GpuDriverUpgradePolicy",
+    "KubernetesUpgrade",
     "NodeUpgrade",
     "PlanInput",
     "UpgradeCheck",
@@ -205,6 +206,50 @@ class GpuDriverUpgradePolicy(Model):
         return self.model_dump(by_alias=True, mode="json")
 
 
+class KubernetesUpgrade(Model):
+    """``upgrades.kubernetes``: the Kubernetes upgrade ``pulumi up`` carries out (:func:`plan_upgrade` from
+    ``cluster.kubernetesVersion`` to ``to``; the same plan ``hybridgpu inventory upgrade-plan`` shows)."""
+
+    to: Annotated[str, StringConstraints(max_length=32)] = Field(
+        description="The release to reach, MAJOR.MINOR.PATCH such as `1.36.4` (`kubeadm upgrade apply` needs the exact release). "
+        "Equal to `cluster.kubernetesVersion`: nothing to do (set both once the upgrade is done). Required."
+    )
+    via: tuple[Annotated[str, StringConstraints(max_length=32)], ...] = Field(
+        default=(),
+        max_length=10,
+        description="The release of each minor version crossed on the way (kubeadm moves one minor at a time), e.g. `[1.36.4]` "
+        "from 1.35 to 1.37. Default: none (one step).",
+    )
+    workers_last: bool = Field(
+        default=False,
+        strict=True,
+        description="Move the control planes through every step and the workers once, in the last (fewer drains; at most 3 minors). Default: `false`.",
+    )
+
+    @field_validator("to")
+    @classmethod
+    def _to(cls, value: str) -> str:
+        return _release(value)
+
+    @field_validator("via")
+    @classmethod
+    def _via(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for index, item in enumerate(value):
+            _release(item, f"[{index}]")
+        return tuple(_release(v) for v in value)
+
+
+def _release(value: str, field: str = "") -> str:
+    """``value`` as ``MAJOR.MINOR.PATCH`` without a leading ``v``; FieldError naming ``field`` otherwise."""
+    if not _VERSION.match(value.strip()):
+        raise FieldError(
+            field,
+            f"{value!r} is not a Kubernetes release (kubeadm upgrade apply needs the exact one)",
+            "give MAJOR.MINOR.PATCH such as 1.36.4 (the releases: kubernetes.io/releases)",
+        )
+    return value.strip().lstrip("v")
+
+
 class UpgradePolicy(Model):
     """``upgrades`` of the ``Site`` document: how upgrades treat the nodes, etcd snapshots, GPU driver upgrades."""
 
@@ -218,6 +263,10 @@ class UpgradePolicy(Model):
     )
     gpu_driver: GpuDriverUpgradePolicy | None = Field(
         default=None, description="The GPU Operator's driver upgrade policy (`driver.upgradePolicy`). Default: none (the chart's defaults)."
+    )
+    kubernetes: KubernetesUpgrade | None = Field(
+        default=None,
+        description="The Kubernetes upgrade `pulumi up` carries out, node by node in the plan's order (docs/upgrades.md). Default: none.",
     )
 
     @field_validator("drain_timeout")

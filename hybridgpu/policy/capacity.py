@@ -44,6 +44,7 @@ from typing import Any
 
 from hybridgpu.catalog import INSTANCE_TYPES_SOURCE, is_accelerator_type, load_catalog
 from hybridgpu.catalog.models import InstanceType
+from hybridgpu.k8s import INSTANCE_TYPE_LABEL
 from hybridgpu.policy.base import PolicyResource, Unknown, as_list, fix_for, known, parse_quantity
 
 INSTANCE = "aws:ec2/instance:Instance"
@@ -106,6 +107,27 @@ def instance_type(name: str) -> InstanceType | None:
         return load_catalog().instance_type(ec2_type(name))
     except KeyError:
         return None
+
+
+def static_nodepool_gpus(props: Mapping[str, Any]) -> float | None:
+    """GPUs a static Karpenter NodePool runs: ``spec.replicas`` x the most GPUs of its ``node.kubernetes.io/instance-type In`` types.
+
+    A static pool (Karpenter v1.14.1 ``spec.replicas``) may not carry an ``nvidia.com/gpu`` limit (CRD CEL rule "only
+    'limits.nodes' is supported on static NodePools"); its replicas bound it instead (hybridgpu.render.karpenter_static).
+
+    Returns:
+        The bound in GPUs; None for a dynamic pool, an unknown value, or types the catalog does not know.
+    """
+    replicas = known(props, "spec", "replicas")
+    # The analyzer hands numbers over as protobuf doubles (4.0): a whole float counts.
+    if isinstance(replicas, bool) or not isinstance(replicas, (int, float)) or replicas != int(replicas):
+        return None
+    for req in as_list(known(props, "spec", "template", "spec", "requirements")):
+        if isinstance(req, Mapping) and req.get("key") == INSTANCE_TYPE_LABEL and req.get("operator") == "In":
+            found = [instance_type(str(v)) for v in as_list(req.get("values"))]
+            if found and all(t is not None for t in found):
+                return float(int(replicas) * max(t.gpu_count for t in found if t is not None))
+    return None
 
 
 def is_gpu_type(name: str) -> bool:

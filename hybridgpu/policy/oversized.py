@@ -89,6 +89,9 @@ class CapacitySettings(PolicySettings):
 
 
 def _gpu_limit(res: PolicyResource) -> float | None:
+    static = cap_mod.static_nodepool_gpus(res.props)  # a static pool (spec.replicas) has no GPU limit
+    if static is not None:
+        return static
     limits = dig(res.props, "spec", "limits")
     if not isinstance(limits, Mapping) or GPU_RESOURCE not in limits:
         return None
@@ -106,7 +109,7 @@ def nodepool_gpu_limit(res: PolicyResource, cfg: CapacitySettings) -> Findings:
         return
     most = for_stack(cfg.max_gpus_per_node_pool, res.stack)
     limits = dig(res.props, "spec", "limits")
-    if not isinstance(limits, Mapping) or GPU_RESOURCE not in limits:
+    if (not isinstance(limits, Mapping) or GPU_RESOURCE not in limits) and cap_mod.static_nodepool_gpus(res.props) is None:
         yield (
             f"{res.label} sets no spec.limits[\"{GPU_RESOURCE}\"], so it can launch GPUs without bound. "
             + fix_for(
@@ -393,6 +396,7 @@ def gpu_workload_requests(res: PolicyResource, cfg: WorkloadSettings) -> Finding
     per_workload = for_stack(cfg.max_gpus_per_workload, res.stack)
     total = 0.0
     unknown: list[str] = []
+    unbounded: list[str] = []
     for template in pod_templates(res.props):
         for where, name, value in template.malformed():
             try:
@@ -401,6 +405,7 @@ def gpu_workload_requests(res: PolicyResource, cfg: WorkloadSettings) -> Finding
                 yield f"{res.label} {where}: {exc.problem}, so its GPUs cannot be counted. Fix: {exc.fix}."
         if template.gpu_limits():
             unknown += [u for u in template.unknown if u not in unknown]
+            unbounded += [u for u in template.unbounded if u not in unbounded]
         for path, c in template.containers():
             requests = dig(c, "resources", "requests") or {}
             limits = dig(c, "resources", "limits") or {}
@@ -426,6 +431,12 @@ def gpu_workload_requests(res: PolicyResource, cfg: WorkloadSettings) -> Finding
         yield (
             f"{res.label}: {names(unknown)} is an unknown value during preview, so the GPUs its pods hold at once "
             "cannot be counted (it fails closed). Fix: give the replica count a literal or config value."
+        )
+    if unbounded:
+        yield (
+            f"{res.label}: {names(unbounded)} is not set, so the Ray autoscaler may grow the GPU worker group to KubeRay's "
+            "default of 2147483647 replicas (enableInTreeAutoscaling; ray-project/kuberay v1.6.2 raycluster_types.go). "
+            "Fix: set maxReplicas on every GPU worker group (the most pods the group may hold)."
         )
     if total > per_workload:
         yield (
@@ -587,6 +598,11 @@ def stack_gpu_ceiling(resources: Sequence[PolicyResource], cfg: StackCapacitySet
     unbounded: list[str] = []
     for res in resources:
         if res.type in NODEPOOL_TYPES and not cfg.exempt(res):
+            static = cap_mod.static_nodepool_gpus(res.props)
+            if static is not None:  # a static pool: replicas x GPUs per node, no GPU limit
+                total += static
+                parts.append(f"{res.name} {static:g}")
+                continue
             limit = known(res.props, "spec", "limits", GPU_RESOURCE)
             gpus = parse_quantity(limit) if not isinstance(limit, Unknown) else None
             if isinstance(limit, Unknown):

@@ -236,8 +236,11 @@ POLICIES: tuple[PolicySpec, ...] = (
     ),
     PolicySpec(
         "gpu-workload-requests", "oversized", "resource",
-        "Workloads request no more GPUs than allowed and set GPU requests equal to limits.",
-        "One oversized job can hold a whole NodePool's GPUs; extended resources require limits.",
+        "Workloads request no more GPUs than allowed and set GPU requests equal to limits; a job's GPUs are its Kueue pod sets' "
+        "(Job, JobSet replicatedJobs, TrainJob numNodes x resourcesPerNode, PyTorchJob replica specs, Ray worker groups at "
+        "maxReplicas when they autoscale, which must set it).",
+        "One oversized job can hold a whole NodePool's GPUs; extended resources require limits; an autoscaled Ray worker "
+        "group without maxReplicas may grow to 2147483647 pods.",
         oversized.gpu_workload_requests, oversized.WorkloadSettings,
         types=("kubernetes:",),
     ),

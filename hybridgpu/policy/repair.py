@@ -28,7 +28,7 @@ from pydantic import Field
 
 from hybridgpu.k8s import GPU_RESOURCE, QuantityError, device_count
 from hybridgpu.policy.base import NODEPOOL_TYPES, ONPREM_HOST_TYPES, PolicyResource, PolicySettings, StackFindings, Unknown, fix_for, known
-from hybridgpu.policy.capacity import is_gpu_type
+from hybridgpu.policy.capacity import is_gpu_type, static_nodepool_gpus
 from hybridgpu.render.node_repair import NODE_MONITORING_AGENT_ADDON
 
 __all__ = ["DETECTOR_CHARTS", "NODE_MONITORING_AGENT", "RepairSettings", "gpu_repair_coverage"]
@@ -67,6 +67,9 @@ def _chart_name(res: PolicyResource) -> str:
 
 
 def _gpu_limit(res: PolicyResource) -> int | None:
+    static = static_nodepool_gpus(res.props)  # a static pool (spec.replicas) has no GPU limit
+    if static is not None:
+        return int(static)
     raw = known(res.props, "spec", "limits", GPU_RESOURCE)
     if raw is None or _unknown(raw):
         return None

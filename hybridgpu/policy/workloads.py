@@ -5,7 +5,14 @@ Job, CronJob, and custom resources that embed pod templates the same way (Kubefl
 PyTorchJob replica specs, JobSet, RayCluster, LeaderWorkerSet...). A pod spec is any mapping
 with a ``containers`` list; its labels are the ``metadata.labels`` next to it.
 
-Replica multipliers (how many pods of a template run at once):
+The job kinds Kueue admits (batch Job, JobSet, PyTorchJob, TrainJob, RayJob, RayCluster, RayService) are
+read through their pod sets, the one home of that rule (:func:`hybridgpu.workloads.pod_sets`): one
+:class:`PodTemplate` per Kueue pod set, whose ``replicas`` is the most pods the set can run at once (a Ray
+worker group with in-tree autoscaling: ``maxReplicas`` x ``numOfHosts``; without ``maxReplicas`` it has no
+bound, :attr:`PodTemplate.unbounded`); a TrainJob is read alone (its runtime is another object): its trainer
+pod set, ``numNodes`` pods with ``resourcesPerNode``. Any other object is walked for embedded pod templates.
+
+Replica multipliers of the walk (how many pods of a template run at once):
 
 * ``replicas`` or ``parallelism`` next to a ``template``/``jobTemplate`` multiplies the pods below
   it, so a JobSet's ``replicatedJobs[].replicas`` x the Job template's ``parallelism`` counts
@@ -25,11 +32,12 @@ namespace or label), and recorded where it does (an unknown replica count is
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from hybridgpu.k8s import EFA_RESOURCE, GPU_RESOURCE, MIG_RESOURCE_PREFIX, QuantityError, device_count
 from hybridgpu.policy.base import UNKNOWN_ERRORS, as_list, dig, parse_quantity
+from hybridgpu.workloads import TRAINJOB_POD_PATH, TRAINJOB_RESOURCES_PATH, PodSetError, pod_sets
 
 # Extended resources that stand for GPUs: whole GPUs (``GPU_RESOURCE``, device plugin) and MIG
 # devices under the ``mixed`` strategy (``MIG_RESOURCE_PREFIX`` + profile). Source: NVIDIA
@@ -53,6 +61,12 @@ class PodTemplate:
             Job ``parallelism``; 1 when unset; DaemonSets count 1 per node).
         unknown: paths of replica counts that are unknown during preview (``replicas`` then
             counts them as 1); the GPU-count policy fails closed on them.
+        unbounded: paths of replica counts with no upper bound (a Ray worker group with in-tree
+            autoscaling and no ``maxReplicas``); the GPU-count policy fails closed on them too.
+        pod_set: Kueue's pod set name, for the job kinds Kueue admits ('' for other objects).
+        container_path: where the containers' resources are written when not in the template
+            (a TrainJob's ``spec.trainer.resourcesPerNode``); '' otherwise.
+        annotations: the pods' annotations (Kueue reads topology requests there).
     """
 
     path: str
@@ -60,13 +74,17 @@ class PodTemplate:
     spec: Mapping[str, Any]
     replicas: int
     unknown: tuple[str, ...] = ()
+    unbounded: tuple[str, ...] = ()
+    pod_set: str = ""
+    container_path: str = ""
+    annotations: Mapping[str, Any] = field(default_factory=dict)
 
     def containers(self) -> Iterator[tuple[str, Mapping[str, Any]]]:
         """``(path, container)`` for every container and init container."""
         for key in ("initContainers", "containers"):
             for i, c in enumerate(as_list(self.spec.get(key))):
                 if isinstance(c, Mapping):
-                    yield f"{self.path + '.' if self.path else ''}spec.{key}[{i}]", c
+                    yield self.container_path or f"{self.path + '.' if self.path else ''}spec.{key}[{i}]", c
 
     def malformed(self) -> list[tuple[str, str, Any]]:
         """``(container path, resource name, value)`` of every GPU request or limit that is not a
@@ -129,8 +147,30 @@ def pod_templates(obj: Mapping[str, Any]) -> list[PodTemplate]:
     """Every pod template in a Kubernetes object (its inputs as Pulumi sends them).
 
     Returns:
-        [] for objects without pods (ConfigMaps, NodePools...).
+        [] for objects without pods (ConfigMaps, NodePools...). For the job kinds Kueue admits, one per
+        Kueue pod set (:func:`hybridgpu.workloads.pod_sets`); when a count there has the wrong type or is
+        unknown during preview, the object is walked instead (a wrong type is the schema's to report).
     """
+    skipped: tuple[type[BaseException], ...] = (PodSetError, *UNKNOWN_ERRORS)
+    try:
+        sets = pod_sets(obj)
+    except skipped:
+        sets = None
+    if sets is not None:
+        return [
+            PodTemplate(
+                ps.path,
+                ps.labels,
+                ps.spec,
+                ps.count if ps.most is None else ps.most,
+                (),
+                (ps.count_path,) if ps.most is None else (),
+                ps.name,
+                TRAINJOB_RESOURCES_PATH if ps.path == TRAINJOB_POD_PATH else "",
+                ps.annotations,
+            )
+            for ps in sets
+        ]
     found: list[PodTemplate] = []
     _walk(obj, "", 1, (), found)
     return found
@@ -166,7 +206,13 @@ def _walk(node: Any, path: str, multiplier: int, unknown: tuple[str, ...], found
         containers, _ = _get(spec, "containers") if isinstance(spec, Mapping) else (None, True)
         if isinstance(containers, Sequence) and not isinstance(containers, (str, bytes)):
             labels = dig(node, "metadata", "labels") if _get(node, "metadata")[1] else None
-            found.append(PodTemplate(path, labels if isinstance(labels, Mapping) else {}, spec, multiplier, unknown))
+            annotations = dig(node, "metadata", "annotations") if _get(node, "metadata")[1] else None
+            found.append(
+                PodTemplate(
+                    path, labels if isinstance(labels, Mapping) else {}, spec, multiplier, unknown,
+                    annotations=annotations if isinstance(annotations, Mapping) else {},
+                )
+            )
             return
         lws, _ = _get(node, _LWS_KEY)
         if isinstance(lws, Mapping):

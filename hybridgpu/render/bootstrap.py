@@ -61,13 +61,14 @@ Sources (read 2026-11-22):
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from hybridgpu.datafile import ORDERED, dump_yaml
 from hybridgpu.k8s import is_dns1123_subdomain
-from hybridgpu.inventory.mirrors import NVIDIA_LIST_URL, AptSource, Mirrors, apt_sources
+from hybridgpu.inventory.mirrors import NVIDIA_LIST_URL, AptSource, Mirrors, apt_sources, registry_logins
 from hybridgpu.render.containerd import (
     CONTAINERD_BACKUP_PATH,
     CONTAINERD_CERTS_DIR,
@@ -87,6 +88,22 @@ KUBEADM_CONFIG_PATH = "/etc/kubernetes/hybridgpu/kubeadm.yaml"
 #: containerd reads its configuration only when it starts, so this, not "the file changed in this
 #: run", tells whether the running daemon has the current file.
 CONTAINERD_LOADED_PATH = "/var/lib/hybridgpu/containerd-loaded.sha256"
+
+#: The site's registry logins (``mirrors.registries[].credentials``), written by ``pulumi up`` as a root-only file
+#: (mode 0600; :data:`REGISTRY_AUTH_WRITE`) that the bootstrap merges into containerd's config: the CRI
+#: ``registry.configs."<mirror host>".auth`` tables, :func:`registry_auth_fragment`.
+REGISTRY_AUTH_PATH = "/etc/hybridgpu/registry-auth.toml"
+#: Stands for the CRI registry table in :data:`REGISTRY_AUTH_PATH`; the bootstrap puts the installed major's in.
+CRI_REGISTRY_PLACEHOLDER = "@CRI_REGISTRY@"
+#: The remote command that writes stdin to :data:`REGISTRY_AUTH_PATH` (umask 077, atomic rename) and prints the
+#: file's sha256 (the bootstrap re-runs when it changes). Nothing of the file is printed.
+REGISTRY_AUTH_WRITE = (
+    f"sudo install -d -m 0700 {REGISTRY_AUTH_PATH.rsplit('/', 1)[0]} && "
+    f"sudo sh -c 'umask 077; cat > {REGISTRY_AUTH_PATH}.part && mv {REGISTRY_AUTH_PATH}.part {REGISTRY_AUTH_PATH}' && "
+    f"sudo sha256sum {REGISTRY_AUTH_PATH} | cut -c1-64"
+)
+#: Removes the file when the site no longer declares registry credentials (the command's ``delete``).
+REGISTRY_AUTH_DELETE = f"sudo rm -f {REGISTRY_AUTH_PATH} {REGISTRY_AUTH_PATH}.part"
 
 _DEB_VERSION_RE = re.compile(r"\A[0-9][0-9A-Za-z.+~-]*\Z")
 _DURATION_RE = re.compile(r"\A(?=\d)(\d+h)?(\d+m)?(\d+s)?\Z")
@@ -263,7 +280,8 @@ for pkg in kubelet kubeadm kubectl; do
   status=$(dpkg-query -W -f="\\${db:Status-Status} \\${Version}" "${pkg}" 2>/dev/null || true)
   case "${status}" in
     "installed ${K8S_VERSION}-"*) ;;
-    installed\\ *) die "${pkg} ${status#installed } is installed but this node wants ${K8S_VERSION}; upgrade with kubeadm upgrade, not this script" ;;
+    installed\\ *){upgraded}
+      die "${pkg} ${status#installed } is installed but this node wants ${K8S_VERSION}; upgrade with kubeadm upgrade, not this script" ;;
     *) missing=1 ;;
   esac
 done
@@ -447,12 +465,77 @@ def _nvidia_repository(source: AptSource) -> str:
     return fill(_NVIDIA_MIRROR, {"{label}": source.label, "{key_step}": key, "{deb}": f"deb [signed-by={keyring}] {source.url} /"})
 
 
+def registry_auth_fragment(logins: Sequence[tuple[str, str]]) -> str:
+    """The content of :data:`REGISTRY_AUTH_PATH`: one CRI ``registry.configs."<host>".auth`` table per login.
+
+    containerd's CRI plugin authenticates a pull from a mirror host with ``Registry.Configs[host].Auth`` when the
+    kubelet passed no credentials (containerd ``internal/cri/server/images/image_pull.go`` at 301026e5 and
+    ``pkg/cri/server/image_pull.go`` at v1.7.34: ``credentials`` / ``ParseAuth``); ``hosts.toml`` takes no credentials
+    (``docs/hosts.md``: "you can still specify your credentials via CRI config"). The table is
+    ``[plugins."io.containerd.grpc.v1.cri".registry.configs."<host>".auth]`` on 1.x and under
+    ``io.containerd.cri.v1.images`` on 2.x (deprecated there, removal announced for v2.4: ``pkg/deprecation``
+    ``CRIRegistryConfigs``); the bootstrap puts the installed major's name where :data:`CRI_REGISTRY_PLACEHOLDER` is.
+
+    Args:
+        logins: ``(host, value)`` pairs: the mirror's ``host[:port]`` and ``user:password`` (a value without a colon
+            is a token: ``identitytoken``).
+
+    Returns:
+        TOML tables (strings escaped as TOML basic strings), sorted by host; same input, same bytes. Holds the
+        secrets: it only ever travels as a Pulumi secret and lives in a mode 0600 file.
+    """
+    lines: list[str] = []
+    for host, value in sorted(logins):
+        user, sep, password = value.partition(":")
+        lines.append(f"[{CRI_REGISTRY_PLACEHOLDER}.configs.{json.dumps(host)}.auth]")
+        if sep:
+            lines += [f"  username = {json.dumps(user)}", f"  password = {json.dumps(password)}"]
+        else:
+            lines.append(f"  identitytoken = {json.dumps(value)}")
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+_REGISTRY_AUTH = """\
+# registry_auth PLUGIN: the site's registry logins from REGISTRY_AUTH (written by pulumi up, mode 0600) as the CRI
+# registry.configs tables of PLUGIN; nothing when the file is absent. The config then holds passwords: mode 0600.
+registry_auth() {
+  [[ -s ${REGISTRY_AUTH} ]] || return 0
+  printf '\\n'
+  sed "s|@CRI_REGISTRY@|plugins.$1.registry|" "${REGISTRY_AUTH}"
+}
+CONTAINERD_MODE=0644
+if [[ -s ${REGISTRY_AUTH} ]]; then
+  CONTAINERD_MODE=0600
+fi
+"""
+
+
+def _with_registry_auth(containerd: str) -> str:
+    """The containerd step writing the config with :func:`registry_auth_fragment`'s tables appended for its major."""
+    for version, plugin in (("{config_v2}", '\'"io.containerd.grpc.v1.cri"\''), ("{config_v3}", '\'"io.containerd.cri.v1.images"\'')):
+        old = f"write_file \"${{CONTAINERD_CONFIG}}\" 0644 <<'HYBRIDGPU_EOF'\n{version}HYBRIDGPU_EOF\n"
+        new = f"write_file \"${{CONTAINERD_CONFIG}}\" \"${{CONTAINERD_MODE}}\" < <(\n      cat <<'HYBRIDGPU_EOF'\n{version}HYBRIDGPU_EOF\n      registry_auth {plugin}\n    )\n"
+        assert old in containerd, version
+        containerd = containerd.replace(old, new)
+    return containerd.replace('log "containerd"\n', 'log "containerd"\n' + _REGISTRY_AUTH, 1)
+
+
 def _registry_hosts(mirrors: Mirrors) -> str:
     lines = ['log "registry mirrors in ${CONTAINERD_CERTS} (containerd reads them on every pull: no restart)"\n']
     for entry in mirrors.registries:
         lines.append(f'write_file "${{CONTAINERD_CERTS}}/{entry.directory}/hosts.toml" 0644 <<\'HYBRIDGPU_EOF\'\n')
         lines.append(registry_hosts_toml(entry) + "HYBRIDGPU_EOF\n")
     return "".join(lines) + _REGISTRY_HOSTS_CLEANUP
+
+
+# A package the running upgrade already moved (upgrades.kubernetes.to): newer than K8S_VERSION, not past UPGRADE_TO.
+_UPGRADED = """
+      have=${status#installed }
+      have=${have%%-*}
+      if dpkg --compare-versions "${have}" gt "${K8S_VERSION}" && dpkg --compare-versions "${have}" le "${UPGRADE_TO}"; then
+        log "${pkg} ${have}: moved by the upgrade to ${UPGRADE_TO} (upgrades.kubernetes); left as it is"
+        continue
+      fi"""
 
 
 def bootstrap_script(
@@ -463,6 +546,7 @@ def bootstrap_script(
     nvidia_default_runtime: bool = True,
     nvidia_toolkit_version: str | None = None,
     mirrors: Mirrors | None = None,
+    upgrade_to: str | None = None,
 ) -> str:
     """The bash script that prepares ``node`` for ``kubeadm init`` / ``join``.
 
@@ -479,8 +563,14 @@ def bootstrap_script(
             ``1.18.0-1``); None installs the newest once and then leaves it alone.
         mirrors: the site's ``mirrors`` (:mod:`hybridgpu.inventory.mirrors`): the apt repositories
             the packages come from, and one ``hosts.toml`` per mirrored registry (hybridgpu's
-            files of registries no longer listed are removed). None: the public repositories and
-            no registry hosts (the script is then what it was before mirrors existed).
+            files of registries no longer listed are removed). With registry ``credentials`` the containerd
+            config also takes the logins ``pulumi up`` writes to :data:`REGISTRY_AUTH_PATH` (mode 0600 then).
+            None: the public repositories and no registry hosts (the script is then what it was before
+            mirrors existed).
+        upgrade_to: the release ``upgrades.kubernetes.to`` moves the cluster to, while it is ahead of the cluster's
+            version: kubelet, kubeadm and kubectl already between the two are left as they are (a re-run on a host
+            the upgrade moved); anything else installed at another version still stops the script. None: only the
+            cluster's version is accepted.
 
     Raises:
         ValueError: ``nvidia_toolkit`` on a node that is not a gpu-worker, or a malformed version.
@@ -514,12 +604,17 @@ def bootstrap_script(
         CONTAINERD_LOADED=CONTAINERD_LOADED_PATH,
     )
     containerd = {"systemd_cgroup": cluster.cgroup_driver == "systemd", "nvidia": nvidia_toolkit, "nvidia_default": nvidia_default_runtime}
+    logins = registry_logins(mirrors)
+    if logins:
+        values["REGISTRY_AUTH"] = REGISTRY_AUTH_PATH
     body = [
         SCRIPT_LOG,
         SCRIPT_HELPERS,
         _PREFLIGHT,
         _KERNEL.replace("{sysctls}", "\n".join(sysctls)),
-        _CONTAINERD.replace("{config_v2}", containerd_config(2, **containerd)).replace("{config_v3}", containerd_config(3, **containerd)),
+        (_with_registry_auth(_CONTAINERD) if logins else _CONTAINERD)
+        .replace("{config_v2}", containerd_config(2, **containerd))
+        .replace("{config_v3}", containerd_config(3, **containerd)),
     ]
     if mirrors is not None:
         values["MIRRORED_REGISTRIES"] = " ".join(entry.directory for entry in mirrors.registries)
@@ -534,7 +629,9 @@ def bootstrap_script(
         else:
             body.append(_NVIDIA_INSTALL_LATEST)
     body.append(_CONTAINERD_START)
-    body.append(fill(_KUBERNETES, kubernetes_repository(sources.kubernetes)))
+    if upgrade_to is not None and upgrade_to != cluster.version:
+        values["UPGRADE_TO"] = upgrade_to
+    body.append(fill(_KUBERNETES.replace("{upgraded}", _UPGRADED if "UPGRADE_TO" in values else ""), kubernetes_repository(sources.kubernetes)))
     if node.role == "control-plane" and cluster.audit_log:
         values["AUDIT_POLICY"] = AUDIT_POLICY_PATH
         values["AUDIT_LOG_DIR"] = AUDIT_LOG_DIR

@@ -302,6 +302,7 @@ EFA_DEVICE_PLUGIN_DEFAULT_GPU_TYPES = (
     "g6.12xlarge", "g6.16xlarge", "g6.24xlarge", "g6.48xlarge", "g6.8xlarge",
     "g6e.12xlarge", "g6e.16xlarge", "g6e.24xlarge", "g6e.48xlarge", "g6e.8xlarge",
     "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5.4xlarge", "p5e.48xlarge", "p5en.48xlarge",
+    "g7e.12xlarge", "g7e.24xlarge", "g7e.48xlarge", "g7e.8xlarge", "gr6.8xlarge", "p6-b200.48xlarge", "p6-b300.48xlarge",
 )
 EFA_CHARTS: dict[str, ChartFacts] = {
     "aws-efa-k8s-device-plugin": ChartFacts(
@@ -565,8 +566,114 @@ CHARTS: dict[str, ChartFacts] = {
     ),
 }
 # -- job framework charts (issue 30, H1) --
+# JobSet charts/jobset 0.12.0, Kubeflow Trainer charts/kubeflow-trainer 2.2.1, KubeRay helm-chart/kuberay-operator
+# 1.6.2 (pins and sources: hybridgpu.burst.frameworks; values: hybridgpu.render.frameworks; read 2026-11-27): one
+# controller Deployment each with `tolerations: []`, `nodeSelector: {}`, `affinity: {}` in values; CRDs in `crds/`.
+CHARTS.update(
+    {
+        "jobset": ChartFacts(
+            chart="jobset",
+            source=ChartSource("kubernetes-sigs/jobset", "charts/jobset/values.yaml", "0.12.0", "f22e565ac3cc3265c7c45ef67ecffdc689af5d77", "2026-11-27"),
+            defaults={"controller": {"replicas": 1, "nodeSelector": {}, "affinity": {}, "tolerations": []}},
+            workloads=(ChartWorkload("jobset-controller", "Deployment", "controller"),),
+            crds=(("jobset.x-k8s.io", "JobSet"),),
+        ),
+        "kubeflow-trainer": ChartFacts(
+            chart="kubeflow-trainer",
+            source=ChartSource("kubeflow/trainer", "charts/kubeflow-trainer/values.yaml", "2.2.1", "c505fc7ccec98bb326cee56144bc5ee92be5048d", "2026-11-27"),
+            defaults={"jobset": {"install": True}, "manager": {"replicas": 1, "nodeSelector": {}, "affinity": {}, "tolerations": []}},
+            workloads=(ChartWorkload("kubeflow-trainer-controller-manager", "Deployment", "manager"),),
+            crds=tuple(("trainer.kubeflow.org", k) for k in ("ClusterTrainingRuntime", "TrainingRuntime", "TrainJob")),
+            subcharts=(("jobset", "jobset", ("jobset.install",)),),
+        ),
+        # The Trainer's JobSet subchart (Chart.yaml dependency 0.11.0, condition jobset.install; its values.yaml at
+        # kubernetes-sigs/jobset v0.11.0 f7035a42 has the same controller.{replicas,nodeSelector,affinity,tolerations}).
+        "kubeflow-trainer/jobset": ChartFacts(
+            chart="jobset",
+            source=ChartSource("kubernetes-sigs/jobset", "charts/jobset/values.yaml", "0.11.0", "f7035a420bb6ebfe7f05494ce2fdff12ade319bf", "2026-11-27"),
+            defaults={"controller": {"replicas": 1, "nodeSelector": {}, "affinity": {}, "tolerations": []}},
+            workloads=(ChartWorkload("jobset-controller", "Deployment", "controller"),),
+            crds=(("jobset.x-k8s.io", "JobSet"),),
+        ),
+        "kuberay-operator": ChartFacts(
+            chart="kuberay-operator",
+            source=ChartSource("ray-project/kuberay", "helm-chart/kuberay-operator/values.yaml", "1.6.2", "598eb66aa077c55ae04fa87b192238a3ec184e88", "2026-11-27"),
+            defaults={"replicas": 1, "nodeSelector": {}, "affinity": {}, "tolerations": []},
+            workloads=(ChartWorkload("kuberay-operator", "Deployment", ""),),
+            crds=tuple(("ray.io", k) for k in ("RayCluster", "RayCronJob", "RayJob", "RayService")),
+        ),
+    }
+)
 # -- platform charts: jupyterhub (issue 30, H3) --
+# jupyterhub/zero-to-jupyterhub-k8s jupyterhub/values.yaml 4.4.0 (read 2026-11-27): hub, proxy (chp), user-scheduler
+# and autohttps take `<block>.nodeSelector` and `scheduling.corePods.tolerations` (hub.jupyter.org/dedicated=core,
+# also spelt hub.jupyter.org_dedicated) concatenated with `<block>.tolerations` [] (templates/hub/deployment.yaml,
+# proxy/deployment.yaml, scheduling/user-scheduler/deployment.yaml, proxy/autohttps/deployment.yaml), and only a
+# *preferred* node-purpose=core affinity (corePods.nodeAffinity.matchNodePurpose: prefer); user-scheduler
+# replicas 2 without anti-affinity; the hook-image-awaiter Job takes prePuller.hook; the image-puller DaemonSets
+# take singleuser.nodeSelector and scheduling.userPods.tolerations (+ singleuser.extraTolerations and
+# prePuller.extraTolerations, both [] by default) (templates/image-puller/_helpers-daemonset.tpl).
+_Z2JH_CORE = tuple(
+    {"key": key, "operator": "Equal", "value": "core", "effect": "NoSchedule"} for key in ("hub.jupyter.org/dedicated", "hub.jupyter.org_dedicated")
+)
+CHARTS["jupyterhub"] = ChartFacts(
+    chart="jupyterhub",
+    source=ChartSource("jupyterhub/zero-to-jupyterhub-k8s", "jupyterhub/values.yaml", "4.4.0", "5c5f5df751588a68a7781ead01d0f62e88e2e72f", "2026-11-27"),
+    defaults={
+        "hub": {"nodeSelector": {}, "tolerations": []},
+        "proxy": {"chp": {"nodeSelector": {}, "tolerations": []}, "traefik": {"nodeSelector": {}, "tolerations": []}, "https": {"enabled": False}},
+        "singleuser": {"nodeSelector": {}},
+        "scheduling": {
+            "userScheduler": {"enabled": True, "replicas": 2, "nodeSelector": {}, "tolerations": []},
+            "userPods": {"tolerations": [{**t, "value": "user"} for t in _Z2JH_CORE]},
+        },
+        "prePuller": {"hook": {"enabled": True, "nodeSelector": {}, "tolerations": []}, "continuous": {"enabled": True}},
+    },
+    workloads=(
+        ChartWorkload("hub", "Deployment", "hub", fixed_tolerations=_Z2JH_CORE),
+        ChartWorkload("proxy", "Deployment", "proxy.chp", fixed_tolerations=_Z2JH_CORE),
+        ChartWorkload("autohttps", "Deployment", "proxy.traefik", enabled_when=("proxy.https.enabled",), fixed_tolerations=_Z2JH_CORE),
+        ChartWorkload("user-scheduler", "Deployment", "scheduling.userScheduler", enabled_when=("scheduling.userScheduler.enabled",), fixed_tolerations=_Z2JH_CORE),
+        ChartWorkload("hook-image-awaiter (pre-install/pre-upgrade hook)", "Job", "prePuller.hook", enabled_when=("prePuller.hook.enabled",), fixed_tolerations=_Z2JH_CORE),
+        ChartWorkload("hook-image-puller (pre-install/pre-upgrade hook)", "DaemonSet", "singleuser", tolerations_from="scheduling.userPods", enabled_when=("prePuller.hook.enabled",)),
+        ChartWorkload("continuous-image-puller", "DaemonSet", "singleuser", tolerations_from="scheduling.userPods", enabled_when=("prePuller.continuous.enabled",)),
+    ),
+)
 # -- platform charts: mlflow, harbor (issues 30 and 27, H4) --
+# mlflow/mlflow charts/ 0.1.0 (Chart.yaml ed375243, values.yaml 9e068576, read 2026-11-27): one Deployment taking the
+# top-level tolerations [] / nodeSelector {} / affinity {}. goharbor/harbor-helm v1.19.1 (ae011519, read 2026-11-27):
+# every component has tolerations [] / nodeSelector {} / affinity {}; nginx only when expose.type is not ingress,
+# trivy with trivy.enabled, database/redis internal (StatefulSets), exporter with metrics.enabled.
+CHARTS["mlflow"] = ChartFacts(
+    chart="mlflow",
+    source=ChartSource("mlflow/mlflow", "charts/values.yaml", "0.1.0", "9e068576c4665f66c6e8eafe65b28be1314210ff", read="2026-11-27"),
+    defaults={"replicaCount": 1, "tolerations": [], "nodeSelector": {}, "affinity": {}},
+    workloads=(ChartWorkload("mlflow", "Deployment", ""),),
+)
+CHARTS["harbor"] = ChartFacts(
+    chart="harbor",
+    source=ChartSource("goharbor/harbor-helm", "values.yaml", "1.19.1", "ae011519ef17a47478a3639d7680902c6adcb0a5", read="2026-11-27"),
+    defaults={
+        "expose": {"type": "ingress"},
+        "trivy": {"enabled": True, "tolerations": [], "nodeSelector": {}, "affinity": {}},
+        "metrics": {"enabled": False},
+        "database": {"type": "internal", "internal": {"tolerations": [], "nodeSelector": {}, "affinity": {}}},
+        "redis": {"type": "internal", "internal": {"tolerations": [], "nodeSelector": {}, "affinity": {}}},
+        **{c: {"tolerations": [], "nodeSelector": {}, "affinity": {}} for c in ("nginx", "portal", "core", "jobservice", "registry", "exporter")},
+    },
+    workloads=(
+        # nginx exists unless expose.type is ingress; listed always (it takes the same scheduling values as the rest).
+        ChartWorkload("harbor-nginx", "Deployment", "nginx"),
+        ChartWorkload("harbor-portal", "Deployment", "portal"),
+        ChartWorkload("harbor-core", "Deployment", "core"),
+        ChartWorkload("harbor-jobservice", "Deployment", "jobservice"),
+        ChartWorkload("harbor-registry", "Deployment", "registry"),
+        ChartWorkload("harbor-trivy", "StatefulSet", "trivy", enabled_when=("trivy.enabled",)),
+        ChartWorkload("harbor-database", "StatefulSet", "database.internal"),
+        ChartWorkload("harbor-redis", "StatefulSet", "redis.internal"),
+        ChartWorkload("harbor-exporter", "Deployment", "exporter", enabled_when=("metrics.enabled",)),
+    ),
+)
 CHARTS.update(STORAGE_CHARTS)
 CHARTS.update(EFA_CHARTS)
 CHARTS.update(NETWORK_OPERATOR_CHARTS)

@@ -44,9 +44,24 @@ from hybridgpu.k8s import (
     taint_object,
 )
 from hybridgpu.render.charts import critical_addons_toleration
+from hybridgpu.render.karpenter_static import static_feature_gates, static_nodepool
 
 NODEPOOL_API = "karpenter.sh/v1"
 NODECLASS_API = "karpenter.k8s.aws/v1"
+#: Well-known labels of reserved offerings and nodes, and the value of a Capacity Block's type
+#: (aws/karpenter-provider-aws v1.14.1 ``pkg/apis/v1/labels.go``, ``ec2nodeclass_status.go``).
+CAPACITY_RESERVATION_TYPE_LABEL = "karpenter.k8s.aws/capacity-reservation-type"
+CAPACITY_RESERVATION_ID_LABEL = "karpenter.k8s.aws/capacity-reservation-id"
+CAPACITY_BLOCK = "capacity-block"
+
+
+def capacity_block_ids(node_class: str, pools: list[NodePoolConfig]) -> list[str]:
+    """Reservation ids of the Capacity Blocks of the pools launching with ``node_class``, sorted, each once.
+
+    The EC2NodeClass must select them (``capacityReservationSelectorTerms``): Karpenter offers reserved
+    capacity only from the reservations a node class selects (v1.14.1 ``pkg/providers/capacityreservation``).
+    """
+    return sorted({b.id for p in pools if p.node_class == node_class for b in p.capacity_blocks})
 
 
 def resolve_instance_types(pool: NodePoolConfig, catalog: Catalog) -> list[InstanceType]:
@@ -98,6 +113,9 @@ class NodePoolSummary:
         max_usd_per_hour: on-demand list price of running the whole limit on the priciest GPU (USD/hour),
             an upper bound of the pool's hourly burn (spot and reserved are cheaper); types without a
             catalog price are left out.
+        static_nodes: ``replicas`` of a static pool (nodes that run, and are paid, around the clock); 0 otherwise.
+        always_on_usd_per_hour: on-demand list price of those static nodes (USD/hour, the cheapest resolved type),
+            a floor of the pool's hourly burn whatever the demand; 0.0 for a dynamic pool.
     """
 
     name: str
@@ -107,6 +125,8 @@ class NodePoolSummary:
     instance_types: tuple[str, ...]
     max_instances: int
     max_usd_per_hour: float
+    static_nodes: int = 0
+    always_on_usd_per_hour: float = 0.0
 
 
 def summarize_nodepool(pool: NodePoolConfig, catalog: Catalog) -> NodePoolSummary:
@@ -123,6 +143,8 @@ def summarize_nodepool(pool: NodePoolConfig, catalog: Catalog) -> NodePoolSummar
         instance_types=tuple(t.name for t in resolved),
         max_instances=limit // fewest,
         max_usd_per_hour=round(limit * per_gpu, 2),
+        static_nodes=pool.replicas or 0,
+        always_on_usd_per_hour=round((pool.replicas or 0) * min((t.on_demand_usd_per_hour for t in resolved if t.on_demand_usd_per_hour), default=0.0), 2),
     )
 
 
@@ -164,6 +186,11 @@ def render_nodepool(
         requirements.append(_requirement(INSTANCE_GPU_NAME_LABEL, sorted(pool.gpu_names)))
     if pool.gpu_counts:
         requirements.append(_requirement(INSTANCE_GPU_COUNT_LABEL, [str(c) for c in sorted(pool.gpu_counts)]))
+    if pool.capacity_blocks:
+        # Only the capacity-block offerings of these reservations (v1.14.1 instancetype/types.go labels each
+        # reserved offering with its id and type; on-demand and spot offerings have neither label).
+        requirements.append(_requirement(CAPACITY_RESERVATION_TYPE_LABEL, [CAPACITY_BLOCK]))
+        requirements.append(_requirement(CAPACITY_RESERVATION_ID_LABEL, sorted({b.id for b in pool.capacity_blocks})))
 
     labels = {NODEPOOL_LABEL: pool.name, **pool.labels, **(extra_labels or {})}
     template_spec: dict[str, Any] = {
@@ -188,12 +215,13 @@ def render_nodepool(
     }
     if pool.weight is not None:
         spec["weight"] = pool.weight
-    return {
+    manifest = {
         "apiVersion": NODEPOOL_API,
         "kind": "NodePool",
         "metadata": {"name": pool.name, "labels": managed_by_labels()},
         "spec": spec,
     }
+    return static_nodepool(manifest, pool)  # `replicas`: spec.replicas, no weight or limits (karpenter_static)
 
 
 def efa_network_interfaces(count: int) -> list[dict[str, Any]]:
@@ -228,6 +256,7 @@ def render_ec2_nodeclass(
     node_role_name: str,
     cost_tags: dict[str, str],
     efa_interfaces: int | None = None,
+    capacity_block_ids: list[str] | None = None,
 ) -> dict[str, Any]:
     """Render a ``karpenter.k8s.aws/v1`` EC2NodeClass.
 
@@ -243,6 +272,8 @@ def render_ec2_nodeclass(
         cost_tags: the stack's cost tags.
         efa_interfaces: EFA devices of an EFA class, derived from the catalog by
             :func:`hybridgpu.render.efa.derived_efa_interfaces`; None takes ``efa.interfaces``.
+        capacity_block_ids: reservation ids of the Capacity Blocks of the pools using this class
+            (:func:`capacity_block_ids`), selected besides ``capacityReservationIds``; None: none.
 
     Returns:
         The EC2NodeClass manifest as a dict.
@@ -284,7 +315,9 @@ def render_ec2_nodeclass(
         spec["networkInterfaces"] = efa_network_interfaces(count)
         if node_class.efa.placement_group:
             spec["placementGroupSelector"] = {"name": node_class.efa.placement_group}
-    terms: list[dict[str, Any]] = [{"id": rid} for rid in node_class.capacity_reservation_ids]
+    ids = list(node_class.capacity_reservation_ids)
+    ids += [rid for rid in capacity_block_ids or [] if rid not in ids]
+    terms: list[dict[str, Any]] = [{"id": rid} for rid in ids]
     if node_class.capacity_reservation_tags:
         terms.append({"tags": dict(node_class.capacity_reservation_tags)})
     if terms:
@@ -348,6 +381,7 @@ def karpenter_helm_values(config: KarpenterConfig, *, cluster_name: str, interru
                 "nodeOverlay": config.node_overlay,
                 # Karpenter repairs only what the node monitoring agent reports; both follow this one switch.
                 "nodeRepair": config.node_repair.enabled,
+                **static_feature_gates(config),
             },
         },
         "tolerations": [critical_addons_toleration()],

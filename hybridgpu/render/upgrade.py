@@ -46,7 +46,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from hybridgpu.inventory.upgrade import EtcdSnapshots, GpuDriverUpgradePolicy, NodeUpgrade, UpgradePlan, UpgradePolicy
+from hybridgpu.inventory.models import Inventory
+from hybridgpu.inventory.upgrade import EtcdSnapshots, GpuDriverUpgradePolicy, NodeUpgrade, UpgradePlan, UpgradePolicy, parse_version, plan_upgrade
 from hybridgpu.k8s import is_dns1123_subdomain
 from hybridgpu.inventory.mirrors import Mirrors, apt_sources
 from hybridgpu.render.bootstrap import SCRIPT_HEADER, SCRIPT_HELPERS, SCRIPT_LOG, shell_assign, drain_and_cordon_script, fill, kubernetes_repository
@@ -65,6 +66,7 @@ __all__ = [
     "node_kubeadm_script",
     "node_kubelet_script",
     "uncordon_script",
+    "requested_upgrade",
     "upgrade_run_order",
 ]
 
@@ -417,12 +419,16 @@ class ScriptRun:
             ``KUBECONFIG=/etc/kubernetes/admin.conf``, about ``host``).
         host: the node the script is about.
         text: the script.
+        phase: ``etcd-snapshot``, ``kubeadm``, ``drain``, ``kubelet`` or ``uncordon``.
+        version: the release the step moves to (``pulumi up`` triggers each command on it).
     """
 
     name: str
     where: Literal["node", "first-control-plane"]
     host: str
     text: str
+    phase: Literal["etcd-snapshot", "kubeadm", "drain", "kubelet", "uncordon"] = "kubeadm"
+    version: str = ""
 
 
 def upgrade_run_order(plan: UpgradePlan, policy: UpgradePolicy | None, *, mirrors: Mirrors | None = None) -> tuple[ScriptRun, ...]:
@@ -450,20 +456,51 @@ def upgrade_run_order(plan: UpgradePlan, policy: UpgradePolicy | None, *, mirror
                 "node",
                 plan.snapshot_host,
                 etcd_snapshot_script(policy.etcd_snapshots, before_version=first),
+                "etcd-snapshot",
+                first,
             )
         )
     for step in plan.steps:
         for index, node in enumerate(step.nodes, 1):
             stem = f"{step.version}/{index:02d}-{node.hostname}"
+            v = step.version
             runs += [
-                ScriptRun(f"{stem}-1-kubeadm.sh", "node", node.hostname, node_kubeadm_script(node, step.version, mirrors=mirrors)),
+                ScriptRun(f"{stem}-1-kubeadm.sh", "node", node.hostname, node_kubeadm_script(node, v, mirrors=mirrors), "kubeadm", v),
                 ScriptRun(
-                    f"{stem}-2-drain.sh", "first-control-plane", node.hostname, drain_and_cordon_script(node.hostname, timeout=policy.drain_timeout)
+                    f"{stem}-2-drain.sh",
+                    "first-control-plane",
+                    node.hostname,
+                    drain_and_cordon_script(node.hostname, timeout=policy.drain_timeout),
+                    "drain",
+                    v,
                 ),
-                ScriptRun(f"{stem}-3-kubelet.sh", "node", node.hostname, node_kubelet_script(node, step.version, mirrors=mirrors)),
-                ScriptRun(f"{stem}-4-uncordon.sh", "first-control-plane", node.hostname, uncordon_script(node, step.version)),
+                ScriptRun(f"{stem}-3-kubelet.sh", "node", node.hostname, node_kubelet_script(node, v, mirrors=mirrors), "kubelet", v),
+                ScriptRun(f"{stem}-4-uncordon.sh", "first-control-plane", node.hostname, uncordon_script(node, v), "uncordon", v),
             ]
     return tuple(runs)
+
+
+def requested_upgrade(inventory: Inventory) -> tuple[UpgradePlan | None, tuple[ScriptRun, ...]]:
+    """The Kubernetes upgrade the inventory's ``upgrades.kubernetes`` asks ``pulumi up`` to carry out, and its runs.
+
+    Args:
+        inventory: a validated inventory; ``cluster.kubernetesVersion`` is what runs now.
+
+    Returns:
+        ``(plan, runs)``: :func:`~hybridgpu.inventory.upgrade.plan_upgrade` from ``cluster.kubernetesVersion`` to
+        ``upgrades.kubernetes.to`` (with its ``via`` and ``workersLast``) and :func:`upgrade_run_order` of it (the
+        site's ``mirrors`` included). ``(None, ())`` without ``upgrades.kubernetes`` or when ``to`` is the version
+        that runs (nothing moves). When a check fails, ``runs`` is empty and ``plan.failures`` say why (each with
+        its :class:`~hybridgpu.errors.Issue` on the inventory).
+    """
+    policy = inventory.site.upgrades
+    wanted = policy.kubernetes if policy is not None else None
+    if wanted is None or parse_version(wanted.to) == parse_version(inventory.site.cluster.kubernetes_version, "cluster.kubernetesVersion"):
+        return None, ()
+    plan = plan_upgrade(inventory, wanted.to, via=wanted.via, workers_last=wanted.workers_last)
+    if not plan.ok:
+        return plan, ()
+    return plan, upgrade_run_order(plan, policy, mirrors=inventory.site.mirrors)
 
 
 # --------------------------------------------------------------------------- GPU driver

@@ -28,6 +28,7 @@ import yaml
 
 from hybridgpu.checkout import CheckoutFileMissing, find_checkout
 from hybridgpu.datafile import ORDERED, dump_yaml_all, load_unique_yaml
+from hybridgpu.workloads import PodSetError, pod_sets, runtimes_of
 
 #: The skips file (check id, objects, justification), relative to the checkout root.
 SKIPS_FILE = Path("tools") / "security" / "checkov-skips.yaml"
@@ -228,6 +229,32 @@ def _is_kubernetes_object(doc: Any) -> bool:
     return isinstance(doc, dict) and "apiVersion" in doc and "kind" in doc and not str(doc["apiVersion"]).startswith("hybridgpu.io/")
 
 
+def framework_pods(objects: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The pods a job of another framework (JobSet, TrainJob with its runtime, RayJob, RayCluster, ...) runs, as
+    Pod objects, so checkov (which checks only the kinds it knows and extracts no pod template of a custom
+    kind) checks their containers too; one Pod per Kueue pod set (:func:`hybridgpu.workloads.pod_sets`),
+    named ``<job>-<pod set>``. batch Jobs and objects without pods add nothing (checkov reads Jobs itself).
+    """
+    runtimes = runtimes_of(objects)
+    pods = []
+    for obj in objects:
+        if obj.get("kind") == "Job" and str(obj.get("apiVersion", "")).startswith("batch/"):
+            continue
+        try:
+            sets = pod_sets(obj, runtimes)
+        except PodSetError:
+            continue
+        meta = obj.get("metadata") or {}
+        for pod_set in sets or ():
+            template = pod_set.template or {}
+            pod_meta = {"name": f"{meta.get('name', 'job')}-{pod_set.name}", "namespace": meta.get("namespace", "default")}
+            labels = (template.get("metadata") or {}).get("labels")
+            if labels:
+                pod_meta["labels"] = dict(labels)
+            pods.append({"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": dict(template.get("spec") or {})})
+    return pods
+
+
 def example_manifests(root: Path | None = None) -> list[tuple[str, list[dict[str, Any]]]]:
     """Kubernetes objects shown in the docs (```yaml blocks of README.md and docs/*.md with ``apiVersion`` and ``kind``, and docs/examples/*.yaml).
 
@@ -253,7 +280,7 @@ def example_manifests(root: Path | None = None) -> list[tuple[str, list[dict[str
     for path in sorted((root / "docs" / "examples").glob("*.yaml")):
         objects = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if isinstance(d, dict) and "apiVersion" in d and "kind" in d]
         if objects:
-            found.append((f"docs-examples-{path.name}", objects))
+            found.append((f"docs-examples-{path.name}", objects + framework_pods(objects)))
     return found
 
 

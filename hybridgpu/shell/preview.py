@@ -856,6 +856,7 @@ _MANIFEST_KEYS = (
     "apiVersion", "kind", "type", "metadata", "spec", "data", "rules", "subjects", "roleRef",
     "provisioner", "parameters", "reclaimPolicy", "volumeBindingMode", "mountOptions", "allowVolumeExpansion",
     "value", "description",
+    "template",  # v1 PodTemplate (a CapacityBuffer's chunk shape, hybridgpu.render.karpenter_static)
 )
 
 @dataclass

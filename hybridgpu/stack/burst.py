@@ -18,6 +18,7 @@ from hybridgpu.burst.plan import BurstPlan, BurstPlanError, plan_burst, read_pla
 from hybridgpu.catalog import Catalog, load_catalog
 from hybridgpu.config.models import CloudConfig, OnPremConfig, StackConfig
 from hybridgpu.errors import HybridGpuError, Issue
+from hybridgpu.stack.eks_topology import eks_tas_cold_issues
 from hybridgpu.stack.files import read_stack_file, stack_config_dir
 from hybridgpu.stack.inventory import load_inventory_of
 
@@ -124,6 +125,9 @@ def burst_issues(config: StackConfig, file: str, root: Path | None = None, catal
                         f"set `gpuLimit: {want}`, or change cloud.{origin} in {config.burst.plan}",
                     )
                 )
+        # The EFA pools' topology-aware queues admit only onto nodes that exist from cold (stack/eks_topology.py).
+        worker = plan.clusters[config.stack]
+        issues += eks_tas_cold_issues(config.cloud, catalog or load_catalog(), file, namespaces=worker.namespaces, prefix=plan.source.kueue.prefix)
     issues += reachability_issues(plan, config, file, root)
     return issues, plan
 

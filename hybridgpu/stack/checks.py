@@ -40,7 +40,11 @@ from hybridgpu.stack.economics import economics_issues
 from hybridgpu.stack.inventory import load_onprem_inventory
 from hybridgpu.config.cloud_checks import access_entry_issues, aws_name_issues
 from hybridgpu.stack.efa import efa_issues
+from hybridgpu.stack.capacity_blocks import capacity_block_issues
+from hybridgpu.stack.static_capacity import static_capacity_issues
 from hybridgpu.stack.scheduling import scheduling_issues
+from hybridgpu.stack.platform_services import platform_service_issues
+from hybridgpu.stack.jupyterhub import jupyterhub_issues
 from hybridgpu.stack.topology import gang_issues
 from hybridgpu.stack.storage import cloud_storage_issues, namespace_issues
 
@@ -106,6 +110,7 @@ def check_stack(
         issues += _cloud_issues(config, config.cloud, file, catalog)
         issues += aws_name_issues(config.cloud, file)
         issues += access_entry_issues(config.cloud, file)
+        issues += static_capacity_issues(config.cloud, file, catalog)
         issues += cloud_storage_issues(config, file, catalog)
     onprem_plan = None
     if config.onprem is not None:
@@ -135,6 +140,12 @@ def check_stack(
         inventory = load_onprem_inventory(config, root) if config.onprem is not None else None
         issues += namespace_issues(config, file, plan, inventory)
         issues += scheduling_issues(config, file, catalog, inventory=inventory, burst_plan=plan, onprem_plan=onprem_plan)
+        if not issues:  # notebooks: teams, Kueue's pod integration, profiles, hub placement (issue 30)
+            issues += jupyterhub_issues(
+                config, file, catalog, root=root or Path.cwd(), plan=plan, inventory=inventory, onprem_plan=onprem_plan, config_values=config_values
+            )
+        # MLflow and Harbor: where they run, their secrets, storage, the hosts' mirrors, their pods' placement (issues 30, 27)
+        issues += platform_service_issues(config, file, catalog, inventory=inventory, onprem_plan=onprem_plan, config_values=config_values)
     return StackCheck(issues, plan, report, onprem_plan)
 
 
@@ -432,7 +443,11 @@ def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: C
             )
         bad_ref = False
         for j, name in enumerate(pool.instance_types):
-            if name not in type_names:
+            refused = catalog.unsupported_family(name) if name not in type_names else None
+            if refused is not None:
+                bad_ref = True
+                issues.append(Issue(file, f"{key}.instanceTypes[{j}]", f"instance type {name!r} cannot be provisioned: {refused.consequence}", refused.instead))
+            elif name not in type_names:
                 bad_ref = True
                 issues.append(
                     Issue(
@@ -443,7 +458,11 @@ def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: C
                     )
                 )
         for j, fam in enumerate(pool.instance_families):
-            if fam not in families:
+            refused = catalog.unsupported_family(fam) if fam not in families else None
+            if refused is not None:
+                bad_ref = True
+                issues.append(Issue(file, f"{key}.instanceFamilies[{j}]", f"instance family {fam!r} cannot be provisioned: {refused.consequence}", refused.instead))
+            elif fam not in families:
                 bad_ref = True
                 issues.append(
                     Issue(file, f"{key}.instanceFamilies[{j}]", f"instance family {fam!r} is not in the GPU catalog{suggest(fam, families)}", f"use one of: {', '.join(families)}")
@@ -504,7 +523,7 @@ def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: C
                 )
             )
         if node_class is not None:
-            if CapacityType.reserved in pool.capacity_types and not (node_class.capacity_reservation_ids or node_class.capacity_reservation_tags):
+            if CapacityType.reserved in pool.capacity_types and not (pool.capacity_blocks or node_class.capacity_reservation_ids or node_class.capacity_reservation_tags):
                 issues.append(
                     Issue(
                         file,
@@ -519,4 +538,5 @@ def _cloud_issues(config: StackConfig, cloud: CloudConfig, file: str, catalog: C
                     Issue(file, f"{key}.disruption.budgets[{j}]", "`schedule` and `duration` go together", "set both or neither")
                 )
     issues += efa_issues(cloud, file, catalog)
+    issues += capacity_block_issues(cloud, file, catalog)
     return issues

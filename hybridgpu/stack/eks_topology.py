@@ -20,11 +20,18 @@ LocalQueue (:mod:`hybridgpu.burst.eks_tas`) or asking for a topology on EKS:
   pod set asks for more GPUs than one node of the pool has;
 * ``quota-too-small``: the job's pods together ask for more ``nvidia.com/gpu`` or ``vpc.amazonaws.com/efa``
   than the EFA queue's nominal quota: without a cohort to borrow from, Kueue never admits it;
-* ``efa-per-node``: a pod asks for more EFA devices than the pool's nodes have.
+* ``efa-per-node``: a pod asks for more EFA devices than the pool's nodes have;
+* ``tas-cold-start``: the job's gang needs more nodes than the queue's pool has from cold (static ``replicas`` or
+  warm buffer; :mod:`hybridgpu.burst.eks_tas`, "Admission from cold"): Kueue TAS places only on existing nodes,
+  Karpenter launches nodes only for pods, and the job's pods stay suspended, so neither ever moves.
+
+:func:`eks_tas_cold_issues` is the same rule for the stack itself (``hybridgpu validate``): an EFA queue whose
+quota admits gangs larger than its pool's warm nodes.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,7 +43,52 @@ from hybridgpu.k8s import EFA_RESOURCE, GPU_RESOURCE, HOSTNAME_LABEL, KUEUE_QUEU
 from hybridgpu.policy.workloads import pod_templates
 from hybridgpu.render.topology import PREFERRED_TOPOLOGY_ANNOTATION, REQUIRED_TOPOLOGY_ANNOTATION
 
-__all__ = ["eks_job_issues", "gpus_of", "manifest_at"]
+__all__ = ["TAS_COLD_SOURCE", "eks_job_issues", "eks_tas_cold_issues", "gpus_of", "manifest_at"]
+
+#: Where the rule "TAS admits only onto existing nodes" comes from, quoted in the messages.
+TAS_COLD_SOURCE = (
+    "Kueue v0.19.2 topology-aware scheduling places workloads only on existing nodes and scales only through "
+    "ProvisioningRequest, which Karpenter does not implement"
+)
+
+
+def eks_tas_cold_issues(cloud: CloudConfig, catalog: Catalog, file: str, *, namespaces: Sequence[str], prefix: str) -> list[Issue]:
+    """EFA queues whose quota admits gangs larger than their pool's nodes from cold (``tas-cold-start``; module docstring).
+
+    Args:
+        cloud: the validated cloud section.
+        catalog: the instance catalog.
+        file: the stack file to name.
+        namespaces: the namespaces of the EKS worker's LocalQueues (the burst plan's).
+        prefix: the burst plan's Kueue name prefix.
+
+    Returns:
+        One issue per such pool, keyed ``hybridgpu:cloud.nodePools[i]``.
+    """
+    index = {p.name: i for i, p in enumerate(cloud.node_pools)}
+    issues: list[Issue] = []
+    for q in efa_queues(cloud, catalog, namespaces, prefix):
+        quota = int(dict(q.cluster_queue.groups[0].flavors[0].nominal)[GPU_RESOURCE])
+        need = math.ceil(quota / q.gpus_per_node)
+        if q.warm_nodes >= need:
+            continue
+        if q.warm_nodes:
+            start, outcome = f"keeps only {q.warm_nodes} node(s) from cold", f"a job needing more than {q.warm_nodes} node(s) is never admitted"
+            lower = f", or lower `gpuLimit` to {q.warm_nodes * q.gpus_per_node} (what exists from cold)"
+        else:
+            start, outcome, lower = "starts with no nodes", "its jobs are never admitted", ""
+        issues.append(
+            Issue(
+                file, f"hybridgpu:cloud.nodePools[{index[q.pool]}]",
+                f"NodePool {q.pool!r} is the only capacity of the topology-aware Kueue flavor {q.flavor.name!r} (ClusterQueue "
+                f"{q.cluster_queue.name!r}, quota {quota} GPUs = {need} nodes) but {start}: {TAS_COLD_SOURCE}, so {outcome} "
+                "and Karpenter never launches a node for it",
+                f"make the pool static (`replicas: {need}`, `karpenter.staticCapacity: true`, no `weight`), or keep {need} nodes warm "
+                f"(`capacityBuffer: {{replicas: {need}}}`, `karpenter.capacityBuffer: true`){lower}",
+                code="tas-cold-start",
+            )
+        )
+    return issues
 
 
 
@@ -66,7 +118,7 @@ def eks_job_issues(
     total = {GPU_RESOURCE: 0.0, EFA_RESOURCE: 0.0}
     for template in pod_templates(manifest):
         where = f"{template.path}.metadata.annotations" if template.path else "metadata.annotations"
-        annotations = (manifest_at(manifest, template.path).get("metadata") or {}).get("annotations") or {}
+        annotations = template.annotations
         for annotation in (REQUIRED_TOPOLOGY_ANNOTATION, PREFERRED_TOPOLOGY_ANNOTATION):
             level = annotations.get(annotation)
             if level is None:
@@ -125,6 +177,18 @@ def eks_job_issues(
                     code="efa-per-node",
                 )
             )
+    if mine is not None and total[GPU_RESOURCE] > mine.warm_nodes * mine.gpus_per_node:
+        need = math.ceil(total[GPU_RESOURCE] / mine.gpus_per_node)
+        issues.append(
+            Issue(
+                file, f"metadata.labels[{KUEUE_QUEUE_NAME_LABEL}]",
+                f"the job's pods need {total[GPU_RESOURCE]:g} GPUs ({need} node(s) of NodePool {mine.pool!r}) but the pool has "
+                f"{mine.warm_nodes} node(s) from cold: {TAS_COLD_SOURCE}; the job waits suspended, never admitted, and no node is launched",
+                f"make NodePool {mine.pool!r} static with `replicas: {need}` or more (or `capacityBuffer: {{replicas: {need}}}`) in the stack, "
+                "or submit the job to a queue without a topology flavor",
+                code="tas-cold-start",
+            )
+        )
     if mine is not None:
         quota = dict(mine.cluster_queue.groups[0].flavors[0].nominal)
         for resource, asked in total.items():

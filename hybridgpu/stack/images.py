@@ -35,20 +35,28 @@ import yaml
 from hybridgpu.inventory.models import Inventory
 from hybridgpu.render.charts import helm_merge
 
-__all__ = ["CHART_IMAGES_FILE", "ImagesListing", "chart_images", "list_images"]
+__all__ = ["CHART_IMAGES_FILE", "FRAMEWORK_CHART_IMAGES_FILE", "ImagesListing", "chart_images", "list_images"]
 
 #: The per-chart image data, package data beside this module.
 CHART_IMAGES_FILE = "data/chart_images.yaml"
+#: The same for the job-framework charts (JobSet, Kubeflow Trainer, KubeRay: :mod:`hybridgpu.burst.frameworks`),
+#: derived from their values.yaml at the pinned tags by ``python -m tests.burst.test_frameworks``.
+FRAMEWORK_CHART_IMAGES_FILE = "data/chart_images_frameworks.yaml"
+#: The same for the platform charts Harbor and MLflow (:mod:`hybridgpu.render.harbor`, :mod:`hybridgpu.render.mlflow`),
+#: written by ``python -m tests.platform.test_harbor``.
+PLATFORM_CHART_IMAGES_FILE = "data/chart_images_platform.yaml"
 #: Tags that move: an image so tagged is listed as unpinned.
 _MOVING_TAG = re.compile(r"^(latest|main|master|stable|edge|nightly|release-[0-9.]+)$")
 
 
 @cache
 def chart_images() -> Mapping[str, Any]:
-    """``data/chart_images.yaml``: ``charts`` keyed ``<chart>@<version>`` (see the file's header)."""
-    text = resources.files("hybridgpu.stack").joinpath(CHART_IMAGES_FILE).read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
-    return data["charts"]
+    """``data/chart_images.yaml`` and ``data/chart_images_frameworks.yaml``: ``charts`` keyed ``<chart>@<version>`` (see the files' headers)."""
+    charts: dict[str, Any] = {}
+    for name in (CHART_IMAGES_FILE, FRAMEWORK_CHART_IMAGES_FILE, PLATFORM_CHART_IMAGES_FILE):
+        text = resources.files("hybridgpu.stack").joinpath(name).read_text(encoding="utf-8")
+        charts.update(yaml.safe_load(text)["charts"])
+    return charts
 
 
 @dataclass(frozen=True)

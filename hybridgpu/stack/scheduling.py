@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from hybridgpu.burst.frameworks import charts_for
 from hybridgpu.burst.kueue import kueue_helm_values
 from hybridgpu.burst.plan import BurstPlan
 from hybridgpu.catalog import Catalog
@@ -60,6 +61,7 @@ from hybridgpu.k8s import (
 )
 from hybridgpu.onprem import OnPremPlan, node_spec, plan_onprem
 from hybridgpu.render.charts import GPU_NODE_DISCOVERED_LABELS, chart_placements
+from hybridgpu.render.frameworks import framework_chart_values
 from hybridgpu.render.efa import EFA_DEVICE_PLUGIN_CHART, efa_device_plugin_values, efa_node_classes, efa_nodepool_labels
 from hybridgpu.render.cilium import cilium_helm_values
 from hybridgpu.render.network_operator import (
@@ -74,6 +76,7 @@ from hybridgpu.render.network_operator import (
 from hybridgpu.render.karpenter import karpenter_helm_values, render_nodepool
 from hybridgpu.render.kubeadm import node_labels, node_taints
 from hybridgpu.render.nvidia import device_plugin_values, gfd_values, gpu_operator_values, nodepool_labels
+from hybridgpu.render.jupyterhub import JUPYTERHUB_CHART, jupyterhub_values
 from hybridgpu.render.scheduling import NodeGroup, PodPlacement, placement_problems
 from hybridgpu.render.storage import fsx_csi_values, nfs_csi_values
 
@@ -203,6 +206,15 @@ def _opencost_workloads(config: StackConfig, side: Literal["onprem", "eks"], clu
     return [Workload(p, "hybridgpu:economics.showback") for p in chart_placements("opencost", values, "opencost")]
 
 
+def _jupyterhub_workloads(config: StackConfig) -> list[Workload]:
+    """The hub, proxy and user scheduler of ``hybridgpu:platform.jupyterhub`` (issue 30; the profiles do not move them)."""
+    hub = config.platform.jupyterhub if config.platform is not None else None
+    if hub is None or not hub.enabled or hub.auth is None or hub.image is None:
+        return []
+    values = jupyterhub_values(hub, [])
+    return [Workload(p, "hybridgpu:platform.jupyterhub") for p in chart_placements(JUPYTERHUB_CHART, values, JUPYTERHUB_CHART)]
+
+
 def cluster_workloads(
     config: StackConfig,
     catalog: Catalog,
@@ -228,6 +240,11 @@ def cluster_workloads(
         burst_target = "onprem" if on_prem_role else "eks"
         values = kueue_helm_values(cluster_plan, burst_plan.source)
         kueue = [Workload(p, "hybridgpu:burst.plan") for p in chart_placements("kueue", values, "kueue")]
+        kueue += [  # the job-framework charts the plan installs before Kueue (hybridgpu.components.frameworks)
+            Workload(p, "hybridgpu:burst.plan")
+            for c in charts_for(burst_plan.source.kueue.frameworks)
+            for p in chart_placements(c.key, framework_chart_values(c.key), c.release)
+        ]
     clusters = []
     if config.onprem is not None and inventory is not None:
         plan = onprem_plan if onprem_plan is not None else plan_onprem(inventory, nvidia_toolkit=config.onprem.nvidia_toolkit)
@@ -242,6 +259,8 @@ def cluster_workloads(
             workloads += [Workload(p, "hybridgpu:onprem.storage") for p in chart_placements("csi-driver-nfs", nfs_csi_values(), "csi-driver-nfs")]
         workloads += _network_operator_workloads(config, inventory)
         workloads += _opencost_workloads(config, "onprem", inventory.site.name)
+        if config.cloud is None:  # the platform releases go to the EKS cluster when there is one
+            workloads += _jupyterhub_workloads(config)
         clusters.append(ClusterWorkloads(f"on-prem cluster {inventory.site.name}", tuple(_onprem_groups(inventory, mig)), tuple(workloads)))
     if config.cloud is not None:
         cloud = config.cloud
@@ -258,6 +277,7 @@ def cluster_workloads(
             values = fsx_csi_values(config.region)
             workloads += [Workload(p, "hybridgpu:cloud.storage") for p in chart_placements("aws-fsx-csi-driver", values, "aws-fsx-csi-driver")]
         workloads += _opencost_workloads(config, "eks", cloud.cluster.name)
+        workloads += _jupyterhub_workloads(config)
         clusters.append(ClusterWorkloads(f"EKS cluster {cloud.cluster.name}", tuple(_eks_groups(cloud, catalog, config.nvidia)), tuple(workloads)))
     return clusters
 

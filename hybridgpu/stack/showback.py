@@ -13,7 +13,10 @@ from hybridgpu.economics.showback import ShowbackPrices
 from hybridgpu.stack.load import load_stack
 from hybridgpu.teams.models import TeamsFile, read_teams_file
 
-__all__ = ["ShowbackInputs", "showback_inputs"]
+__all__ = ["IN_CLUSTER", "ShowbackInputs", "showback_inputs"]
+
+#: Host states whose GPUs the owned fleet counts (the host is in the cluster; ``absent`` is not).
+IN_CLUSTER = ("active", "cordoned")
 
 
 @dataclass
@@ -31,6 +34,11 @@ class ShowbackInputs:
     prices: ShowbackPrices = field(default_factory=lambda: ShowbackPrices({}))
     teams: TeamsFile | None = None
     flavors: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    #: GPUs of the owned fleet: every GPU of the stacks' inventories on a host in the cluster (state
+    #: ``active`` or ``cordoned``; ``absent`` hosts are not); None when no stack has an inventory.
+    owned_gpus: int | None = None
+    #: The stacks :attr:`owned_gpus` comes from, e.g. ``["onprem"]``.
+    owned_from: list[str] = field(default_factory=list)
 
 
 def showback_inputs(stacks: list[str], root: Path | None = None) -> ShowbackInputs:
@@ -51,6 +59,10 @@ def showback_inputs(stacks: list[str], root: Path | None = None) -> ShowbackInpu
         section = loaded.config.teams
         if out.teams is None and section is not None:
             out.teams = read_teams_file(loaded.root / section.file, section.file)
+        if loaded.inventory is not None:
+            owned = sum(h.gpu_count for h in loaded.inventory.hosts if h.state in IN_CLUSTER)
+            out.owned_gpus = (out.owned_gpus or 0) + owned
+            out.owned_from.append(name)
         plan = loaded.burst_plan
         if plan is not None:
             for model, flavor in plan.onprem.flavors.items():

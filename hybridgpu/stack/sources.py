@@ -80,12 +80,9 @@ def resource_key(config: StackConfig, type_token: str, inputs: Mapping[str, Any]
         return None
     if type_token in (_NODEPOOL, _NODECLASS):
         name = _metadata_name(inputs)
-        entries = cloud.node_pools if type_token == _NODEPOOL else cloud.node_classes
+        names = [p.name for p in cloud.node_pools] if type_token == _NODEPOOL else [c.name for c in cloud.node_classes]
         field = "nodePools" if type_token == _NODEPOOL else "nodeClasses"
-        for index, entry in enumerate(entries):
-            if entry.name == name:
-                return f"{_CLOUD}.{field}[{index}]"
-        return None
+        return f"{_CLOUD}.{field}[{names.index(name)}]" if name in names else None
     if type_token == "aws:eks/cluster:Cluster":
         return f"{_CLOUD}.cluster"
     if type_token == "aws:eks/nodeGroup:NodeGroup":

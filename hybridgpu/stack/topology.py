@@ -7,7 +7,8 @@ live in the stack layer:
 * :func:`gang_issues`: every ``hybridgpu:onprem.gangs[]`` entry (config) fits one domain of its
   level: ``topology-too-large`` when no block/rack/host of the active GPU workers (of its model)
   holds that many GPUs, ``topology-level-missing`` when the inventory declares no such level;
-* :func:`job_topology_issues`: a job manifest (PyTorchJob, JobSet, Job) whose pod templates carry
+* :func:`job_topology_issues`: a job manifest (any kind Kueue admits: its pod sets come from
+  :func:`hybridgpu.workloads.pod_sets`) whose pod templates carry
   ``kueue.x-k8s.io/podset-required-topology`` or ``-preferred-topology``: the annotation names a
   node label that is a level of the Topology (``topology-level-mismatch``; Kueue skips a flavor
   whose Topology lacks the requested level, "Flavor ... does not contain the requested level",
@@ -15,8 +16,8 @@ live in the stack layer:
   ``checkPodSetAndFlavorMatchForTAS``), and for *required* the GPUs of each pod set (pods x
   ``nvidia.com/gpu`` limits) fit one domain of the level (``topology-too-large``): the annotation
   applies per pod set ("all pods [of the PodSet] on nodes within the same topology domain",
-  ``apis/kueue/v1beta2/topology_types.go``), so a PyTorchJob's Master and Worker pod sets are placed
-  separately;
+  ``apis/kueue/v1beta2/topology_types.go``), so a JobSet's replicatedJobs or a RayCluster's head and
+  worker groups are placed separately;
 * and the job's GPUs at once fit the largest on-prem flavor's active GPUs (``quota-too-small``: the on-prem
   ClusterQueue's nominal quota is the active GPU count, :func:`hybridgpu.burst.plan.onprem_capacity`, and a
   workload above it waits forever).
@@ -27,13 +28,13 @@ missing one: ``pkg/util/tas/node.go`` ``NodeMatchesFlavor``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from hybridgpu.config.models import StackConfig
 from hybridgpu.errors import Issue
 from hybridgpu.inventory.models import Inventory
-from hybridgpu.k8s import GPU_RESOURCE, HOSTNAME_LABEL, QuantityError, device_count
+from hybridgpu.k8s import HOSTNAME_LABEL
 from hybridgpu.render.topology import (
     LEVEL_LABELS,
     PREFERRED_TOPOLOGY_ANNOTATION,
@@ -41,6 +42,7 @@ from hybridgpu.render.topology import (
     onprem_topology_levels,
     topology_domains,
 )
+from hybridgpu.workloads import RuntimeKey, pod_sets
 
 __all__ = ["gang_issues", "job_pod_sets", "job_topology_issues"]
 
@@ -94,46 +96,47 @@ def gang_issues(config: StackConfig, inventory: Inventory, file: str) -> list[Is
     return issues
 
 
-def _templates(manifest: Mapping[str, Any]) -> Iterator[tuple[str, int, Mapping[str, Any]]]:
-    """``(pod set name, replicas, pod template)`` of a PyTorchJob, JobSet or batch Job."""
-    kind = manifest.get("kind")
-    spec = manifest.get("spec") or {}
-    if kind == "PyTorchJob":
-        for name, rs in (spec.get("pytorchReplicaSpecs") or {}).items():
-            yield name, int(rs.get("replicas", 1)), rs.get("template") or {}
-    elif kind == "JobSet":
-        for rj in spec.get("replicatedJobs") or []:
-            job = (rj.get("template") or {}).get("spec") or {}
-            yield rj.get("name", "?"), int(rj.get("replicas", 1)) * int(job.get("parallelism", 1)), job.get("template") or {}
-    elif kind == "Job":
-        yield manifest.get("metadata", {}).get("name", "job"), int(spec.get("parallelism", 1)), spec.get("template") or {}
+def job_pod_sets(manifest: Mapping[str, Any], runtimes: Mapping[RuntimeKey, Mapping[str, Any]] | None = None) -> list[tuple[str, int, int, dict[str, str]]]:
+    """``(pod set, pods, GPUs per pod, annotations)`` of a job manifest, one per Kueue pod set
+    (:func:`hybridgpu.workloads.pod_sets`: batch Job, JobSet, PyTorchJob, TrainJob with ``runtimes``, RayJob,
+    RayCluster, RayService; ``[]`` for another kind). Pods: the most the set holds at once (a Ray worker group
+    that autoscales: ``maxReplicas`` x ``numOfHosts``; unbounded counts its admitted ``replicas``: the policy
+    pack reports the missing bound). GPUs per pod: :meth:`hybridgpu.workloads.PodSet.gpus` (the containers'
+    ``nvidia.com/gpu`` limits, any Kubernetes quantity of whole devices: ``8``, ``8.0``, ``"8"``, ``"8e0"``; one
+    that is not counts 0 here, the policy pack's ``gpu-workload-requests`` reports it, once, with the fix).
 
-
-def job_pod_sets(manifest: Mapping[str, Any]) -> list[tuple[str, int, int, dict[str, str]]]:
-    """``(pod set, pods, GPUs per pod, annotations)`` of a job manifest; GPUs: the sum of the containers' ``nvidia.com/gpu`` limits.
-
-    A limit is read as any Kubernetes quantity of whole devices (``8``, ``8.0``, ``"8"``, ``"8e0"``;
-    :func:`hybridgpu.k8s.device_count`). One that is not (``"0.5"``, ``"8 GPUs"``) counts 0 here: the
-    policy pack's ``gpu-workload-requests`` reports it, once, with the fix.
+    Raises:
+        PodSetError: a count has the wrong type (names the key path).
     """
-    found = []
-    for name, pods, template in _templates(manifest):
-        gpus = 0
-        for container in (template.get("spec") or {}).get("containers") or []:
-            limits = (container.get("resources") or {}).get("limits") or {}
-            try:
-                gpus += device_count(limits.get(GPU_RESOURCE, 0))
-            except QuantityError:
-                continue  # reported by the policy pack (gpu-workload-requests)
-        found.append((name, pods, gpus, dict((template.get("metadata") or {}).get("annotations") or {})))
-    return found
+    return [
+        (ps.name, ps.count if ps.most is None else ps.most, ps.gpus(), {str(k): str(v) for k, v in ps.annotations.items()})
+        for ps in pod_sets(manifest, runtimes) or []
+    ]
 
 
-def job_topology_issues(manifest: Mapping[str, Any], inventory: Inventory, file: str) -> list[Issue]:
-    """Topology annotations of a job that Kueue cannot satisfy on the inventory's Topology (see the module docstring)."""
+def _paths(manifest: Mapping[str, Any], runtimes: Mapping[RuntimeKey, Mapping[str, Any]] | None) -> dict[str, str]:
+    return {ps.name: ps.path for ps in pod_sets(manifest, runtimes) or []}
+
+
+def job_topology_issues(
+    manifest: Mapping[str, Any], inventory: Inventory, file: str, runtimes: Mapping[RuntimeKey, Mapping[str, Any]] | None = None
+) -> list[Issue]:
+    """Topology annotations of a job that Kueue cannot satisfy on the inventory's Topology (see the module docstring).
+
+    Args:
+        manifest: the job (any kind :func:`hybridgpu.workloads.pod_sets` reads; others have no issues).
+        inventory: the stack's inventory.
+        file: the job file as the user knows it.
+        runtimes: the training runtimes a TrainJob may reference (:func:`hybridgpu.workloads.runtimes_of`).
+
+    Returns:
+        Issues keyed by the pod set's template path (``spec.template.metadata.annotations[...]``) or ``spec``.
+    """
     levels = (*onprem_topology_levels(inventory.hosts), HOSTNAME_LABEL)
     issues = []
-    for name, pods, gpus, annotations in job_pod_sets(manifest):
+    paths = _paths(manifest, runtimes)
+    for name, pods, gpus, annotations in job_pod_sets(manifest, runtimes):
+        where = f"{paths[name]}.metadata.annotations"
         for annotation in (REQUIRED_TOPOLOGY_ANNOTATION, PREFERRED_TOPOLOGY_ANNOTATION):
             level = annotations.get(annotation)
             if level is None:
@@ -141,8 +144,8 @@ def job_topology_issues(manifest: Mapping[str, Any], inventory: Inventory, file:
             if level not in levels:
                 issues.append(
                     Issue(
-                        file, f"{name}.template.metadata.annotations[{annotation}]",
-                        f"{level!r} is not a level of the on-prem Topology ({', '.join(levels)}): Kueue skips every flavor whose Topology "
+                        file, f"{where}[{annotation}]",
+                        f"pod set {name}: {level!r} is not a level of the on-prem Topology ({', '.join(levels)}): Kueue skips every flavor whose Topology "
                         "lacks the requested level and never admits the job",
                         f"use one of {', '.join(levels)} (the node labels hybridgpu sets from the inventory's block and rack)",
                         code="topology-level-mismatch",
@@ -153,14 +156,14 @@ def job_topology_issues(manifest: Mapping[str, Any], inventory: Inventory, file:
                 if pods * gpus > biggest:
                     issues.append(
                         Issue(
-                            file, f"{name}.template.metadata.annotations[{annotation}]",
+                            file, f"{where}[{annotation}]",
                             f"pod set {name} needs {pods} x {gpus} = {pods * gpus} GPUs in one domain of {level}, but the largest has "
                             f"{biggest} ({domain}) among the inventory's active GPU workers: Kueue never admits the job",
                             f"use {PREFERRED_TOPOLOGY_ANNOTATION} (best-effort packing), a broader level, or fewer GPUs",
                             code="topology-too-large",
                         )
                     )
-    total = sum(pods * gpus for _, pods, gpus, _ in job_pod_sets(manifest))
+    total = sum(pods * gpus for _, pods, gpus, _ in job_pod_sets(manifest, runtimes))
     per_model: dict[str, int] = {}
     for host in inventory.hosts:
         if host.role == "gpu-worker" and host.state == "active" and host.gpu is not None:

@@ -97,9 +97,14 @@ def test_manager_configuration_uses_incremental_dispatch_one_worker_at_a_time(pl
     # Kueue's default stepSize is 3, which would nominate on-prem and EKS at once.
     assert manager["multiKueue"]["incrementalDispatcherConfig"] == {"stepSize": 1}
     assert manager["multiKueue"]["workerLostTimeout"] == "15m"
-    assert manager["resources"] == {"quotaCheckStrategy": "BlockUndeclared", "excludeResourcePrefixes": ["cpu", "memory", "ephemeral-storage", "hugepages-"]}
+    assert manager["resources"] == {"quotaCheckStrategy": "BlockUndeclared", "excludeResourcePrefixes": ["cpu", "memory", "ephemeral-storage", "hugepages-", "rdma/rdma_shared_device_ib", "rdma/rdma_shared_device_roce"]}
     worker = kueue_configuration(plan.clusters["prod"], plan.source)
-    assert "multiKueue" not in worker and worker["integrations"]["frameworks"] == ["batch/job"]
+    # The example plan enables the job frameworks hybridgpu installs (tests/burst/test_frameworks.py) and `pod`.
+    assert "multiKueue" not in worker and worker["integrations"]["frameworks"] == list(plan.source.kueue.frameworks)
+    assert worker["integrations"]["frameworks"] == ["batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "ray.io/rayjob", "ray.io/raycluster", "pod"]
+    # With `pod`, Kueue manages plain pods only in the queues' namespaces (its pod webhook fails closed there).
+    # On the EKS worker that is ml-research only: ml-platform's one queue never bursts (`burst: none`).
+    assert worker["managedJobsNamespaceSelector"]["matchExpressions"][0]["values"] == list(plan.clusters["prod"].namespaces) == ["ml-research"]
     values = kueue_helm_values(plan.clusters["hybrid"], plan.source)
     assert yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"]) == manager
 
@@ -112,9 +117,9 @@ def test_worker_rbac_covers_jobs_pods_and_workloads_status():
     assert {"create", "update", "patch", "delete"} <= granted[("kueue.x-k8s.io", "workloads")]
     assert {"get", "patch"} <= granted[("kueue.x-k8s.io", "workloads/status")]
     assert ("jobset.x-k8s.io", "jobsets") not in granted
-    # JobSet is not installed by the toolkit, so no plan enables it and there are no rules for it.
-    with pytest.raises(ValueError, match="only batch/job is installed"):
-        worker_rbac_rules(["jobset.x-k8s.io/jobset"])
+    # A framework the toolkit does not install (Trainer v1) has no rules (tests/burst/test_frameworks.py covers the others).
+    with pytest.raises(ValueError, match="the toolkit installs only"):
+        worker_rbac_rules(["kubeflow.org/pytorchjob"])
 
 
 def test_token_secret_shape(docs):

@@ -38,9 +38,13 @@ EXPECTED_SIZES = {
     "p5": {"4xlarge", "48xlarge"},
     "p5e": {"48xlarge"},
     "p5en": {"48xlarge"},
+    "gr6": {"4xlarge", "8xlarge"},
+    "g7e": {"2xlarge", "4xlarge", "8xlarge", "12xlarge", "24xlarge", "48xlarge"},
+    "p6-b200": {"48xlarge"},
+    "p6-b300": {"48xlarge"},
 }
 
-EXPECTED_GPU_MODELS = {"T4", "A10G", "L4", "L40S", "A100-40GB", "A100-80GB", "H100-80GB", "H200-141GB"}
+EXPECTED_GPU_MODELS = {"T4", "A10G", "L4", "L40S", "A100-40GB", "A100-80GB", "H100-80GB", "H200-141GB", "B200-180GB", "B300-288GB", "RTX-PRO-6000-96GB"}
 
 
 @pytest.fixture(scope="module")
@@ -281,7 +285,7 @@ def test_rejects_gpu_model_memory_change(data_copy: Path) -> None:
     _edit(data_copy, GPU_MODELS_FILE, lambda d: _entry(d, "gpuModels", "L4").update(memoryGB=32))
     with pytest.raises(CatalogError) as info:
         load_catalog(data_copy)
-    assert {issue.entry for issue in info.value.issues} == {f"g6.{s}" for s in EXPECTED_SIZES["g6"]}
+    assert {issue.entry for issue in info.value.issues} == {f"{f}.{s}" for f in ("g6", "gr6") for s in EXPECTED_SIZES[f]}
     assert {issue.field for issue in info.value.issues} == {"gpuMemoryGiB"}
 
 

@@ -7,7 +7,8 @@ the way a user would, and runs ``hybridgpu validate <stack>`` through the CLI. V
   (kubernetes-sigs/kueue ``cmd/kueue/main.go``, ``jobframework.GetMultiKueueAdapters``); a worker
   without the integration's CRD fails the connection (``pkg/controller/admissionchecks/multikueue/
   multikueuecluster.go``, "let's not accept this for now") and nothing is dispatched
-  (kubernetes-sigs/kueue#3582). The toolkit installs only what core Kubernetes has: ``batch/job``.
+  (kubernetes-sigs/kueue#3582). The toolkit installs the charts of the frameworks in
+  hybridgpu/burst/frameworks.py on every cluster (issue 30) and refuses any other (tests/burst/test_frameworks.py).
 * ``kueue.version`` (point 5): the renderer writes the v0.19 Configuration
   (``incrementalDispatcherConfig``, ``quotaCheckStrategy``: ``apis/config/v1beta2/configuration_types.go``
   at v0.19.2), which Kueue decodes strictly; 0.18 has no ``incrementalDispatcherConfig``.
@@ -49,11 +50,7 @@ def _split(plan: dict) -> None:
 # (case id, plan edit, {stack: stack edit}, stack validated, words every error must contain; None = accepted)
 CASES: list[tuple[str, Callable[[dict], None] | None, dict[str, Callable[[dict], None]], str, tuple[str, ...] | None]] = [
     # --- must fail
-    ("jobset-default-of-old-main", _kueue(frameworks=["batch/job", "jobset.x-k8s.io/jobset"]), {}, "hybrid", ("kueue.frameworks", "jobset.x-k8s.io/jobset", "not installed on every cluster")),
-    ("jobset-only", _kueue(frameworks=["jobset.x-k8s.io/jobset"]), {}, "prod", ("kueue.frameworks", "list only batch/job in `frameworks`")),
     ("kubeflow-pytorch", _kueue(frameworks=["batch/job", "kubeflow.org/pytorchjob"]), {}, "onprem", ("kubeflow.org/pytorchjob",)),
-    ("ray", _kueue(frameworks=["ray.io/rayjob"]), {}, "hybrid", ("ray.io/rayjob",)),
-    ("pod-integration", _kueue(frameworks=["batch/job", "pod"]), {}, "hybrid", ("pod", "not installed")),
     ("duplicate-framework", _kueue(frameworks=["batch/job", "batch/job"]), {}, "hybrid", ("listed twice",)),
     ("kueue-0.18", _kueue(version="0.18.3"), {}, "hybrid", ("kueue.version", "0.19.x", "0.18.3")),
     ("kueue-0.20", _kueue(version="0.20.0"), {}, "prod", ("0.19.x",)),
@@ -71,6 +68,11 @@ CASES: list[tuple[str, Callable[[dict], None] | None, dict[str, Callable[[dict],
     ("example-prod", None, {}, "prod", None),
     ("example-onprem", None, {}, "onprem", None),
     ("batch-job-explicit", _kueue(frameworks=["batch/job"]), {}, "hybrid", None),
+    # installed on every cluster since issue 30 (the JobSet, Trainer and KubeRay charts; `pod` is built in)
+    ("jobset-default-of-old-main", _kueue(frameworks=["batch/job", "jobset.x-k8s.io/jobset"]), {}, "hybrid", None),
+    ("jobset-only", _kueue(frameworks=["jobset.x-k8s.io/jobset"]), {}, "prod", None),
+    ("ray", _kueue(frameworks=["ray.io/rayjob"]), {}, "hybrid", None),
+    ("pod-integration", _kueue(frameworks=["batch/job", "pod"]), {}, "hybrid", None),
     ("kueue-0.19.0", _kueue(version="0.19.0"), {}, "prod", None),
     ("kueue-0.19.1", _kueue(version="0.19.1"), {}, "hybrid", None),
     ("kueue-0.19.9-future-patch", _kueue(version="0.19.9"), {}, "onprem", None),

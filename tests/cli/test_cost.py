@@ -160,7 +160,7 @@ def test_cli_plan_on_the_sample_profile(root):
     assert data["plan"]["cost"]["total"] <= min(totals)
     result = runner.invoke(app, ["cost", "plan", "--generate", "--hours", "336", "--stack", "prod", "--root", str(root), "--max-wait", "6"])
     assert result.exit_code == 0, result.output
-    assert "optimal plan (HiGHS)" in result.output and "all On-Demand" in result.output
+    assert "optimal plan (exact grid search)" in result.output and "all On-Demand" in result.output  # queueing: the fast path
 
 
 def test_cli_plan_bad_csv_names_line_and_field(tmp_path):

@@ -150,7 +150,7 @@ def test_init_picks_a_cluster_name_and_vpc_no_other_stack_uses(scratch_project):
     assert result.exit_code == 0, result.output
     config = yaml.safe_load((project / "stacks/Pulumi.dev_.yaml").read_text())["config"]
     assert config["hybridgpu:cloud"]["cluster"]["name"] == "gpu-dev-2"
-    assert config["hybridgpu:cloud"]["network"]["new"]["cidr"] == "10.64.0.0/16"
+    assert config["hybridgpu:cloud"]["network"]["new"]["cidr"] == "10.65.0.0/16"
     _validates(project, "dev_")
     result = _init(project, "west", "--cloud", "--region", "eu-west-1", "--cluster-name", "gpu-dev", *TAGS)
     assert result.exit_code == 0, "another region may reuse the name: " + result.output

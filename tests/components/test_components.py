@@ -42,8 +42,9 @@ def test_resource_counts_by_type(previews, stack, pools, classes):
         # karpenter-crd, karpenter, gpu-operator (+ kueue on prod, the burst plan's EKS worker)
         # prod: karpenter-crd, karpenter, gpu-operator, kueue, and (issue 14) prometheus-operator-crds
         # for its PrometheusRule and ServiceMonitor; (issue 18) the EFA device plugin of h100-reserved and
-        # the FSx CSI driver; (issue 19) OpenCost.
-        "kubernetes:helm.sh/v3:Release": 3 if stack == "dev" else 8,
+        # the FSx CSI driver; (issue 19) OpenCost; (issue 30) the job frameworks the example burst plan
+        # enables on every cluster: JobSet, the Kubeflow Trainer, KubeRay.
+        "kubernetes:helm.sh/v3:Release": 3 if stack == "dev" else 11,
         "hybridgpu:index:NvidiaLayer": 1,
         "kubernetes:karpenter.sh/v1:NodePool": pools,
         "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": classes,

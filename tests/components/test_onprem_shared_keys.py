@@ -39,7 +39,8 @@ def test_each_command_uses_the_key_its_host_names(onprem, root):
     for rec in onprem.of_type("command:remote:Command"):
         assert "connection" in rec.secret_paths
         key = rec.inputs["connection"]["privateKey"]
-        role = next((s for s in ("-bootstrap", "-kubeadm-config", "-kubeadm-join", "-kubeadm-init") if rec.name.endswith(s)), None)
+        on_host = ("-bootstrap", "-kubeadm-config", "-kubeadm-join", "-kubeadm-init", "-etcd-snapshot-timer", "-registry-auth")
+        role = next((s for s in on_host if rec.name.endswith(s)), None)
         if role is None:  # runs on the first control plane
             assert key == first_key, rec.name
             continue

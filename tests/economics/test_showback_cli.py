@@ -114,12 +114,23 @@ def test_stack_prices_are_the_cost_report_prices(root):
 
 
 def test_the_documented_example_runs(root):
-    """README and docs/teams.md: a week of site A priced with both stacks of the site; 40 owned GPUs x 168 h, the rest idle."""
+    """README and docs/teams.md: a week of site A priced with both stacks of the site; the owned fleet (40 GPUs:
+    the onprem stack's inventory, hosts active or cordoned) x 168 h, the rest idle; the fleet's size and its
+    source are said on stderr, and a different ``--onprem-gpus`` is warned about (the idle cost scales with it)."""
     args = ["cost", "showback", str(root / "examples/usage/site-a-week.csv"), "--stack", "onprem", "--stack", "prod",
-            "--onprem-gpus", "40", "--window-hours", "168", "--root", str(root), "--json"]
+            "--window-hours", "168", "--root", str(root), "--json"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    out = json.loads(result.output)
+    assert "owned fleet: 40 GPUs, from the inventory of onprem" in " ".join(result.stderr.split())
+    out = json.loads(result.stdout)
+    explicit = runner.invoke(app, [*args, "--onprem-gpus", "40"])
+    assert explicit.exit_code == 0 and "warning" not in explicit.stderr and json.loads(explicit.stdout) == out
+    other = runner.invoke(app, [*args, "--onprem-gpus", "56"])
+    assert other.exit_code == 0
+    assert "warning: --onprem-gpus 56 differs from the 40 GPUs of the inventory of onprem" in " ".join(other.stderr.split())
+    assert json.loads(other.stdout)["idle"]["owned"]["gpuHours"] > out["idle"]["owned"]["gpuHours"]
+    alone = runner.invoke(app, ["cost", "showback", str(root / "examples/usage/site-a-week.csv"), "--stack", "prod", "--window-hours", "168", "--root", str(root)])
+    assert alone.exit_code == 2 and "--onprem-gpus N, or --stack STACK of a stack with an inventory" in " ".join(alone.output.split())
     assert set(out["pricesUsdPerGpuHour"]) == {"owned", "spot", "on-demand"}
     assert [r["team"] for r in out["rows"]][-1] == "(unattributed)"  # the sandbox namespace has no team
     owned_used = sum(r["gpuHours"].get("owned", 0) for r in out["rows"])

@@ -36,8 +36,8 @@ from hybridgpu.render.upgrade import node_kubeadm_script
 from tests.helpers import ROOT
 from tests.helpers.registry_mirror import ctr_pull, recording_mirror
 from tests.helpers.inventory_cases import assert_headers, assert_refused, cases, header, relative, runner
-from tests.render.test_host_sandbox import CLUSTER, CPU, GPU, VERSION_DEBIAN, Sandbox, _daemon
-from tests.render.test_host_sandbox import debian_containerd as debian_containerd  # the session fixture (Debian's containerd .deb)
+from tests.helpers.sandbox import CLUSTER, CPU, GPU, VERSION_DEBIAN, Sandbox, _daemon
+from tests.helpers.sandbox import debian_containerd as debian_containerd  # the session fixture (Debian's containerd .deb)
 
 FIXTURES = ROOT / "tests" / "fixtures" / "inventory" / "mirrors"
 PASS, FAIL = cases(FIXTURES)

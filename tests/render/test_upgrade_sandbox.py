@@ -36,7 +36,7 @@ from hybridgpu.render.upgrade import (
     uncordon_script,
 )
 from tests.helpers import ROOT
-from tests.render.test_host_sandbox import Sandbox
+from tests.helpers.sandbox import Sandbox
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="bash not installed")
 SHELLCHECK = shutil.which("shellcheck")

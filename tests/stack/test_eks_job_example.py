@@ -104,7 +104,8 @@ LIMITS = ("spec", "template", "spec", "containers", 0, "resources")
         ("onprem-rack-label", _with(ANN, {"kueue.x-k8s.io/podset-preferred-topology": "hybridgpu.io/topology-rack"}), "topology-level-mismatch", ["hybridgpu.io/topology-rack"]),
         ("zone-is-not-a-level", _with(ANN, {"kueue.x-k8s.io/podset-required-topology": "topology.kubernetes.io/zone"}), "topology-level-mismatch", ["topology.kubernetes.io/zone"]),
         ("topograph-label", _with(ANN, {"kueue.x-k8s.io/podset-required-topology": "topology.kubernetes.io/network-level-1"}), "topology-level-mismatch", ["network-level-1"]),
-        ("five-nodes", _with(("spec", "parallelism"), 5), "quota-too-small", ["40", "nvidia.com/gpu", "gpuLimit"]),
+        # Kueue counts min(parallelism, completions) pods (kueue v0.19.2 pkg/controller/jobs/job/job_controller.go podsCount)
+        ("five-nodes", _with(("spec",), {**_job()["spec"], "parallelism": 5, "completions": 5}), "quota-too-small", ["40", "nvidia.com/gpu", "gpuLimit"]),
         ("four-nodes-on-one-host", _with(ANN, {"kueue.x-k8s.io/podset-required-topology": "kubernetes.io/hostname"}), "topology-too-large", ["4 x 8 = 32", "have 8"]),
         ("burst-queue-with-topology", _with(("metadata", "labels", "kueue.x-k8s.io/queue-name"), "training"), "no-topology", ["ml-research/training", "h100-reserved"]),
         ("64-efa-per-pod", _with(LIMITS, {"limits": {GPU_RESOURCE: "8", EFA_RESOURCE: "64"}}), "efa-per-node", ["64", "have 32"]),

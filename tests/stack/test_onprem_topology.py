@@ -180,7 +180,8 @@ def test_example_waits_for_dgx_h100_04_and_fits_once_it_is_back(tmp_path):
         (_with(ANN, {"kueue.x-k8s.io/podset-required-topology": "cloud.provider.com/topology-rack"}), "topology-level-mismatch", ["cloud.provider.com/topology-rack"]),
         (_with(ANN, {"kueue.x-k8s.io/podset-preferred-topology": "topology.k8s.aws/network-node-layer-3"}), "topology-level-mismatch", ["network-node-layer-3"]),
         (_with(ANN, {"kueue.x-k8s.io/podset-required-topology": "rack"}), "topology-level-mismatch", ["'rack'"]),
-        (_with(("spec", "parallelism"), 5), "quota-too-small", ["40 GPUs"]),
+        # Kueue counts min(parallelism, completions) pods (kueue v0.19.2 pkg/controller/jobs/job/job_controller.go podsCount)
+        (_with(("spec",), {**_job()["spec"], "parallelism": 5, "completions": 5}), "quota-too-small", ["40 GPUs"]),
     ],
 )
 def test_job_rules_refuse(job, code, words):

@@ -148,7 +148,7 @@ def test_violations_of_stack_file_resources_name_the_key_path_and_line(bad_repor
         app, ["check", "prod-bad", "--root", str(BAD), "--pack", str(ROOT / "policies"), "--policy-pack-config", str(BAD_CONFIG)]
     )
     assert result.exit_code == 1
-    assert f"fix at Pulumi.prod-bad.yaml:{pool['line']} hybridgpu:cloud.nodePools[0].gpuLimit" in " ".join(result.output.split())
+    assert f"fix at Pulumi.prod-bad.yaml:{pool['line']}" in result.output and "hybridgpu:cloud.nodePools[0].gpuLimit" in result.output
 
 
 def test_cli_exit_codes_and_formats(tmp_path):
