@@ -76,7 +76,9 @@ from hybridgpu.render.network_operator import (
 from hybridgpu.render.karpenter import karpenter_helm_values, render_nodepool
 from hybridgpu.render.kubeadm import node_labels, node_taints
 from hybridgpu.render.nvidia import device_plugin_values, gfd_values, gpu_operator_values, nodepool_labels
+from hybridgpu.render.harbor import HARBOR_RELEASE, harbor_values
 from hybridgpu.render.jupyterhub import JUPYTERHUB_CHART, jupyterhub_values
+from hybridgpu.render.mlflow import MLFLOW_RELEASE, mlflow_values
 from hybridgpu.render.scheduling import NodeGroup, PodPlacement, placement_problems
 from hybridgpu.render.storage import fsx_csi_values, nfs_csi_values
 
@@ -215,6 +217,22 @@ def _jupyterhub_workloads(config: StackConfig) -> list[Workload]:
     return [Workload(p, "hybridgpu:platform.jupyterhub") for p in chart_placements(JUPYTERHUB_CHART, values, JUPYTERHUB_CHART)]
 
 
+def _platform_service_workloads(config: StackConfig, side: Literal["onprem", "eks"]) -> list[Workload]:
+    """MLflow's server and Harbor's components (``hybridgpu:platform.mlflow`` / ``.harbor``; Harbor only
+    on-prem). Storage names do not move pods, so placeholders stand in for the bucket and storage class."""
+    platform = config.platform
+    if platform is None:
+        return []
+    found: list[Workload] = []
+    if platform.mlflow is not None and platform.mlflow.enabled:
+        values = mlflow_values(platform.mlflow, side, bucket="placeholder", storage_class="placeholder")
+        found += [Workload(p, "hybridgpu:platform.mlflow") for p in chart_placements("mlflow", values, MLFLOW_RELEASE)]
+    if side == "onprem" and platform.harbor is not None and platform.harbor.enabled:
+        values = harbor_values(platform.harbor, "placeholder")
+        found += [Workload(p, "hybridgpu:platform.harbor") for p in chart_placements("harbor", values, HARBOR_RELEASE)]
+    return found
+
+
 def cluster_workloads(
     config: StackConfig,
     catalog: Catalog,
@@ -260,7 +278,7 @@ def cluster_workloads(
         workloads += _network_operator_workloads(config, inventory)
         workloads += _opencost_workloads(config, "onprem", inventory.site.name)
         if config.cloud is None:  # the platform releases go to the EKS cluster when there is one
-            workloads += _jupyterhub_workloads(config)
+            workloads += _jupyterhub_workloads(config) + _platform_service_workloads(config, "onprem")
         clusters.append(ClusterWorkloads(f"on-prem cluster {inventory.site.name}", tuple(_onprem_groups(inventory, mig)), tuple(workloads)))
     if config.cloud is not None:
         cloud = config.cloud
@@ -277,7 +295,7 @@ def cluster_workloads(
             values = fsx_csi_values(config.region)
             workloads += [Workload(p, "hybridgpu:cloud.storage") for p in chart_placements("aws-fsx-csi-driver", values, "aws-fsx-csi-driver")]
         workloads += _opencost_workloads(config, "eks", cloud.cluster.name)
-        workloads += _jupyterhub_workloads(config)
+        workloads += _jupyterhub_workloads(config) + _platform_service_workloads(config, "eks")
         clusters.append(ClusterWorkloads(f"EKS cluster {cloud.cluster.name}", tuple(_eks_groups(cloud, catalog, config.nvidia)), tuple(workloads)))
     return clusters
 

@@ -190,3 +190,23 @@ def test_bucket_prefix_is_a_valid_s3_prefix(cluster):
     prefix = bucket_prefix(cluster)
     assert len(prefix) <= 37 and prefix.endswith("-mlflow-")
     assert re.fullmatch(r"[a-z0-9][a-z0-9.-]*", prefix), prefix
+
+
+def test_the_stacks_scheduling_check_places_the_platform_releases():
+    """``hybridgpu validate``'s scheduling check (hybridgpu/stack/scheduling.py ``cluster_workloads``) sees the MLflow
+    server on the EKS cluster that gets it, and Harbor's components on-prem: a release it did not list could
+    stay Pending unnoticed."""
+    from hybridgpu.catalog import load_catalog
+    from hybridgpu.config.platform import PlatformConfig
+    from hybridgpu.stack.load import load_stack
+    from hybridgpu.stack.scheduling import cluster_workloads
+    from tests.platform.test_harbor import _config as harbor_config
+
+    prod = load_stack("prod", ROOT)
+    config = prod.config.model_copy(update={"platform": PlatformConfig(mlflow=_config())})
+    [eks] = cluster_workloads(config, load_catalog())
+    assert [w.key for w in eks.workloads if w.key == "hybridgpu:platform.mlflow"] == ["hybridgpu:platform.mlflow"]
+    onprem = load_stack("onprem", ROOT)
+    config = onprem.config.model_copy(update={"platform": PlatformConfig(harbor=harbor_config())})
+    [site] = cluster_workloads(config, load_catalog(), inventory=onprem.inventory, onprem_plan=onprem.onprem_plan)
+    assert sum(w.key == "hybridgpu:platform.harbor" for w in site.workloads) == 7
