@@ -366,7 +366,7 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templa
                 gpu_count=host.gpu_count,
             )
         )
-    upgrade_plan, upgrade = requested_upgrade(inventory)
+    upgrade_plan, upgrade = requested_upgrade(inventory, host_driver=nvidia_toolkit)
     if upgrade_plan is not None and not upgrade_plan.ok:
         # A check on the site (not a host) is about what upgrades.kubernetes asks for.
         raise InventoryError(

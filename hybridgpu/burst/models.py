@@ -148,8 +148,10 @@ class CapacitySpec(Model):
         gt=0,
         allow_inf_nan=False,
         description=(
-            "Price in USD per GPU-hour. Default: on-demand, the highest per-GPU list price among the pool's instance "
-            "types in the catalog; spot has no catalog price and needs this field."
+            "Price in USD per GPU-hour, for the ceiling from `monthlyBudgetUsd` and the teams' budgets. Default: the cloud "
+            "stack's price (its `hybridgpu:economics` overrides applied): spot, the cost report's price of the NodePool "
+            "(cheapest type per GPU x the family's spot fraction); on-demand, the pool's dearest type's On-Demand price. "
+            "When set and different, `burst plan` and `validate` show both prices and their sources."
         ),
     )
     price_source: str | None = Field(

@@ -37,6 +37,25 @@ checkpoint burst to spot, the others to on-demand), ``on-demand`` (every burstab
 on-demand, with the spot and on-demand ceilings added together so that both burst strategies
 have the same cloud capacity). Jobs of class ``none`` never burst.
 
+**Capacity Blocks** (optional: ``simulate(..., blocks=[ReservedBlock(...)])``, from the NodePools'
+``capacityBlocks`` through :func:`reserved_blocks`): a block's instances exist only inside
+``[start, end - 40 min)`` on the trace's axis (Karpenter offers only ``active`` reservations and deletes
+a block's NodeClaims 40 minutes before its end; aws/karpenter-provider-aws v1.14.1
+``pkg/providers/capacityreservation/types.go``, ``pkg/apis/v1/ec2nodeclass_status.go``, read
+2026-11-27). Under both burst strategies every job that may burst tries the blocks first (prepaid,
+0 marginal cost): a flavor ``reserved`` after on-prem on the manager whose quota is the GPUs of the
+blocks active at the time, and on the EKS worker the block's nodes (whole instances launched on demand,
+``launch_s``, at most the block's instance count; a job's GPUs stay in one block). At the usable end
+every job on the block is evicted: it loses the work since its last checkpoint, gives its GPUs back
+and is requeued (dispatched again, one round in spillover). The block's upfront fee is a fixed cost of
+every strategy (bought whatever the jobs do); the result lists per block its used and idle GPU-hours
+(:class:`BlockUse`). Without blocks nothing of this runs and results are unchanged.
+
+**Pod sets** (trace columns ``pods`` and ``gpus_per_pod``): a shaped job is a gang of ``pods`` pods,
+all admitted or none (Kueue admits a workload's pod sets whole); in the cloud each pod runs on one node,
+so an instance of ``G`` GPUs holds ``G // gpus_per_pod`` of its pods, and a pod larger than the instance
+never runs there. On-prem capacity stays a GPU count (host sizes are not simulated).
+
 The random stream (spot interruptions only) comes from ``random.Random(seed)``: a run is
 reproducible.
 
@@ -58,9 +77,13 @@ import random
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
+from datetime import datetime
 
 from hybridgpu.burst.models import INCREMENTAL_DISPATCH_SECONDS
 from hybridgpu.burst.trace import Job
+from hybridgpu.catalog import Catalog
+from hybridgpu.config.capacity_blocks import CAPACITY_BLOCK_EXPIRY_LEAD
+from hybridgpu.config.models import CloudConfig
 
 STRATEGIES = ("onprem-only", "spot", "on-demand")
 TOPOLOGIES = ("spillover", "split-queues")
@@ -71,7 +94,105 @@ COST_MODEL = (
     "they fit; consolidateAfter not modelled)"
 )
 
-_ARRIVE, _FINISH_ONPREM, _FINISH_CLOUD, _ELIGIBLE, _RECLAIM, _GPU_FAIL = range(6)
+_ARRIVE, _FINISH_ONPREM, _FINISH_CLOUD, _ELIGIBLE, _RECLAIM, _GPU_FAIL, _BLOCK_START, _BLOCK_END = range(8)
+
+#: Seconds before a Capacity Block's end when Karpenter deletes its nodes (40 minutes, v1.14.1).
+BLOCK_EXPIRY_LEAD_S = CAPACITY_BLOCK_EXPIRY_LEAD.total_seconds()
+
+
+@dataclass(frozen=True)
+class ReservedBlock:
+    """One EC2 Capacity Block on the trace's time axis.
+
+    Attributes:
+        id: the capacity reservation id (``cr-...``).
+        node_pool: the NodePool that launches into it.
+        start_s: the block's start, seconds from the trace start (may be negative: it began earlier).
+        end_s: the block's end, seconds from the trace start; its nodes go at ``end_s - 2400``.
+        instances: instances in the block.
+        gpus_per_instance: GPUs per instance of the block's type (catalog).
+        upfront_fee_usd: what the block cost, USD (None: unpriced, counted 0).
+
+    Raises:
+        ValueError: ``end_s <= start_s``, fewer than 1 instance or GPU, a negative or non-finite fee.
+    """
+
+    id: str
+    node_pool: str
+    start_s: float
+    end_s: float
+    instances: int
+    gpus_per_instance: int
+    upfront_fee_usd: float | None = None
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.start_s) and math.isfinite(self.end_s)) or self.end_s <= self.start_s:
+            raise ValueError(f"Capacity Block {self.id}: end {self.end_s} s must be after start {self.start_s} s")
+        if self.instances < 1 or self.gpus_per_instance < 1:
+            raise ValueError(f"Capacity Block {self.id}: needs >= 1 instance of >= 1 GPU ({self.instances} x {self.gpus_per_instance})")
+        if self.upfront_fee_usd is not None and (not math.isfinite(self.upfront_fee_usd) or self.upfront_fee_usd < 0):
+            raise ValueError(f"Capacity Block {self.id}: upfront fee {self.upfront_fee_usd} must be a finite number >= 0")
+
+    @property
+    def gpus(self) -> int:
+        """GPUs in the block (instances x GPUs per instance)."""
+        return self.instances * self.gpus_per_instance
+
+    @property
+    def usable_end_s(self) -> float:
+        """When Karpenter deletes the block's nodes: 40 minutes before its end (seconds on the trace's axis)."""
+        return self.end_s - BLOCK_EXPIRY_LEAD_S
+
+
+@dataclass
+class BlockUse:
+    """What a strategy did with one Capacity Block.
+
+    Attributes:
+        id, node_pool, gpus: the block, its NodePool and its GPUs.
+        window_gpu_hours: GPUs x hours of the paid window on the trace's axis (from the later of its
+            start and the trace start to its end, the unusable last 40 minutes included).
+        used_gpu_hours: GPU-hours held by jobs on its nodes (placed to released).
+        idle_gpu_hours: ``window_gpu_hours - used_gpu_hours``.
+        evictions: jobs evicted at its usable end.
+        lost_gpu_hours: GPU-hours of work those evictions lost (since the last checkpoint).
+        fee_usd: its upfront fee, USD (0 when unpriced).
+    """
+
+    id: str
+    node_pool: str
+    gpus: int
+    window_gpu_hours: float
+    used_gpu_hours: float
+    idle_gpu_hours: float
+    evictions: int
+    lost_gpu_hours: float
+    fee_usd: float
+
+
+def reserved_blocks(cloud: CloudConfig | None, catalog: Catalog, start: datetime) -> list[ReservedBlock]:
+    """The Capacity Blocks of ``cloud``'s NodePools on a trace that starts at ``start`` (UTC).
+
+    Blocks that end (40-minute lead included) at or before ``start`` are left out: they hold nothing in
+    the simulated time. A block of a type the catalog does not know is left out too (validation refuses it).
+
+    Returns:
+        The blocks in NodePool and list order.
+    """
+    if cloud is None:
+        return []
+    known = {t.name: t.gpu_count for t in catalog.instance_types}
+    out = []
+    for pool in cloud.node_pools:
+        for block in pool.capacity_blocks:
+            per = known.get(block.instance_type, 0)
+            b = ReservedBlock(
+                block.id, pool.name, (block.start - start).total_seconds(), (block.end - start).total_seconds(),
+                block.instance_count, max(per, 1), block.upfront_fee_usd,
+            )
+            if per >= 1 and b.usable_end_s > 0:
+                out.append(b)
+    return out
 
 
 @dataclass(frozen=True)
@@ -171,6 +292,9 @@ class StrategyResult:
         interruptions: spot node reclaims that hit at least one job.
         lost_gpu_hours: GPU-hours of work lost to interruptions (since the last checkpoint).
         nodes_launched: cloud instances launched.
+        blocks: per Capacity Block given to :func:`simulate`, what the strategy did with it (empty without blocks).
+        unfinished: jobs that never finished although admissible when submitted (waiting for, or evicted from,
+            a block that ended); 0 without blocks.
     """
 
     strategy: str
@@ -189,6 +313,8 @@ class StrategyResult:
     lost_gpu_hours: float = 0.0
     admitted: int = 0
     nodes_launched: int = 0
+    blocks: list[BlockUse] = field(default_factory=list)
+    unfinished: int = 0
 
     @property
     def total_cost_usd(self) -> float:
@@ -230,15 +356,16 @@ def _pool_of(job: Job, strategy: str) -> str | None:
 class _Node:
     """A cloud instance: pool, launch/ready times, free GPUs, the jobs on it (job -> GPUs)."""
 
-    __slots__ = ("pool", "launched", "ready", "free", "jobs", "alive")
+    __slots__ = ("pool", "launched", "ready", "free", "jobs", "alive", "block")
 
-    def __init__(self, pool: str, launched: float, ready: float, free: int):
+    def __init__(self, pool: str, launched: float, ready: float, free: int, block: int = -1):
         self.pool = pool
         self.launched = launched
         self.ready = ready
         self.free = free
         self.jobs: dict[int, int] = {}
         self.alive = True
+        self.block = block  # index of its Capacity Block, -1 for a spot or on-demand node
 
 
 class _Buckets:
@@ -255,7 +382,8 @@ class _Buckets:
 
 
 def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rng: random.Random | None = None,
-             failures: GpuFailures | None = None, starts: list[float | None] | None = None) -> StrategyResult:
+             failures: GpuFailures | None = None, starts: list[float | None] | None = None,
+             blocks: Sequence[ReservedBlock] = ()) -> StrategyResult:
     """Replay ``jobs`` under ``strategy``.
 
     Args:
@@ -267,6 +395,7 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
         failures: GPU failures to simulate (None: none, the default).
         starts: when given, extended with each job's first start (seconds; None: never admitted), in
             the order of ``jobs``, for per-queue figures (``hybridgpu cost plan --apply``).
+        blocks: Capacity Blocks on the trace's axis (:func:`reserved_blocks`); used by the burst strategies.
 
     Returns:
         The :class:`StrategyResult` (a :class:`FailureStrategyResult` with ``failures``).
@@ -292,9 +421,20 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
     reclaim_rate_s = params.interruptions_per_instance_hour / 3600.0
     fail_rate_s = failures.failures_per_gpu_hour / 3600.0 if failures is not None else 0.0
     fail_rng = random.Random(f"gpu-failures-{failures.seed}") if failures is not None else None
+    use_blocks = bool(blocks) and strategy != "onprem-only"
+    nblocks = len(blocks)
+    bnodes: list[list[_Node]] = [[] for _ in blocks]  # live nodes of each block
+    b_alloc = [0] * nblocks  # GPUs held by jobs on each block now
+    b_t = [0.0] * nblocks
+    b_used = [0.0] * nblocks  # GPU-seconds held
+    b_evict = [0] * nblocks
+    b_lost = [0.0] * nblocks
 
     n = len(jobs)
     gpus = [j.gpus for j in jobs]
+    pods = [j.pods for j in jobs]
+    per_pod = [j.gpus_per_pod for j in jobs]
+    on_block = [-1] * n  # the block a job's GPUs are on, -1 for none
     remaining = [j.duration_s for j in jobs]
     pool: list[str | None] = [_pool_of(j, strategy) for j in jobs]
     if split:  # the queue decides: local jobs never burst, burst jobs never run on-prem
@@ -316,9 +456,22 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
     placement: dict[int, dict[_Node, int]] = {}
     work_start = [0.0] * n
 
-    def nodes_for(g: int) -> int:
-        """GPUs of the instances a job of ``g`` GPUs launches on its own (counts against the NodePool limit; >= ``g``)."""
-        return math.ceil(g / gpi) * gpi
+    def own_nodes(i: int, size: int) -> float:
+        """Instances of ``size`` GPUs job ``i`` launches on its own (inf: one of its pods is larger than the instance)."""
+        shape_pods, shape_gpus = pods[i], per_pod[i]
+        if shape_pods is None or shape_gpus is None:
+            return math.ceil(gpus[i] / size)
+        per_node = size // shape_gpus
+        return math.ceil(shape_pods / per_node) if per_node else math.inf
+
+    def per_node_gpus(i: int, size: int) -> int:
+        """Most GPUs of job ``i`` one instance of ``size`` GPUs holds (its whole pods only, for a shaped job)."""
+        shape_gpus = per_pod[i]
+        return size if shape_gpus is None else (size // shape_gpus) * shape_gpus
+
+    def nodes_for(i: int) -> float:
+        """GPUs of the instances job ``i`` launches on its own (counts against the NodePool limit; >= its GPUs)."""
+        return own_nodes(i, gpi) * gpi
 
     # Manager usage per class (pool key) and flavor.
     manager_used: dict[str, dict[str, int]] = {}  # manager ClusterQueue -> flavor -> GPUs reserved
@@ -354,26 +507,93 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
         heapq.heappush(events, (t, seq, kind, i, gen))
         seq += 1
 
+    if use_blocks:
+        for b, bl in enumerate(blocks):
+            push(max(bl.start_s, 0.0), _BLOCK_START, b)
+            push(bl.usable_end_s, _BLOCK_END, b)
+
     def manager_flavors(i: int) -> tuple[tuple[str, int], ...]:
         """The flavors of job ``i``'s manager ClusterQueue, in order: on-prem, then its capacity type."""
         p = pool[i]
         out: list[tuple[str, int]] = []
         if onprem_ok[i]:
             out.append(("onprem", onprem_cap))
+        if use_blocks and p is not None:
+            out.append(("reserved", -1))  # quota: the GPUs of the blocks active at the time
         if p is not None:
             out.append((p, ceilings[p]))
         return tuple(out)
 
     flavors_of = [manager_flavors(i) for i in range(n)]
 
-    def admissible(i: int) -> bool:
+    def block_ever(i: int, now: float) -> bool:
+        """A block usable now or later could hold job ``i`` on its own nodes."""
+        return use_blocks and pool[i] is not None and any(
+            b.usable_end_s > now and own_nodes(i, b.gpus_per_instance) <= b.instances for b in blocks
+        )
+
+    def admissible(i: int, now: float) -> bool:
         """Fits at least one place it may run: a manager flavor and that worker."""
         g, p = gpus[i], pool[i]
         if onprem_ok[i] and g <= onprem_cap:
             return True
-        return p is not None and nodes_for(g) <= ceilings[p]
+        return p is not None and (nodes_for(i) <= ceilings[p] or block_ever(i, now))
+
+    def reserved_cap(now: float) -> int:
+        return sum(b.gpus for b in blocks if b.start_s <= now < b.usable_end_s)
+
+    def touch(b: int, now: float) -> None:
+        b_used[b] += b_alloc[b] * (now - b_t[b])
+        b_t[b] = now
+
+    def block_for(i: int, now: float) -> int | None:
+        """The first block active at ``now`` with room for job ``i`` (a shared node, or free instances), or None."""
+        if not use_blocks or pool[i] is None:
+            return None
+        g = gpus[i]
+        for b, bl in enumerate(blocks):
+            if not bl.start_s <= now < bl.usable_end_s:
+                continue
+            if g < bl.gpus_per_instance and any(nd.free >= g for nd in bnodes[b]):
+                return b
+            if own_nodes(i, bl.gpus_per_instance) <= bl.instances - len(bnodes[b]):
+                return b
+        return None
+
+    def place_block(i: int, b: int, now: float) -> float:
+        """Put job ``i`` on block ``b``'s nodes (a shared node, else instances of its own); returns when they are ready."""
+        nonlocal launched_count
+        size, g = blocks[b].gpus_per_instance, gpus[i]
+        parts = placement.setdefault(i, {})
+        touch(b, now)
+        b_alloc[b] += g
+        on_block[i] = b
+        if g < size:
+            fits = [nd for nd in bnodes[b] if nd.free >= g]
+            if fits:
+                nd = min(fits, key=lambda x: (x.free, x.ready))
+                nd.free -= g
+                nd.jobs[i] = g
+                parts[nd] = g
+                return max(nd.ready, now)
+        ready, left, per = now, g, per_node_gpus(i, size)
+        while left > 0:
+            nd = _Node("reserved", now, now + launch, size, b)
+            bnodes[b].append(nd)
+            launched_count += 1
+            take = min(per, left)
+            nd.free -= take
+            nd.jobs[i] = take
+            parts[nd] = take
+            left -= take
+            ready = nd.ready
+        return ready
 
     def terminate(node: _Node, now: float) -> None:
+        if node.block >= 0:  # a block's node: prepaid, nothing billed per hour
+            node.alive = False
+            bnodes[node.block].remove(node)
+            return
         node.alive = False
         live_nodes[node.pool].remove(node)
         node_gpus[node.pool] -= gpi
@@ -391,10 +611,11 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
             push(now + rng.expovariate(reclaim_rate_s), _RECLAIM, key)
         return node
 
-    def can_place(p: str, g: int) -> bool:
+    def can_place(p: str, i: int) -> bool:
+        g = gpus[i]
         if g < gpi and any(nd.free >= g for nd in live_nodes[p]):
             return True
-        return node_gpus[p] + nodes_for(g) <= ceilings[p]
+        return node_gpus[p] + nodes_for(i) <= ceilings[p]
 
     def place(i: int, p: str, g: int, now: float) -> float:
         """Put ``g`` GPUs of job ``i`` on pool ``p``'s nodes; returns when they are all ready."""
@@ -409,9 +630,10 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
                 return max(nd.ready, now)
         ready = now
         left = g
+        per = per_node_gpus(i, gpi)
         while left > 0:
             nd = new_node(p, now)
-            take = min(gpi, left)
+            take = min(per, left)
             nd.free -= take
             nd.jobs[i] = take
             parts[nd] = take
@@ -420,6 +642,11 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
         return ready
 
     def release(i: int, now: float) -> None:
+        b = on_block[i]
+        if b >= 0:
+            touch(b, now)
+            b_alloc[b] -= gpus[i]
+            on_block[i] = -1
         for nd, g in placement.pop(i, {}).items():
             if not nd.alive:
                 continue
@@ -458,6 +685,7 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
         # earlier step) may have changed its answer.
         nonlocal free_onprem, onprem_busy, order
         # 1. Manager reservations, per class, BestEffortFIFO across sizes.
+        rcap = reserved_cap(now) if use_blocks else 0
         for key, q in manager_q.items() if dirty["manager"] else ():
             used = manager_used[key]
             while True:
@@ -466,7 +694,7 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
                     if not dq or (best is not None and dq[0][0] >= best[0]):
                         continue
                     for flavor, cap in flavors_of[dq[0][1]]:
-                        if used[flavor] + g <= cap:
+                        if used[flavor] + g <= (cap if cap >= 0 else rcap):
                             best = (dq[0][0], g, flavor)
                             break
                 if best is None:
@@ -479,7 +707,7 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
                 if onprem_ok[i]:
                     onprem_q.push(g, order, i, now)
                 p = pool[i]
-                if p is not None and nodes_for(g) <= ceilings[p]:
+                if p is not None and (nodes_for(i) <= ceilings[p] or block_ever(i, now)):
                     cloud_q[p].push(g, order, i, now + delay)
                     if delay > 0:
                         push(now + delay, _ELIGIBLE, i)
@@ -505,20 +733,24 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
             draw_failure(i, now)
         # 3. EKS worker admission per pool: Kueue quota and room for Karpenter nodes.
         for p, q in cloud_q.items() if dirty["cloud"] else ():
-            while ceilings[p]:
+            while ceilings[p] or use_blocks:
                 pick = None
                 for g, dq in q.by_size.items():
                     while dq and started[dq[0][1]]:
                         dq.popleft()
                     if not dq or dq[0][2] > now or (pick is not None and dq[0][0] >= pick[0]):
                         continue
-                    if cloud_quota_used[p] + g <= ceilings[p] and can_place(p, g):
+                    if (cloud_quota_used[p] + g <= ceilings[p] and can_place(p, dq[0][1])) or block_for(dq[0][1], now) is not None:
                         pick = (dq[0][0], g)
                 if pick is None:
                     break
                 _, i, _ = q.by_size[pick[1]].popleft()
                 started[i] = True
                 burst_flag[i] = True
+                b = block_for(i, now)  # prepaid blocks first
+                if b is not None:
+                    run_cloud(i, place_block(i, b, now))
+                    continue
                 cloud_quota_used[p] += gpus[i]
                 run_cloud(i, place(i, p, gpus[i], now))
         dirty["manager"] = dirty["onprem"] = dirty["cloud"] = False
@@ -528,11 +760,11 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
         while events and events[0][0] == now:
             _, _, kind, i, gen = heapq.heappop(events)
             if kind == _ARRIVE:
-                if not admissible(i):
+                if not admissible(i, now):
                     never += 1
                     continue
                 manager_q.setdefault(manager_key[i], _Buckets()).push(gpus[i], i, i, now)
-                manager_used.setdefault(manager_key[i], {"onprem": 0, "spot": 0, "on-demand": 0})
+                manager_used.setdefault(manager_key[i], {"onprem": 0, "reserved": 0, "spot": 0, "on-demand": 0})
                 dirty["manager"] = True
             elif kind == _FINISH_ONPREM:
                 if gen != generation[i]:
@@ -547,8 +779,9 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
                     continue
                 p = pool[i]
                 assert p is not None
+                if on_block[i] < 0:
+                    cloud_quota_used[p] -= gpus[i]
                 release(i, now)
-                cloud_quota_used[p] -= gpus[i]
                 remaining[i] = 0.0
                 unreserve(i)
                 last_end = max(last_end, now)
@@ -594,6 +827,28 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
                     work_start[i] = restart_at
                     push(restart_at + remaining[i], _FINISH_ONPREM, i, generation[i])
                     draw_failure(i, restart_at)
+            elif kind == _BLOCK_START:
+                dirty["manager"] = dirty["cloud"] = True
+            elif kind == _BLOCK_END:  # Karpenter deletes the block's nodes: evict and requeue their jobs
+                for k in sorted({k for nd in bnodes[i] for k in nd.jobs}):
+                    generation[k] += 1  # cancels its finish and failure events
+                    worked = max(0.0, now - work_start[k])
+                    ckpt = jobs[k].checkpoint_s or math.inf
+                    saved = math.floor(worked / ckpt) * ckpt if math.isfinite(ckpt) else 0.0
+                    b_lost[i] += gpus[k] * (worked - saved)
+                    b_evict[i] += 1
+                    remaining[k] -= saved
+                    release(k, now)
+                    started[k] = False
+                    if onprem_ok[k]:
+                        onprem_q.push(gpus[k], order, k, now)
+                    kp = pool[k]
+                    assert kp is not None
+                    cloud_q[kp].push(gpus[k], order, k, now + delay)
+                    if delay > 0:
+                        push(now + delay, _ELIGIBLE, k)
+                    order += 1
+                dirty["manager"] = dirty["onprem"] = dirty["cloud"] = True
             else:  # _ELIGIBLE: EKS is nominated for a waiting workload
                 dirty["cloud"] = True
         schedule(now)
@@ -606,7 +861,17 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
     waits = sorted(fs - j.submit_s for fs, j in zip(first_start, jobs) if fs is not None)
     makespan = (last_end - jobs[0].submit_s) if jobs else 0.0
     hours = {p: s / 3600.0 for p, s in billed_s.items()}
-    extra = {} if failures is None else {"gpu_failures": failed_jobs, "failure_lost_gpu_hours": fail_lost / 3600.0, "failure_restart_gpu_hours": fail_restart / 3600.0}
+    cost = {p: hours[p] * prices[p] for p in hours}
+    uses = []
+    for b, bl in enumerate(blocks):
+        window = bl.gpus * (bl.end_s - max(bl.start_s, 0.0)) / 3600.0
+        used_h = b_used[b] / 3600.0
+        uses.append(BlockUse(bl.id, bl.node_pool, bl.gpus, window, used_h, window - used_h, b_evict[b], b_lost[b] / 3600.0, bl.upfront_fee_usd or 0.0))
+    if blocks:
+        hours["reserved"] = sum(u.used_gpu_hours for u in uses)
+        cost["reserved"] = sum(u.fee_usd for u in uses)
+    unfinished = sum(1 for r in remaining if r > 0) - never if blocks else 0
+    extra: dict = {} if failures is None else {"gpu_failures": failed_jobs, "failure_lost_gpu_hours": fail_lost / 3600.0, "failure_restart_gpu_hours": fail_restart / 3600.0}
     return (StrategyResult if failures is None else FailureStrategyResult)(
         strategy=strategy,
         jobs=n,
@@ -619,18 +884,20 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
         makespan_s=makespan,
         burst_jobs=sum(burst_flag),
         gpu_hours=hours,
-        cost_usd={p: hours[p] * prices[p] for p in hours},
+        cost_usd=cost,
         interruptions=interruptions,
         lost_gpu_hours=lost / 3600.0,
         admitted=len(waits),
         nodes_launched=launched_count,
+        blocks=uses,
+        unfinished=unfinished,
         **extra,
     )
 
 
-def compare(jobs: Sequence[Job], params: SimulationParams, failures: GpuFailures | None = None) -> list[StrategyResult]:
-    """Run every strategy of :data:`STRATEGIES` on the same trace (each with its own ``Random(params.seed)``; ``failures``: see :func:`simulate`)."""
-    return [simulate(jobs, params, s, failures=failures) for s in STRATEGIES]
+def compare(jobs: Sequence[Job], params: SimulationParams, failures: GpuFailures | None = None, blocks: Sequence[ReservedBlock] = ()) -> list[StrategyResult]:
+    """Run every strategy of :data:`STRATEGIES` on the same trace (each with its own ``Random(params.seed)``; ``failures``, ``blocks``: see :func:`simulate`)."""
+    return [simulate(jobs, params, s, failures=failures, blocks=blocks) for s in STRATEGIES]
 
 
 def params_from_plan(plan, *, seed: int = 0) -> SimulationParams:
@@ -675,7 +942,9 @@ def comparison_rows(results: Sequence[StrategyResult]) -> list[tuple[str, list[s
     capacity type (whole instances, :data:`COST_MODEL`), spot interruptions and the GPU-hours they
     lost, cloud cost (USD) and makespan (hours); with GPU failures (:class:`FailureStrategyResult`) also
     the failures, the GPU-hours redone and those held restarting. Used by ``hybridgpu burst simulate`` and
-    ``benchmarks/burst_bench.py``.
+    ``benchmarks/burst_bench.py``. With Capacity Blocks also the jobs left unfinished and, per block, its
+    used, window and idle GPU-hours, the jobs evicted at its end and the work they lost (the cost row
+    includes the blocks' upfront fees).
     """
     rows = [
         ("jobs admitted / in the trace", [f"{r.admitted} / {r.jobs}" for r in results]),
@@ -701,4 +970,14 @@ def comparison_rows(results: Sequence[StrategyResult]) -> list[tuple[str, list[s
             ("GPU-hours redone after failures", [f"{r.failure_lost_gpu_hours:,.1f}" for r in failed]),
             ("GPU-hours held restarting", [f"{r.failure_restart_gpu_hours:,.1f}" for r in failed]),
         ]
+    if results and results[0].blocks:
+        rows.append(("jobs unfinished (a block ended)", [str(r.unfinished) for r in results]))
+        for k, use in enumerate(results[0].blocks):
+            name = f"block {use.id} ({use.gpus} GPUs)"
+            rows += [
+                (f"{name}: GPU-hours used / window", [f"{r.blocks[k].used_gpu_hours:,.0f} / {r.blocks[k].window_gpu_hours:,.0f}" for r in results]),
+                (f"{name}: idle GPU-hours", [f"{r.blocks[k].idle_gpu_hours:,.0f}" for r in results]),
+                (f"{name}: jobs evicted at its end", [str(r.blocks[k].evictions) for r in results]),
+                (f"{name}: GPU-hours lost at its end", [f"{r.blocks[k].lost_gpu_hours:,.1f}" for r in results]),
+            ]
     return rows

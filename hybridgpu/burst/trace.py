@@ -13,6 +13,12 @@ A trace is a CSV file with a header row; ``#`` lines are comments. Columns:
 ``queue``          optional, read by the split-queues topology only: ``local`` (the job is
                    submitted to ``<queue>`` and runs on-prem) or ``burst`` (``<queue>-burst``:
                    it runs in EKS only; not with ``burst: none``). Default: ``local``
+``pods``           optional, with ``gpus_per_pod``: the job's pod set as Kueue sees it (its
+                   pods, all admitted together or none: a gang). Empty: one unshaped block
+                   of ``gpus`` GPUs
+``gpus_per_pod``   optional, with ``pods``: GPUs each pod requests (integer >= 1);
+                   ``pods x gpus_per_pod`` must equal ``gpus``. A pod runs on one node, so a
+                   cloud node of ``G`` GPUs holds ``G // gpus_per_pod`` of the job's pods
 =================  ========================================================================
 
 A trace needs at least one job: a header-only file is refused.
@@ -32,12 +38,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import get_args
 
+import yaml
+
 from hybridgpu.burst.models import BurstClass
-from hybridgpu.datafile import DataFileError, unreadable_issue
+from hybridgpu.datafile import DataFileError, describe_yaml_error, load_unique_yaml_all, unreadable_issue
 from hybridgpu.errors import Issue
+from hybridgpu.workloads import PodSetError, pod_sets, runtimes_of
 
 REQUIRED_COLUMNS = ("submit_s", "gpus", "duration_s")
-OPTIONAL_COLUMNS = ("checkpoint_s", "burst", "queue")
+OPTIONAL_COLUMNS = ("checkpoint_s", "burst", "queue", "pods", "gpus_per_pod")
+#: The job-shape columns (:class:`Job` ``pods`` and ``gpus_per_pod``): both or neither.
+SHAPE_COLUMNS = ("pods", "gpus_per_pod")
 #: Values of the ``queue`` column: which LocalQueue a split-queues user submits to.
 QUEUE_TARGETS = ("local", "burst")
 BURST_CLASSES: tuple[str, ...] = get_args(BurstClass)
@@ -47,6 +58,12 @@ class TraceError(DataFileError):
     """A demand trace is invalid; every issue names the file, the line and the column."""
 
     what = "demand trace"
+
+
+class JobShapeError(DataFileError):
+    """A job file cannot be turned into trace rows; every issue names the file, the job and the key path."""
+
+    what = "job file"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +77,8 @@ class Job:
         checkpoint_s: seconds between checkpoints, or None (never checkpoints).
         burst: where it may go beyond on-prem: ``spot``, ``on-demand`` or ``none``.
         queue: split-queues only: ``local`` (``<queue>``, on-prem) or ``burst`` (``<queue>-burst``, EKS).
+        pods: pods of the job's pod set (a gang), or None (unshaped: GPUs placed freely on whole nodes).
+        gpus_per_pod: GPUs per pod, or None; with ``pods``, ``pods x gpus_per_pod == gpus``.
     """
 
     submit_s: float
@@ -68,6 +87,8 @@ class Job:
     checkpoint_s: float | None
     burst: str
     queue: str = "local"
+    pods: int | None = None
+    gpus_per_pod: int | None = None
 
 
 def _number(text: str, *, integer: bool = False) -> float:
@@ -77,6 +98,34 @@ def _number(text: str, *, integer: bool = False) -> float:
     if integer and value != int(value):
         raise ValueError("not a whole number")
     return value
+
+
+def _shape(cells: dict[str, str], gpus: float | None, file: str, where: str, issues: list[Issue]) -> tuple[int | None, int | None]:
+    """The row's ``(pods, gpus_per_pod)`` (both None when the row gives neither); problems go to ``issues``."""
+    raw = {c: cells.get(c, "") for c in SHAPE_COLUMNS}
+    if not any(raw.values()):
+        return None, None
+    parsed: dict[str, int] = {}
+    for col, what in (("pods", "the pods of the job's pod set"), ("gpus_per_pod", "the GPUs each pod requests")):
+        if not raw[col]:
+            other = "gpus_per_pod" if col == "pods" else "pods"
+            fix = f"give both `pods` and `gpus_per_pod` (pods x gpus_per_pod = gpus), or leave both empty; `{other}` is {raw[other]!r}"
+            issues.append(Issue.in_entry(file, where, col, "missing: the job's shape needs both columns", fix))
+            continue
+        try:
+            value = _number(raw[col], integer=True)
+            if value < 1:
+                raise ValueError("must be >= 1")
+            parsed[col] = int(value)
+        except ValueError as exc:
+            issues.append(Issue.in_entry(file, where, col, f"{raw[col]!r}: {exc}", f"write {what}, a whole number >= 1"))
+    if len(parsed) < 2:
+        return None, None
+    pods, per_pod = parsed["pods"], parsed["gpus_per_pod"]
+    if gpus is not None and pods * per_pod != gpus:
+        fix = f"set `gpus` to {pods * per_pod} (pods x gpus_per_pod), or correct the shape"
+        issues.append(Issue.in_entry(file, where, "gpus", f"{int(gpus)} is not pods x gpus_per_pod = {pods} x {per_pod} = {pods * per_pod}", fix))
+    return pods, per_pod
 
 
 def parse_trace(text: str, file: str) -> list[Job]:
@@ -149,8 +198,10 @@ def parse_trace(text: str, file: str) -> list[Job]:
             issues.append(Issue.in_entry(file, where, "queue", f"{queue!r} is not a queue target", f"use one of {', '.join(QUEUE_TARGETS)} (or leave it empty: local)"))
         elif queue == "burst" and burst == "none":
             issues.append(Issue.in_entry(file, where, "queue", "a `burst: none` job has no `-burst` queue", "set `queue: local`, or give the job a burst class"))
+        shape = _shape(cells, values.get("gpus"), file, where, issues)
         if len(issues) == row_issues:
-            jobs.append(Job(float(values["submit_s"] or 0.0), int(values["gpus"] or 0), float(values["duration_s"] or 0.0), checkpoint, burst, queue))
+            job = Job(float(values["submit_s"] or 0.0), int(values["gpus"] or 0), float(values["duration_s"] or 0.0), checkpoint, burst, queue, *shape)
+            jobs.append(job)
     if issues:
         raise TraceError(issues)
     if not jobs:
@@ -175,15 +226,72 @@ def load_trace(path: str | Path) -> list[Job]:
 
 
 def write_trace(jobs: list[Job], path: str | Path) -> None:
-    """Write ``jobs`` as trace CSV to ``path`` (five columns; the ``queue`` column too when a job has ``queue: burst``)."""
+    """Write ``jobs`` as trace CSV to ``path`` (five columns; the ``queue`` column too when a job has ``queue: burst``
+    or a shape, and ``pods``, ``gpus_per_pod`` when a job has a shape)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    with_queue = any(j.queue != "local" for j in jobs)
-    writer.writerow([*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS[: 3 if with_queue else 2]])
+    with_shape = any(j.pods is not None for j in jobs)
+    with_queue = with_shape or any(j.queue != "local" for j in jobs)
+    writer.writerow([*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS[: 5 if with_shape else 3 if with_queue else 2]])
     for j in jobs:
-        row = [f"{j.submit_s:.12g}", j.gpus, f"{j.duration_s:.12g}", "" if j.checkpoint_s is None else f"{j.checkpoint_s:.12g}", j.burst]
-        writer.writerow([*row, j.queue] if with_queue else row)
+        row: list[object] = [f"{j.submit_s:.12g}", j.gpus, f"{j.duration_s:.12g}", "" if j.checkpoint_s is None else f"{j.checkpoint_s:.12g}", j.burst]
+        if with_queue:
+            row.append(j.queue)
+        if with_shape:
+            row += ["" if j.pods is None else j.pods, "" if j.gpus_per_pod is None else j.gpus_per_pod]
+        writer.writerow(row)
     Path(path).write_text(out.getvalue())
+
+
+def job_file_shapes(path: str | Path) -> list[tuple[str, int, int]]:
+    """The trace shape of every job in a Kubernetes job file, from Kueue's pod sets (:func:`hybridgpu.workloads.pod_sets`).
+
+    Each job object (batch Job, JobSet, PyTorchJob, TrainJob with the file's TrainingRuntimes, RayJob,
+    RayCluster, RayService) gives ``(label, pods, gpus_per_pod)``: the pods of its pod sets that request
+    ``nvidia.com/gpu`` (Kueue's ``count``), all of one GPU size. Other objects are skipped.
+
+    Raises:
+        JobShapeError: the file is unreadable or not YAML; a job has no GPU pod, GPU pods of different sizes (the
+            trace has one size per job: write the rows by hand), or a count of the wrong type (key path named);
+            or the file holds no job at all.
+    """
+    shown = str(path)
+    try:
+        docs = load_unique_yaml_all(Path(path).read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise JobShapeError([unreadable_issue(shown, exc, "the job file")]) from None
+    except yaml.YAMLError as exc:
+        raise JobShapeError([Issue.in_entry(shown, None, None, f"not valid YAML: {describe_yaml_error(exc)}", "fix the YAML syntax", "yaml")]) from None
+    runtimes = runtimes_of(docs)
+    out: list[tuple[str, int, int]] = []
+    issues: list[Issue] = []
+    for n, doc in enumerate(docs, start=1):
+        if not isinstance(doc, dict):
+            continue
+        meta = doc.get("metadata")
+        name = meta.get("name") if isinstance(meta, dict) else None
+        label = f"{doc.get('kind')} {name or f'(document {n})'}"
+        try:
+            sets = pod_sets(doc, runtimes)
+        except PodSetError as exc:
+            issues.append(Issue.in_entry(shown, label, exc.key, exc.problem, "write the count as a whole number, as the job's API expects"))
+            continue
+        if sets is None:
+            continue
+        gpu_sets = [ps for ps in sets if ps.gpus() > 0]
+        sizes = sorted({ps.gpus() for ps in gpu_sets})
+        if not gpu_sets:
+            issues.append(Issue.in_entry(shown, label, None, "no pod requests nvidia.com/gpu, so the job has no place in a GPU trace", "give its GPU containers `resources.limits.nvidia.com/gpu`, or leave the job out"))
+        elif len(sizes) > 1:
+            detail = ", ".join(f"{ps.name}: {ps.count} x {ps.gpus()}" for ps in gpu_sets)
+            issues.append(Issue.in_entry(shown, label, None, f"its GPU pod sets differ in GPUs per pod ({detail}); a trace row has one size", "write its rows by hand (e.g. one per pod set), or give its pods one size"))
+        else:
+            out.append((label, sum(ps.count for ps in gpu_sets), sizes[0]))
+    if issues:
+        raise JobShapeError(issues)
+    if not out:
+        raise JobShapeError([Issue.in_entry(shown, None, None, "no job object (Job, JobSet, PyTorchJob, TrainJob, RayJob, RayCluster, RayService)", "name a job file, e.g. docs/examples/eks-pytorchjob.yaml")])
+    return out
 
 
 def generate_trace(

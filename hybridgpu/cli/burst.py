@@ -3,8 +3,11 @@
 * ``hybridgpu burst plan hybrid [--json]``: every quota the stack's burst plan derives, in one
   table (on-prem from the inventory, EKS from the ceilings, manager = sum of workers).
 * ``hybridgpu burst simulate --trace examples/traces/site-a-month.csv --stack hybrid [--json]``:
-  replay a demand trace under on-prem only, burst to spot and burst to on-demand, side by side.
-* ``hybridgpu burst trace --jobs 900 --days 30 --seed 7 --out FILE``: write a synthetic trace.
+  replay a demand trace under on-prem only, burst to spot and burst to on-demand, side by side; the
+  Capacity Blocks of the plan's EKS stack are placed on the trace from ``--start`` (default: the first
+  block's start) and used inside their windows.
+* ``hybridgpu burst trace --jobs 900 --days 30 --seed 7 --out FILE``: write a synthetic trace; with
+  ``--job-file F`` (repeatable) one row per job of those files instead, shaped by Kueue's pod sets.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -20,6 +24,7 @@ import typer
 from hybridgpu.burst.models import INCREMENTAL_DISPATCH_SECONDS
 from hybridgpu.burst.plan import BurstPlan, describe_roles
 from hybridgpu.burst.teams import cohort_capacity, team_quota_rows
+from hybridgpu.config.models import CloudConfig
 from hybridgpu.stack.load import load_stack
 from hybridgpu.errors import HybridGpuError
 from hybridgpu.k8s import GPU_RESOURCE
@@ -27,17 +32,48 @@ from hybridgpu.k8s import GPU_RESOURCE
 burst_app = typer.Typer(no_args_is_help=True, help="Bursting with Kueue MultiKueue: derived quotas, simulator, traces.")
 
 
-from hybridgpu.cli.common import Col, print_heading, print_table, progress
+from hybridgpu.cli.common import Col, print_heading, print_table, print_wrapped, progress
 from hybridgpu.cli.common import console as _console
 from hybridgpu.cli.common import fail as _fail
 
 
 def _load_plan(stack: str, root: Path | None) -> BurstPlan:
     """The burst plan of ``stack``, as validating it derived it."""
+    return _load_plan_and_cloud(stack, root)[0]
+
+
+def _load_plan_and_cloud(stack: str, root: Path | None) -> tuple[BurstPlan, CloudConfig | None]:
+    """The burst plan of ``stack`` and the validated cloud section of the plan's EKS stack (its NodePools' Capacity Blocks)."""
     loaded = load_stack(stack, root)
     if loaded.burst_plan is None:
         raise ValueError(f"stack {stack!r} has no `hybridgpu:burst` section; run `hybridgpu burst plan` on a stack that takes part")
-    return loaded.burst_plan
+    plan = loaded.burst_plan
+    cloud_stack = plan.source.cloud.stack
+    cloud = loaded.config.cloud if cloud_stack == loaded.config.stack else load_stack(cloud_stack, loaded.root).config.cloud
+    return plan, cloud
+
+
+def _trace_start(start: str | None, cloud: CloudConfig | None) -> tuple[datetime | None, str]:
+    """The trace's start time (UTC) from ``--start``, else the first Capacity Block's start, and how it was chosen.
+
+    Returns:
+        ``(None, "")`` when neither is given (the trace then stays on its own axis).
+
+    Raises:
+        ValueError: ``--start`` is not an ISO 8601 time with a UTC offset.
+    """
+    if start is not None:
+        try:
+            value = datetime.fromisoformat(start.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"--start {start!r} is not an ISO 8601 time; use e.g. --start 2026-12-01T11:30:00Z") from None
+        if value.tzinfo is None:
+            raise ValueError(f"--start {start!r} has no UTC offset; use e.g. --start 2026-12-01T11:30:00Z")
+        return value.astimezone(UTC), "--start"
+    firsts = [b.start for p in (cloud.node_pools if cloud else []) for b in p.capacity_blocks]
+    if not firsts:
+        return None, ""
+    return min(firsts), "the first Capacity Block's start; set --start to move it"
 
 
 def plan_rows(plan) -> list[dict]:
@@ -138,6 +174,8 @@ def plan_command(
         for ctype, cap in plan.cloud.items()
     ]
     print_table(console, "capacities", ["source", "resource", Col("quantity", True), "derived from"], caps)
+    for ctype, cap in plan.cloud.items():  # where each price comes from, and the cost report's when it differs (docs/economics.md)
+        print_wrapped(console, f"EKS {ctype} price {cap.usd_per_gpu_hour:.2f} USD/GPU-hour: {cap.price_source}")
     # One table per cluster and per team (their name in the title, not in a column), so the tables fit wider terminals.
     clusters: dict[tuple[str, str], list[dict]] = {}
     for row in summary["rows"]:
@@ -195,7 +233,7 @@ def plan_command(
 
 @burst_app.command("simulate")
 def simulate_command(
-    trace: Annotated[Path, typer.Option("--trace", help="Demand trace CSV, columns submit_s, gpus, duration_s and optional checkpoint_s, burst.")],
+    trace: Annotated[Path, typer.Option("--trace", help="Demand trace CSV, columns submit_s, gpus, duration_s and optional checkpoint_s, burst, queue, pods, gpus_per_pod.")],
     stack: Annotated[str | None, typer.Option(help="Take capacities, prices and latencies from this stack's burst plan.")] = None,
     root: Annotated[Path | None, typer.Option(help="Project root (default: found from the working directory).")] = None,
     onprem_gpus: Annotated[int | None, typer.Option(min=0, help="On-prem GPUs (overrides the plan).")] = None,
@@ -210,17 +248,28 @@ def simulate_command(
     seed: Annotated[int, typer.Option(help="Seed of the spot interruption stream.")] = 0,
     failure_rate: Annotated[float | None, typer.Option(help="Simulate GPU failures: failures per GPU-hour (e.g. 1.97e-5, `hybridgpu cost checkpoint`'s default). Default: off.")] = None,
     failure_restart_seconds: Annotated[float, typer.Option(metavar="SECONDS", help="With --failure-rate: seconds from a failure until the job works again.")] = 0.0,
+    start: Annotated[str | None, typer.Option(metavar="TIME", help="UTC time of the trace's second 0, e.g. 2026-12-01T11:30:00Z, to place the stack's Capacity Blocks on it. Default: the first block's start.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Replay a demand trace: on-prem only, burst to spot, burst to on-demand, side by side."""
-    from hybridgpu.burst.simulate import COST_MODEL, GpuFailures, SimulationParams, compare, params_from_plan
+    from hybridgpu.burst.simulate import COST_MODEL, GpuFailures, ReservedBlock, SimulationParams, compare, params_from_plan, reserved_blocks
     from hybridgpu.burst.trace import load_trace
+    from hybridgpu.catalog import load_catalog
 
+    blocks: list[ReservedBlock] = []
+    t0: datetime | None = None
+    t0_from = ""
     try:
         jobs = load_trace(trace)
         if stack is not None:
-            params = params_from_plan(_load_plan(stack, root), seed=seed)
+            plan, cloud = _load_plan_and_cloud(stack, root)
+            params = params_from_plan(plan, seed=seed)
+            t0, t0_from = _trace_start(start, cloud)
+            if t0 is not None:
+                blocks = reserved_blocks(cloud, load_catalog(), t0)
         else:
+            if start is not None:
+                raise ValueError("--start places the stack's Capacity Blocks on the trace: give --stack too")
             if onprem_gpus is None:
                 raise ValueError("give --stack (a stack with a burst plan) or at least --onprem-gpus")
             params = SimulationParams(onprem_gpus=onprem_gpus, seed=seed)
@@ -264,14 +313,19 @@ def simulate_command(
         except ValueError as exc:
             _fail(f"{exc} (--failure-rate / --failure-restart-seconds)")
     with progress(f"simulating {len(jobs)} jobs under 3 strategies"):
-        results = compare(jobs, params, failures)
+        results = compare(jobs, params, failures, blocks)
+    dropped = () if t0 is not None else ("blocks", "unfinished")  # the output of a run without blocks is unchanged
     if as_json:
         payload = {
             "trace": str(trace),
             "params": asdict(params),
             "costModel": COST_MODEL,
-            "results": [{**asdict(r), "totalCostUsd": r.total_cost_usd} for r in results],
+            "results": [{**{k: v for k, v in asdict(r).items() if k not in dropped}, "totalCostUsd": r.total_cost_usd} for r in results],
         }
+        if t0 is not None:
+            payload["start"] = t0.strftime("%Y-%m-%dT%H:%M:%SZ")
+            payload["startFrom"] = t0_from
+            payload["blocks"] = [asdict(b) for b in blocks]
         if failures is not None:
             payload["failures"] = asdict(failures)
         _console().print_json(json.dumps(payload))
@@ -284,6 +338,13 @@ def simulate_command(
     )
     from hybridgpu.burst.simulate import comparison_rows
 
+    if t0 is not None:
+        console.print(
+            f"trace second 0 = {t0.strftime('%Y-%m-%dT%H:%M:%SZ')} ({t0_from}); {len(blocks)} Capacity Block(s) on the trace "
+            "(usable until 40 minutes before their end; their fees are in every strategy's cost)",
+            markup=False,
+            highlight=False,
+        )
     print_table(console, None, ["", *(Col(r.strategy, True) for r in results)], [[label, *values] for label, values in comparison_rows(results)])
     console.print(f"{COST_MODEL}; {params.gpus_per_instance} GPUs per instance", markup=False, highlight=False)
 
@@ -295,10 +356,24 @@ def trace_command(
     days: Annotated[float, typer.Option(min=0.01, help="Length of the trace in days.")] = 30.0,
     seed: Annotated[int, typer.Option(help="Random seed (same seed, same trace).")] = 0,
     median_hours: Annotated[float, typer.Option(min=0.01, help="Median job duration in hours.")] = 2.0,
+    job_file: Annotated[
+        list[Path] | None,
+        typer.Option(help="Instead: one row per job in this Kubernetes job file (repeatable), its shape from Kueue's pod sets; submitted at 0, --median-hours long, on-demand. Edit the times after."),
+    ] = None,
 ) -> None:
     """Write a reproducible synthetic demand trace: the same options and seed give the same file."""
-    from hybridgpu.burst.trace import generate_trace, write_trace
+    from hybridgpu.burst.trace import Job, generate_trace, job_file_shapes, write_trace
 
+    if job_file:
+        rows: list[Job] = []
+        try:
+            for path in job_file:
+                rows += [Job(0.0, pods * per_pod, median_hours * 3600.0, None, "on-demand", "local", pods, per_pod) for _, pods, per_pod in job_file_shapes(path)]
+        except HybridGpuError as exc:
+            _fail(str(exc))
+        write_trace(rows, out)
+        _console().print(f"{len(rows)} jobs from {len(job_file)} job file(s) written to {out} (submit_s 0 and duration_s {median_hours * 3600:.0f}: edit them)")
+        return
     generated = generate_trace(jobs=jobs, days=days, seed=seed, median_hours=median_hours)
     write_trace(generated, out)
     _console().print(f"{len(generated)} jobs written to {out}")

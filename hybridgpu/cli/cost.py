@@ -217,6 +217,9 @@ def print_report(rep: Any) -> None:
                 for line in rep.capacity
             ],
         )
+        for line in rep.capacity:  # how each price is made (EconomicsData.gpu_hour_price; docs/economics.md)
+            if line.instance_type and line.price_basis:
+                print_wrapped(console, f"{line.name}: {line.price_basis}")
         rows = [[line.name, *(f"{_usd(line.monthly_usd[k])} ({line.usd_per_productive_gpu_hour[k]:.2f})" for k in keys)] for line in rep.capacity]
         rows.append(["total", *(_usd(rep.monthly_total_usd[k]) for k in keys)])
         print_table(console, "USD per month (USD per productive GPU-hour) at utilization u", ["capacity", *(Col(f"u={k}", True) for k in keys)], rows)
@@ -568,7 +571,7 @@ def showback(
     from datetime import datetime
 
     from hybridgpu.economics.showback import ShowbackPrices, compute_showback
-    from hybridgpu.economics.usage import load_nodes, load_usage, parse_flavors
+    from hybridgpu.economics.usage import load_nodes, load_usage, node_gpu_models, parse_flavors
     from hybridgpu.stack.showback import showback_inputs
     from hybridgpu.teams.models import read_teams_file
 
@@ -591,9 +594,10 @@ def showback(
             except ValueError:
                 raise ValueError(f"--until: {until!r} is not an ISO 8601 time, e.g. 2026-11-30T00:00:00Z") from None
         node_map = load_nodes(nodes) if nodes is not None else None
+        node_models = node_gpu_models(nodes) if nodes is not None else None  # showback prices by GPU model (docs/teams.md)
         flavors = {**inputs.flavors, **parse_flavors(flavor or [])} or None
         with progress(f"reading and pricing {export}"):
-            records = load_usage(export, nodes=node_map, flavors=flavors, until=until_time)
+            records = load_usage(export, nodes=node_map, flavors=flavors, until=until_time, node_models=node_models)
             result = compute_showback(records, prices, teams=teams_file, onprem_gpus=onprem_gpus, window_hours=window_hours, top=top, file=str(export))
         written = []
         if plot is not None:
@@ -674,7 +678,13 @@ def print_showback(out: dict[str, Any]) -> None:
             ],
         )
     console.print("prices (USD/GPU-hour): " + ", ".join(f"{k} {v:.4f}" for k, v in out["pricesUsdPerGpuHour"].items()))
-    from hybridgpu.economics.showback import unattributed_note  # issue 29: what matched no team, never silent
+    by_model = out.get("pricesByGpuModel") or {}
+    if by_model:
+        print_wrapped(console, "prices by GPU model (USD/GPU-hour): " + "; ".join(f"{k} " + ", ".join(f"{m} {v:.4f}" for m, v in per.items()) for k, per in by_model.items()))
+    from hybridgpu.economics.showback import blended_note, unattributed_note  # issue 29: what matched no team, never silent
+
+    if note := blended_note(out.get("blended") or {}):  # issue 29: a rate mixing GPU models is never silent either
+        print_wrapped(console, f"note: {note}")
 
     if note := unattributed_note(out.get("unattributed") or {}):
         console.print(f"note: {note}", markup=False, highlight=False)

@@ -15,7 +15,8 @@
 * ``hybridgpu inventory upgrade-plan PATH... [--to X.Y.Z]`` prints the order and the checks of a Kubernetes
   upgrade (:func:`hybridgpu.inventory.upgrade.plan_upgrade`; without ``--to`` the inventory's
   ``upgrades.kubernetes``, which ``pulumi up`` runs), ``--json`` as JSON; ``--out DIR`` writes its
-  scripts with ``run-order.txt`` (docs/upgrades.md). Exit 2 when a check fails.
+  scripts with ``run-order.txt`` (docs/upgrades.md), then the NVIDIA driver/toolkit upgrade of ``upgrades.nvidia``
+  (:func:`hybridgpu.inventory.upgrade.plan_nvidia_upgrade`). Exit 2 when a check fails.
 * ``hybridgpu inventory export --format kubespray PATH... --out DIR`` writes a kubespray
   inventory directory (:func:`hybridgpu.render.kubespray.kubespray_files`).
 * ``hybridgpu inventory cordon|retire|restore HOST PATH...`` sets the host's ``state`` to
@@ -290,41 +291,60 @@ def upgrade_plan_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
     out: Annotated[Path | None, typer.Option(help="Also write every script of the upgrade here, with run-order.txt.")] = None,
 ) -> None:
-    """Show the order and the checks of a Kubernetes upgrade (one minor at a time, control planes first); exit 2 if a check fails."""
+    """Show the order and the checks of a Kubernetes upgrade (one minor at a time, control planes first) and of the inventory's
+    NVIDIA driver/toolkit upgrade (upgrades.nvidia); exit 2 if a check fails."""
     import json
 
-    from hybridgpu.inventory.upgrade import UpgradePlanError, plan_upgrade
-    from hybridgpu.render.upgrade import upgrade_run_order
+    from hybridgpu.inventory.upgrade import UpgradePlan, UpgradePlanError, plan_nvidia_upgrade, plan_upgrade
+    from hybridgpu.render.upgrade import ScriptRun, nvidia_run_order, upgrade_run_order
 
+    plan: UpgradePlan | None = None
     try:
         inventory = load_inventory(paths)
         wanted = inventory.site.upgrades.kubernetes if inventory.site.upgrades is not None else None
-        if to is None and wanted is None:
-            fail("give --to X.Y.Z, or set upgrades.kubernetes.to in the inventory (the upgrade pulumi up runs; docs/upgrades.md)")
+        nvidia = plan_nvidia_upgrade(inventory)
+        if to is None and wanted is None and nvidia is None:
+            fail(
+                "give --to X.Y.Z, or set upgrades.kubernetes.to or upgrades.nvidia in the inventory (the upgrades pulumi up runs; "
+                "docs/upgrades.md)"
+            )
         if to is None and wanted is not None:  # exactly what pulumi up carries out
             to, via, workers_last = wanted.to, list(wanted.via), wanted.workers_last
             if wanted.to == inventory.site.cluster.kubernetes_version:
                 typer.echo(f"upgrades.kubernetes.to is {wanted.to}, the version that runs: nothing to upgrade")
-                return
-        assert to is not None
-        plan = plan_upgrade(inventory, to, via=via or (), workers_last=workers_last)
+                to = None
+        if to is not None:
+            plan = plan_upgrade(inventory, to, via=via or (), workers_last=workers_last)
     except (InventoryError, UpgradePlanError) as exc:
         fail(exc)
+    document: dict[str, object] = {}
+    if plan is not None:
+        document = plan.to_dict()
+        if not as_json:
+            typer.echo(plan.text(80), nl=False)
+    if nvidia is not None:
+        document["nvidia"] = nvidia.to_dict()
+        if not as_json:
+            typer.echo(nvidia.text(80), nl=False)
     if as_json:
-        console().print_json(json.dumps(plan.to_dict()))
-    else:
-        typer.echo(plan.text(80), nl=False)
-    if not plan.ok:
+        console().print_json(json.dumps(document))
+    if plan is not None and not plan.ok:
         fail(InventoryError([c.issue for c in plan.failures if c.issue is not None]))
     if out is not None:
-        runs = upgrade_run_order(plan, inventory.site.upgrades, mirrors=inventory.site.mirrors)
+        runs: tuple[ScriptRun, ...] = upgrade_run_order(plan, inventory.site.upgrades, mirrors=inventory.site.mirrors) if plan is not None else ()
+        runs += nvidia_run_order(nvidia) if nvidia is not None else ()
         for run in runs:
             _write(out / run.name, run.text, 0o755)
+        what = f"{plan.current} -> {plan.target}" if plan is not None else ""
+        if nvidia is not None:
+            what = f"{what}, then {nvidia.target}" if what else nvidia.target
         lines = [
-            f"# {plan.site}: {plan.current} -> {plan.target}, in this order. node: as root on the host;",
+            f"# {inventory.site.name}: {what}, in this order. node: as root on the host;",
             "# first-control-plane: as root there, KUBECONFIG=/etc/kubernetes/admin.conf.",
             "# After a failure, fix the cause and start again from the top: done steps skip.",
         ]
+        if nvidia is not None:
+            lines.append("# NVIDIA reboot-wait: set BOOT_ID to the boot id the install script printed (none: it did not reboot).")
         lines += [f"{run.where} {run.host} {run.name}" for run in runs]
         _write(out / "run-order.txt", "\n".join(lines) + "\n")
         if not as_json:

@@ -10,6 +10,7 @@ import typer
 
 from hybridgpu.cli.common import console, fail, print_wrapped
 from hybridgpu.errors import HybridGpuError
+from hybridgpu.stack.burst import burst_price_notes
 from hybridgpu.stack.capacity_blocks import capacity_block_warnings
 from hybridgpu.stack.clusters import cluster_name_clashes
 from hybridgpu.stack.files import find_project_root
@@ -34,6 +35,8 @@ def validate(
         print_wrapped(console(stderr=True), f"warning: {warning}")
     for warning in capacity_block_warnings(config):
         print_wrapped(console(stderr=True), f"warning: {values.file}: {warning}")
+    for note in burst_price_notes(config, (root or find_project_root()).resolve()):  # two prices of one GPU-hour, explained (docs/economics.md)
+        print_wrapped(console(stderr=True), f"note: {note}")
     if as_json:
         console().print_json(json.dumps({"stack": config.stack, "file": str(values.file), "environment": config.environment.value, "gpuNodePools": names}))
         return

@@ -542,7 +542,7 @@ class CapacitySpecArgs(TypedDict):
     monthly_budget_usd: NotRequired[float]
     """Monthly budget in USD; the ceiling becomes floor(budget / (USD per GPU-hour x hoursPerMonth)), rounded down to whole instances. Default: none (the ceiling decides)."""
     usd_per_gpu_hour: NotRequired[float]
-    """Price in USD per GPU-hour. Default: on-demand, the highest per-GPU list price among the pool's instance types in the catalog; spot has no catalog price and needs this field."""
+    """Price in USD per GPU-hour, for the ceiling from `monthlyBudgetUsd` and the teams' budgets. Default: the cloud stack's price (its `hybridgpu:economics` overrides applied): spot, the cost report's price of the NodePool (cheapest type per GPU x the family's spot fraction); on-demand, the pool's dearest type's On-Demand price. When set and different, `burst plan` and `validate` show both prices and their sources."""
     price_source: NotRequired[str]
     """Where `usdPerGpuHour` comes from (URL or report) and its date. Required with `usdPerGpuHour`."""
 
@@ -832,9 +832,13 @@ class ScriptRunArgs(TypedDict):
     text: str
     """the script."""
     phase: NotRequired[str]
-    """``etcd-snapshot``, ``kubeadm``, ``drain``, ``kubelet`` or ``uncordon``. One of `etcd-snapshot`, `kubeadm`, `drain`, `kubelet`, `uncordon`. Default: `kubeadm`."""
+    """``etcd-snapshot``, ``kubeadm``, ``drain``, ``kubelet`` or ``uncordon``; for the NVIDIA upgrade ``drain``, ``install``, ``reboot-wait``, ``verify``, ``uncordon``. One of `etcd-snapshot`, `kubeadm`, `drain`, `kubelet`, `uncordon`, `install`, `reboot-wait`, `verify`. Default: `kubeadm`."""
     version: NotRequired[str]
-    """the release the step moves to (``pulumi up`` triggers each command on it). Default: ``."""
+    """the release the step moves to (``pulumi up`` triggers each command on it); for the NVIDIA upgrade its tag (:attr:`hybridgpu.inventory.upgrade.NvidiaHostUpgrade.tag`). Default: ``."""
+    kind: NotRequired[str]
+    """``kubernetes`` (one chain, each run after the one before) or ``nvidia``. One of `kubernetes`, `nvidia`. Default: `kubernetes`."""
+    batch: NotRequired[int]
+    """for ``nvidia`` runs, the group of nodes the run belongs to: the runs of one node follow each other, the nodes of a group run side by side, a group starts once the one before it is done. None for ``kubernetes``."""
 
 
 class SecretSourceArgs(TypedDict):

@@ -24,6 +24,8 @@ Creates:
 * when ``upgrades.kubernetes.to`` moves past ``cluster.kubernetesVersion``: the upgrade of the plan
   (:attr:`OnPremPlan.upgrade`) as one ``dependsOn`` chain after every join and drain, each command with
   ``triggers=[<step version>]`` (:meth:`OnPremCluster._upgrade`); nothing when the version does not move;
+  with ``upgrades.nvidia``, after it, the GPU workers' driver/toolkit upgrade, ``maxParallel`` nodes at a time
+  (drain, install, reboot-wait, verify, uncordon per node), each command with ``triggers=[<upgrade tag>]``;
 * per host, a ``hybridgpu:index:OnPremHost`` record (``hybridgpu:onprem:Host`` before, kept as its alias) (:class:`OnPremHost`: hostname, role, owner,
   GPUs, the kubeadm config with secret placeholders), so the state and the policy pack
   (``onprem-host-owner``, ``kubeadm-ca-verification``) see each machine;
@@ -62,6 +64,7 @@ from hybridgpu.render.bootstrap import (
 from hybridgpu.render.chart_repos import chart_source
 from hybridgpu.render.cilium import cilium_helm_values
 from hybridgpu.render.kubeadm_secrets import BOOTSTRAP_TOKEN, CA_CERT_HASH, CERTIFICATE_KEY, substitute
+from hybridgpu.render.upgrade import with_boot_id
 
 CILIUM_REPO = "https://helm.cilium.io"
 
@@ -376,7 +379,8 @@ class OnPremCluster(pulumi.ComponentResource):
                 "kubeconfig": self.kubeconfig,
                 "hosts": [s.hostname for s in plan.steps],
                 "skipped": list(plan.skipped),
-                "upgradingTo": plan.upgrade[-1].version if plan.upgrade else None,
+                "upgradingTo": next((r.version for r in reversed(plan.upgrade) if r.kind == "kubernetes"), None),
+                "nvidiaUpgradingTo": next((r.version for r in plan.upgrade if r.kind == "nvidia"), None),
             }
         )
 
@@ -391,6 +395,12 @@ class OnPremCluster(pulumi.ComponentResource):
         command and those after it again; the scripts skip a phase whose stamp says it completed
         (``/var/lib/hybridgpu/upgrade/<version>/<phase>``) and a package already at the version.
 
+        Then the NVIDIA driver/toolkit upgrade of ``upgrades.nvidia`` (runs of kind ``nvidia``, after the last Kubernetes
+        command): per GPU worker drain, install, reboot-wait, verify, uncordon, one after the other; the workers of one
+        group (``ScriptRun.batch``, ``maxParallel`` of them) side by side, the next group after the last command of each
+        worker of this one. Each has ``triggers=[<tag>]`` (the versions). The reboot-wait's script is filled from the
+        install's ``stdout`` (the boot id printed before the reboot, :func:`hybridgpu.render.upgrade.with_boot_id`).
+
         Commands run from the first control plane use the admin kubeconfig: :data:`SECRET_LOGGING`. Node
         scripts carry no secret and log as the bootstrap does.
 
@@ -404,8 +414,17 @@ class OnPremCluster(pulumi.ComponentResource):
         """
         by_host = {s.hostname: s for s in plan.steps}
         chain: list[command.remote.Command] = []
-        previous = after
+        previous: list[pulumi.Resource] = list(after)
+        # NVIDIA runs come in groups (ScriptRun.batch): a node's runs follow each other, the nodes of a group run side by
+        # side, and the next group (or anything after) waits for the last command of every node of the group.
+        batch: int | None = None
+        tails: dict[str, command.remote.Command] = {}
         for run in plan.upgrade:
+            if run.batch != batch:
+                if tails:
+                    previous = list(tails.values())
+                tails, batch = {}, run.batch
+            depends: list[pulumi.Resource] = [tails[run.host]] if run.batch is not None and run.host in tails else list(previous)
             resource = f"{name}-upgrade-{run.version}-{run.host}-{run.phase}"
             if run.where == "node":
                 cmd = command.remote.Command(
@@ -414,20 +433,30 @@ class OnPremCluster(pulumi.ComponentResource):
                     create="sudo bash -s",
                     stdin=run.text,
                     triggers=[run.version],
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=list(previous)),
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
                 )
             else:
+                stdin: str | pulumi.Output[str] = run.text
+                if run.phase == "reboot-wait" and run.host in tails:
+                    # Waits for the reboot the install phase printed (its boot id before the reboot); none: only Ready.
+                    def fill_boot_id(out: str | None, text: str = run.text) -> str:
+                        return with_boot_id(text, out)
+
+                    stdin = tails[run.host].stdout.apply(fill_boot_id)
                 cmd = command.remote.Command(
                     resource,
                     connection=self._first_conn,
                     create=ADMIN_SHELL,
-                    stdin=run.text,
+                    stdin=stdin,
                     triggers=[run.version],
                     logging=SECRET_LOGGING,
-                    opts=_secret_opts(self, list(previous)),
+                    opts=_secret_opts(self, depends),
                 )
             chain.append(cmd)
-            previous = [cmd]
+            if run.batch is None:
+                previous = [cmd]
+            else:
+                tails[run.host] = cmd
         return chain
 
     @staticmethod

@@ -12,7 +12,8 @@ the catalog (known families and GPU models). Nothing here imports Pulumi.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import date
 from importlib import resources
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
-from hybridgpu.catalog import Catalog, load_catalog
+from hybridgpu.catalog import Catalog, InstanceType, UnknownInstanceTypeError, load_catalog
 from hybridgpu.datafile import DataFileError, not_a_mapping_issue, top_level_entries, unreadable_issue
 from hybridgpu.errors import CONFIG_REFERENCE, HybridGpuError, Issue, issues_from_validation
 from hybridgpu.modelbase import Model
@@ -36,6 +37,8 @@ __all__ = [
     "EconomicsDataError",
     "EgressPrice",
     "EgressTier",
+    "GpuHourPrice",
+    "PACKAGED_CLOUD_PRICING",
     "OnPremCost",
     "UnknownPriceError",
     "load_economics_data",
@@ -124,6 +127,22 @@ class CloudPricing(SourcedEntry):
             raise ValueError(f"commitments: duplicate option names {sorted(names)}")
         return self
 
+    def fraction_of_on_demand(self, option: str) -> float:
+        """What one GPU-hour of ``option`` costs as a fraction of the On-Demand price (unitless, 0..1].
+
+        ``on-demand`` is 1, a commitment ``1 - discount``, ``spot`` ``spotPriceFraction``.
+
+        Raises:
+            UnknownPriceError: the family has no such option (no spot data, no such commitment).
+        """
+        if option == "on-demand":
+            return 1.0
+        if option == "spot":
+            if self.spot_price_fraction is None:
+                raise UnknownPriceError(f"family {self.family!r} has no spot price data; set spotPriceFraction under hybridgpu:economics.cloud.{self.family}")
+            return self.spot_price_fraction
+        return 1.0 - self.commitment(option).discount
+
     def commitment(self, name: str) -> Commitment:
         """The commitment option ``name`` (e.g. ``reserved-3y``).
 
@@ -195,6 +214,49 @@ class EgressPrice(SourcedEntry):
         return cost
 
 
+#: Where the spot and commitment fractions come from, as users know the file.
+PACKAGED_CLOUD_PRICING = f"hybridgpu/economics/data/{CLOUD_PRICING_FILE}"
+
+
+@dataclass(frozen=True)
+class GpuHourPrice:
+    """What one GPU-hour of one capacity type costs on one instance type, and why.
+
+    Attributes:
+        usd_per_gpu_hour: USD per GPU-hour of capacity held (spot without interruption waste:
+            what AWS bills for the hours held).
+        capacity_type: ``on-demand``, ``spot`` or a commitment name (``reserved-3y`` ...).
+        instance_type: the EC2 instance type priced.
+        gpu_model: its GPU catalog key.
+        on_demand_usd_per_gpu_hour: the catalog (or overridden) On-Demand price per GPU (USD).
+        fraction: ``usd_per_gpu_hour / on_demand_usd_per_gpu_hour`` (1 for On-Demand).
+        sources: the On-Demand price's source and, for other types, the purchase-option data's.
+        source_date: the purchase-option data's date for spot and commitments, else the catalog price's.
+        verified: False when any figure used is an unverified assumption.
+    """
+
+    usd_per_gpu_hour: float
+    capacity_type: str
+    instance_type: str
+    gpu_model: str
+    on_demand_usd_per_gpu_hour: float
+    fraction: float
+    sources: tuple[str, ...]
+    source_date: str
+    verified: bool
+
+    def basis(self) -> str:
+        """One phrase saying how the price is made, e.g. ``p5.48xlarge (H100-80GB) spot = 0.55 x On-Demand 6.88 USD/GPU-hour
+        (hybridgpu/economics/data/cloud_pricing.yaml, 2026-11-22, unverified)``."""
+        head = f"{self.instance_type} ({self.gpu_model}) {self.capacity_type}"
+        checked = "" if self.verified else ", unverified"
+        if self.capacity_type == "on-demand":
+            price_source = next((x for x in self.sources if "pricing" in x), self.sources[0])  # the price list, where the entry names it
+            return f"{head} = On-Demand list price {self.usd_per_gpu_hour:.2f} USD/GPU-hour ({price_source}, {self.source_date}{checked})"
+        return (f"{head} = {self.fraction:g} x On-Demand {self.on_demand_usd_per_gpu_hour:.2f} USD/GPU-hour "
+                f"({self.sources[-1]}, {self.source_date}{checked})")
+
+
 class EconomicsData:
     """The validated price data, indexed (immutable after construction).
 
@@ -264,6 +326,56 @@ class EconomicsData:
                 f"the catalog lists no On-Demand price for {instance_type} ({it.price_region}); set one under hybridgpu:economics.onDemandUsdPerHour"
             )
         return per_gpu
+
+    def gpu_hour_price(self, what: str, capacity_type: str, *, among: Sequence[InstanceType] | None = None) -> GpuHourPrice:
+        """The one price of a GPU-hour: by instance type or GPU model, and capacity type (or commitment).
+
+        Every figure of the toolkit that says what a cloud GPU-hour costs comes from here: the cost
+        report's capacity lines (:func:`hybridgpu.economics.report.build_report`), the burst plan's
+        default spot price (:mod:`hybridgpu.stack.burst`), showback's prices per GPU model
+        (:meth:`hybridgpu.economics.showback.ShowbackPrices.from_report`) and the basis the
+        ``burst-budget`` policy states. Spot and commitments are fractions of the On-Demand price
+        (``cloud_pricing.yaml`` per family, see :meth:`CloudPricing.fraction_of_on_demand`), so they
+        follow catalog and per-stack overrides.
+
+        Args:
+            what: an instance type (``p5.48xlarge``) or a GPU catalog key (``H100-80GB``); a GPU model
+                is priced on its cheapest priced instance type per GPU (ties: by name), the choice the
+                cost report makes for a NodePool.
+            capacity_type: ``on-demand``, ``spot`` or a commitment name (``reserved-3y`` ...).
+            among: with a GPU model, only these instance types are candidates (a NodePool's types).
+
+        Returns:
+            The :class:`GpuHourPrice` (USD per GPU-hour with its basis and sources).
+
+        Raises:
+            UnknownPriceError: no priced instance type for the GPU model, no On-Demand price, or no
+                purchase-option data for the capacity type (the message names the file and key to set).
+            UnknownInstanceTypeError: ``what`` is neither an instance type nor a GPU model of the catalog.
+        """
+        it = self._priced_type(what, among)
+        per_gpu = self.on_demand_usd_per_gpu_hour(it.name)
+        if capacity_type == "on-demand":
+            return GpuHourPrice(per_gpu, capacity_type, it.name, it.gpu_model, per_gpu, 1.0, tuple(it.source), it.source_date, it.verified)
+        pricing = self.cloud_pricing(it.family)
+        fraction = pricing.fraction_of_on_demand(capacity_type)
+        overridden = pricing.notes is not None and pricing.notes.startswith("overridden by")
+        sources = (*it.source, pricing.notes if overridden and pricing.notes else PACKAGED_CLOUD_PRICING)
+        return GpuHourPrice(per_gpu * fraction, capacity_type, it.name, it.gpu_model, per_gpu, fraction, sources, pricing.source_date,
+                            it.verified and pricing.verified)
+
+    def _priced_type(self, what: str, among: Sequence[InstanceType] | None) -> InstanceType:
+        """The instance type ``what`` names, or the cheapest priced one per GPU with GPU model ``what``."""
+        try:
+            return self.catalog.instance_type(what)
+        except UnknownInstanceTypeError:
+            if what not in {g.name for g in self.catalog.gpu_models}:
+                raise
+        pool = list(among) if among is not None else list(self.catalog.instance_types)
+        priced = [t for t in pool if t.gpu_model == what and t.usd_per_gpu_hour is not None]
+        if not priced:
+            raise UnknownPriceError(f"no instance type with {what} has an On-Demand price; set one under hybridgpu:economics.onDemandUsdPerHour")
+        return min(priced, key=lambda t: (t.usd_per_gpu_hour, t.name))
 
     def with_overrides(
         self,

@@ -16,7 +16,7 @@ from typing import Any
 
 from hybridgpu.catalog import InstanceType
 from hybridgpu.config.economics import EconomicsConfig
-from hybridgpu.config.models import CapacityType, StackConfig
+from hybridgpu.config.models import CapacityType, NodePoolConfig, StackConfig
 from hybridgpu.economics.costmodel import (
     HOURS_PER_MONTH,
     CloudRate,
@@ -28,13 +28,13 @@ from hybridgpu.economics.costmodel import (
     cumulative_onprem_usd,
 )
 from hybridgpu.economics.planner import CapacityPrices
-from hybridgpu.economics.prices import EconomicsData, UnknownPriceError, load_economics_data
+from hybridgpu.economics.prices import ONPREM_COSTS_FILE, EconomicsData, GpuHourPrice, UnknownPriceError, load_economics_data
 from hybridgpu.economics.vram import estimate_vram, fitting_gpus, fitting_mig_profiles, min_gpus
 from hybridgpu.inventory import Inventory
 from hybridgpu.inventory.power import GpuDraw, gpu_draw_by_model
 from hybridgpu.render.karpenter import resolve_instance_types
 
-__all__ = ["BreakEven", "BurstLine", "CapacityLine", "Hint", "StackCostReport", "build_report", "plan_prices"]
+__all__ = ["BreakEven", "BurstLine", "CapacityLine", "Hint", "StackCostReport", "build_report", "cloud_price_data", "plan_prices", "pool_gpu_hour_price"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,7 @@ class CapacityLine:
         pays_when_idle: True for capacity billed every hour (reservations, owned servers).
         monthly_usd: utilization (as text, e.g. ``"0.5"``) -> USD per month for the slice.
         usd_per_productive_gpu_hour: utilization -> USD per productive GPU-hour.
+        price_basis: how ``usd_per_gpu_hour`` is made (:meth:`GpuHourPrice.basis`; on-prem: the TCO model).
     """
 
     name: str
@@ -65,6 +66,7 @@ class CapacityLine:
     pays_when_idle: bool
     monthly_usd: dict[str, float]
     usd_per_productive_gpu_hour: dict[str, float]
+    price_basis: str = ""
 
 
 @dataclass(frozen=True)
@@ -328,6 +330,9 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
             option, rate, pays = "on-demand", rates["on-demand"], False
         if pool.replicas is not None:
             pays = True  # a static pool (replicas): its nodes run, and are billed, every hour (hybridgpu.render.karpenter_static)
+        price = data.gpu_hour_price(cheapest.name, option)  # the one price of a GPU-hour (EconomicsData.gpu_hour_price)
+        if price.usd_per_gpu_hour != rate.usd_per_gpu_hour:  # cloud_rates and gpu_hour_price share CloudPricing's fractions
+            raise AssertionError(f"{pool.name}: {option} priced {price.usd_per_gpu_hour} and {rate.usd_per_gpu_hour}")
         monthly, per_prod = {}, {}
         for u in us:
             if pays:
@@ -336,7 +341,8 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
             else:
                 monthly[_key(u)] = limit * u * HOURS_PER_MONTH * rate.usd_per_productive_gpu_hour
                 per_prod[_key(u)] = rate.usd_per_productive_gpu_hour
-        report.capacity.append(CapacityLine(pool.name, kind, limit, cheapest.gpu_model, cheapest.name, option, rate.usd_per_gpu_hour, pays, monthly, per_prod))
+        report.capacity.append(CapacityLine(pool.name, kind, limit, cheapest.gpu_model, cheapest.name, option, price.usd_per_gpu_hour, pays, monthly, per_prod,
+                                            price.basis()))
         report.pool_limits.setdefault(kind, 0)
         report.pool_limits[kind] += limit
         if not pays:
@@ -371,6 +377,7 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
                     f"on-prem {gpu_model}", "onprem", count, gpu_model, None, "owned", m.fixed_usd_per_gpu_hour, True,
                     {_key(u): count * m.annual_usd_per_gpu(u) / 12 for u in us},
                     {_key(u): m.usd_per_productive_gpu_hour(u) for u in us},
+                    f"on-prem {gpu_model}: fixed cost of an owned GPU-hour (TCO model, {ONPREM_COSTS_FILE} with the stack's hybridgpu:economics.onPrem)",
                 ))
             candidates = [t for p in pools for t in _priced(resolve_instance_types(p, catalog)) if t.gpu_model == ref_model]
             candidates = candidates or [t for t in _priced(list(catalog.instance_types)) if t.gpu_model == ref_model]
@@ -449,6 +456,44 @@ def build_report(config: StackConfig, data: EconomicsData | None = None, invento
         report.sources.append({"what": f"On-Demand {name} {it.on_demand_usd_per_hour:g} USD/h ({it.price_region})", "source": list(it.source),
                                "date": it.source_date, "verified": it.verified})
     return report
+
+
+def cloud_price_data(cfg: EconomicsConfig | None, base: EconomicsData | None = None, label: str = "stack file") -> EconomicsData:
+    """The price data with a stack's cloud overrides (``onDemandUsdPerHour``, ``cloud``) applied, as its cost report prices NodePools.
+
+    Args:
+        cfg: the stack's ``hybridgpu:economics`` section (None: no overrides).
+        base: price data (default: the packaged data).
+        label: the stack file, named in errors.
+
+    Raises:
+        EconomicsDataError: an override makes an entry invalid (names the file, entry and field).
+        UnknownInstanceTypeError: an On-Demand override names an unknown instance type.
+    """
+    cfg = cfg or EconomicsConfig()
+    cloud_over = {fam: o.model_dump(by_alias=True, exclude_none=True) for fam, o in cfg.cloud.items()}
+    return (base or load_economics_data()).with_overrides(on_demand_usd_per_hour=dict(cfg.on_demand_usd_per_hour), cloud=cloud_over, label=label)
+
+
+def pool_gpu_hour_price(pool: NodePoolConfig, capacity_type: str, data: EconomicsData) -> GpuHourPrice:
+    """The price of a GPU-hour of ``capacity_type`` in NodePool ``pool``, as the cost report's capacity line prices it.
+
+    The pool is priced on its cheapest priced instance type per GPU (ties: by name), through
+    :meth:`EconomicsData.gpu_hour_price`.
+
+    Args:
+        pool: the NodePool (``hybridgpu:cloud.nodePools[]``).
+        capacity_type: ``on-demand``, ``spot`` or a commitment name.
+        data: the price data with the stack's overrides (:func:`cloud_price_data`).
+
+    Raises:
+        UnknownPriceError: none of the pool's instance types has an On-Demand price, or the family has no such option.
+    """
+    priced = _priced(resolve_instance_types(pool, data.catalog))
+    if not priced:
+        raise UnknownPriceError(f"NodePool {pool.name}: none of its instance types has an On-Demand price; set hybridgpu:economics.onDemandUsdPerHour")
+    cheapest = min(priced, key=lambda t: (t.usd_per_gpu_hour, t.name))
+    return data.gpu_hour_price(cheapest.name, capacity_type)
 
 
 def plan_prices(

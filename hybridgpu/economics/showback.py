@@ -12,8 +12,13 @@ Rules (docs/teams.md states them with examples):
   compute slices it holds: ``profile.computeSlices / gpu.computeSlices`` from the MIG catalog
   (``1g.10gb`` on an H100 = 1/7, ``3g.40gb`` = 3/7; on an A30, ``1g.6gb`` = 1/4). Memory is not
   counted: a ``1g.20gb`` holds as much compute as a ``1g.10gb``.
-* **Cost** = GPU-hours x the price per GPU-hour of the capacity type (:class:`ShowbackPrices`,
-  built from the stack's cost report: the same prices OpenCost gets).
+* **Cost** = GPU-hours x the price per GPU-hour of the capacity type and GPU model
+  (:class:`ShowbackPrices`, built from the stack's cost report, whose cloud lines are priced by
+  :meth:`hybridgpu.economics.prices.EconomicsData.gpu_hour_price`: the same prices OpenCost gets). A row
+  whose export names no GPU model (or a model the stacks have no capacity line of) is priced at the
+  capacity type's blended rate, the GPU-weighted mean over the stacks' lines of that type, and the
+  result says which rows, how many GPU-hours and which models were blended (:class:`Blended`).
+  Adding a pool of another GPU model therefore never changes the price of a row that names its model.
 * **Idle** GPU-hours of a capacity type are the capacity's GPU-hours no allocation held: the
   export's idle rows (OpenCost ``__idle__``; CSV ``kind=idle``), plus, for owned GPUs, the fleet
   (``onprem_gpus`` x window hours) minus the owned GPU-hours used. Their cost is split among the
@@ -49,8 +54,8 @@ from hybridgpu.economics.usage import CAPACITY_TYPES, UsageError, UsageRecord
 from hybridgpu.errors import Issue
 from hybridgpu.teams.models import TeamsFile
 
-__all__ = ["NO_PROJECT", "UNATTRIBUTED", "IdleAllocation", "Showback", "ShowbackPrices", "ShowbackRow", "Unattributed", "compute_showback",
-           "unattributed_note"]
+__all__ = ["NO_PROJECT", "UNATTRIBUTED", "Blended", "IdleAllocation", "Showback", "ShowbackPrices", "ShowbackRow", "Unattributed", "blended_note",
+           "compute_showback", "unattributed_note"]
 
 #: The row that holds usage no team claims (and idle cost no usage of its type can carry).
 UNATTRIBUTED = "(unattributed)"
@@ -61,16 +66,33 @@ _CENT = Decimal("0.01")
 
 @dataclass(frozen=True)
 class ShowbackPrices:
-    """USD per GPU-hour by capacity type, and where each price comes from.
+    """USD per GPU-hour by capacity type and GPU model, and where each price comes from.
 
     Attributes:
-        usd_per_gpu_hour: capacity type -> USD per GPU-hour (``owned``: the TCO model's cost of an
-            owned GPU-hour, the figure OpenCost gets; cloud types: the cost report's NodePool rates).
+        usd_per_gpu_hour: capacity type -> USD per GPU-hour for usage without a GPU model: the
+            blended rate (``owned``: the TCO model's cost of an owned GPU-hour, the figure OpenCost
+            gets; cloud types: the cost report's NodePool rates), GPU-weighted over the models.
         sources: capacity type -> how the price was obtained (shown with the table).
+        by_model: (capacity type, GPU catalog key) -> USD per GPU-hour of that model (GPU-weighted over
+            the lines of that type and model, normally one price).
+        blended_models: capacity type -> the GPU models its blended rate mixes, sorted.
     """
 
     usd_per_gpu_hour: Mapping[str, Decimal]
     sources: Mapping[str, str] = field(default_factory=dict)
+    by_model: Mapping[tuple[str, str], Decimal] = field(default_factory=dict)
+    blended_models: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def price(self, capacity_type: str, gpu_model: str | None) -> tuple[Decimal, bool]:
+        """``(USD per GPU-hour, blended)`` of usage of ``capacity_type`` on ``gpu_model``: the model's own price
+        when there is one, else the capacity type's blended rate (``blended`` True).
+
+        Raises:
+            KeyError: no price for the capacity type at all (callers check first).
+        """
+        if gpu_model is not None and (capacity_type, gpu_model) in self.by_model:
+            return self.by_model[(capacity_type, gpu_model)], False
+        return self.usd_per_gpu_hour[capacity_type], True
 
     @classmethod
     def from_report(cls, report: Any) -> ShowbackPrices:
@@ -84,9 +106,11 @@ class ShowbackPrices:
         the stack does not have is absent; usage of it is reported as an error naming the fix.
         """
         weights: dict[str, list[tuple[int, float]]] = defaultdict(list)
+        model_weights: dict[tuple[str, str], list[tuple[int, float]]] = defaultdict(list)
         for line in report.capacity:
             kind = "owned" if line.kind == "onprem" else line.kind
             weights[kind].append((line.gpus, line.usd_per_gpu_hour))
+            model_weights[(kind, line.gpu_model)].append((line.gpus, line.usd_per_gpu_hour))
         prices, sources = {}, {}
         for kind, pairs in weights.items():
             gpus = sum(g for g, _ in pairs)
@@ -94,7 +118,13 @@ class ShowbackPrices:
                 continue
             prices[kind] = Decimal(repr(sum(g * p for g, p in pairs) / gpus))
             sources[kind] = f"stack {report.stack} cost report ({len(pairs)} capacity line{'s' if len(pairs) > 1 else ''})"
-        return cls(prices, sources)
+        by_model = {}
+        for key, pairs in model_weights.items():
+            gpus = sum(g for g, _ in pairs)
+            if gpus > 0:
+                by_model[key] = Decimal(repr(sum(g * p for g, p in pairs) / gpus))
+        blended = {kind: tuple(sorted(m for k, m in by_model if k == kind)) for kind in prices}
+        return cls(prices, sources, by_model, blended)
 
     @classmethod
     def parse(cls, text: str) -> ShowbackPrices:
@@ -123,8 +153,18 @@ class ShowbackPrices:
         return cls(prices, dict.fromkeys(prices, "--price"))
 
     def merged(self, other: ShowbackPrices) -> ShowbackPrices:
-        """These prices with ``other``'s on top (``--price`` over the stack's)."""
-        return ShowbackPrices({**self.usd_per_gpu_hour, **other.usd_per_gpu_hour}, {**self.sources, **other.sources})
+        """These prices with ``other``'s on top (``--price`` over the stack's).
+
+        A capacity type ``other`` prices without GPU models (``--price``) replaces this one's prices of
+        every model of that type: ``--price spot=2.41`` prices all spot GPU-hours at 2.41.
+        """
+        replaced = {k for k in other.usd_per_gpu_hour if not any(kind == k for kind, _ in other.by_model)}
+        by_model = {key: v for key, v in self.by_model.items() if key[0] not in replaced}
+        blended = {k: v for k, v in self.blended_models.items() if k not in replaced}
+        for kind, models in other.blended_models.items():
+            blended[kind] = tuple(sorted({*blended.get(kind, ()), *models}))
+        return ShowbackPrices({**self.usd_per_gpu_hour, **other.usd_per_gpu_hour}, {**self.sources, **other.sources},
+                              {**by_model, **other.by_model}, blended)
 
 
 # --------------------------------------------------------------------------- attribution and cost
@@ -189,6 +229,8 @@ class ShowbackRow:
     gpu_hours: dict[str, Decimal] = field(default_factory=dict)
     cost_usd: dict[str, Decimal] = field(default_factory=dict)
     idle_usd: dict[str, Decimal] = field(default_factory=dict)
+    #: (capacity type, GPU model or None) -> GPU-hours used: what the cost is priced from.
+    hours_by_model: dict[tuple[str, str | None], Decimal] = field(default_factory=dict)
 
     @property
     def total_usd(self) -> Decimal:
@@ -240,6 +282,48 @@ class Unattributed:
         }
 
 
+@dataclass
+class Blended:
+    """Usage of one capacity type priced at its blended rate, because its rows name no GPU model with a price of its own.
+
+    Attributes:
+        usd_per_gpu_hour: the blended rate (USD per GPU-hour).
+        models: the GPU models the rate is a GPU-weighted mean over (the stacks' capacity lines of the type).
+        records: how many usage records (allocations) were priced at it.
+        gpu_hours: their GPU-hours, idle capacity priced at it included.
+        row_models: the GPU models those rows named that have no price of their own, sorted (empty: the rows named none).
+    """
+
+    usd_per_gpu_hour: Decimal
+    models: tuple[str, ...]
+    records: int = 0
+    gpu_hours: Decimal = Decimal(0)
+    row_models: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready, stable."""
+        return {"usdPerGpuHour": float(self.usd_per_gpu_hour), "models": list(self.models), "records": self.records,
+                "gpuHours": _hours(self.gpu_hours), "rowModels": sorted(self.row_models)}
+
+
+def blended_note(blended: Mapping[str, Any]) -> str:
+    """One sentence on the ``blended`` part of :meth:`Showback.to_dict` (empty when every row was priced by its GPU model).
+
+    Example: ``spot: 12.00 GPU-hours (3 usage records) name no GPU model and are priced at the blended rate 2.9500
+    USD/GPU-hour, the GPU-weighted mean over H100-80GB, L40S. Fix: ...``.
+    """
+    parts = []
+    for kind, b in blended.items():
+        named = f" (models without a price of their own: {', '.join(b['rowModels'])})" if b["rowModels"] else ""
+        mixes = f"the GPU-weighted mean over {', '.join(b['models'])}" if len(b["models"]) > 1 else f"the price of {', '.join(b['models']) or 'the type'}"
+        parts.append(f"{kind}: {b['gpuHours']:,.2f} GPU-hours ({b['records']} usage record{'s' if b['records'] != 1 else ''}) name no GPU model with a "
+                     f"price{named} and are priced at the blended rate {b['usdPerGpuHour']:.4f} USD/GPU-hour, {mixes}")
+    if not parts:
+        return ""
+    return ("; ".join(parts) + ". Fix: give the rows their GPU model (usage CSV `gpu_model`; OpenCost: --nodes with the nodes' instance-type "
+            "labels; Kueue: a ResourceFlavor per GPU model, --flavor NAME=TYPE:MODEL)")
+
+
 #: How many label values and namespaces :func:`unattributed_note` names (the JSON has all).
 NOTE_VALUES = 10
 
@@ -284,9 +368,11 @@ class Showback:
         idle_gpu_hours: capacity type -> idle GPU-hours of capacity.
         idle_usd: capacity type -> their cost.
         top_idle: the allocations with the most idle GPU-hours, most first.
-        prices: capacity type -> USD per GPU-hour used.
+        prices: capacity type -> USD per GPU-hour used for rows without a GPU model (the blended rate).
         days: the distinct start days seen (``YYYY-MM-DD``), sorted.
         unattributed: the usage no team claimed (:class:`Unattributed`).
+        model_prices: capacity type -> GPU model -> USD per GPU-hour, for the models rows were priced by.
+        blended: capacity type -> the usage priced at the blended rate (:class:`Blended`); absent when none was.
     """
 
     rows: list[ShowbackRow]
@@ -296,6 +382,8 @@ class Showback:
     prices: dict[str, Decimal]
     days: list[str]
     unattributed: Unattributed = field(default_factory=Unattributed)
+    model_prices: dict[str, dict[str, Decimal]] = field(default_factory=dict)
+    blended: dict[str, Blended] = field(default_factory=dict)
 
     def teams(self) -> dict[str, dict[str, Decimal]]:
         """Team -> ``{capacity type: usage USD, "idle": idle share USD}`` (unrounded), for the plot."""
@@ -325,6 +413,8 @@ class Showback:
         teams = {team: {k: _cents(v) for k, v in sorted(parts.items())} for team, parts in sorted(self.teams().items(), key=lambda kv: _team_order(kv[0]))}
         return {
             "pricesUsdPerGpuHour": {k: float(v) for k, v in sorted(self.prices.items())},
+            "pricesByGpuModel": {k: {m: float(v) for m, v in sorted(self.model_prices[k].items())} for k in CAPACITY_TYPES if self.model_prices.get(k)},
+            "blended": {k: self.blended[k].to_dict() for k in CAPACITY_TYPES if k in self.blended},
             "days": self.days,
             "rows": rows,
             "teams": teams,
@@ -382,8 +472,10 @@ def compute_showback(
     rows: dict[tuple[str, str], ShowbackRow] = {}
     used: dict[str, Decimal] = defaultdict(Decimal)
     idle_hours: dict[str, Decimal] = defaultdict(Decimal)
-    idle_priced: dict[str, Decimal] = defaultdict(Decimal)  # OpenCost idle cost without GPU-hours
+    idle_by_model: dict[tuple[str, str | None], Decimal] = defaultdict(Decimal)  # idle GPU-hours with the model they are priced by
+    idle_priced: dict[tuple[str, str | None], Decimal] = defaultdict(Decimal)  # OpenCost idle cost without GPU-hours
     held: list[tuple[float, str, UsageRecord, tuple[str, str]]] = []
+    record_count: dict[tuple[str, str | None], int] = defaultdict(int)
     days = set()
     lost = Unattributed()
     lost_namespaces: set[str] = set()
@@ -392,9 +484,10 @@ def compute_showback(
             days.add(rec.day)
         if rec.kind == "idle":
             if rec.idle_usd is not None:
-                idle_priced[rec.capacity_type] += rec.idle_usd
+                idle_priced[(rec.capacity_type, rec.gpu_model)] += rec.idle_usd
             else:
                 idle_hours[rec.capacity_type] += rec.gpu_hours
+                idle_by_model[(rec.capacity_type, rec.gpu_model)] += rec.gpu_hours
             continue
         who = attribute(rec)
         if who[0] == UNATTRIBUTED:
@@ -411,6 +504,9 @@ def compute_showback(
         if row is None:
             row = rows[who] = ShowbackRow(*who)
         row.gpu_hours[rec.capacity_type] = row.gpu_hours.get(rec.capacity_type, Decimal(0)) + rec.gpu_hours
+        key = (rec.capacity_type, rec.gpu_model)
+        row.hours_by_model[key] = row.hours_by_model.get(key, Decimal(0)) + rec.gpu_hours
+        record_count[key] += 1
         used[rec.capacity_type] += rec.gpu_hours
         if rec.utilization is not None and rec.utilization < 1 and rec.gpu_hours > 0:
             held.append((float(rec.gpu_hours) * (1 - rec.utilization), rec.name, rec, who))
@@ -420,21 +516,50 @@ def compute_showback(
             raise UsageError([Issue.in_entry(file, None, "capacity_type", f"owned usage {used['owned']:.2f} GPU-hours exceeds the fleet's {capacity} "
                                              f"({onprem_gpus} GPUs x {window_hours:g} h)", "give the fleet's GPU count (--onprem-gpus) and the export's window (--window-hours)")])
         idle_hours["owned"] += capacity - used["owned"]
-    needed = sorted(set(used) | {k for k, v in idle_hours.items() if v > 0} | set(idle_priced), key=list(CAPACITY_TYPES).index)
+        idle_by_model[("owned", None)] += capacity - used["owned"]
+    needed = sorted(set(used) | {k for k, v in idle_hours.items() if v > 0} | {k for k, _ in idle_priced}, key=list(CAPACITY_TYPES).index)
     missing = [k for k in needed if k not in prices.usd_per_gpu_hour]
     if missing:
         raise UsageError([Issue.in_entry(file, None, "capacity_type", f"no price for {', '.join(missing)} GPU-hours",
                                          "pass --stack with that capacity (its cost report prices it) or --price " + ",".join(f"{k}=USD" for k in missing))])
     price = {k: prices.usd_per_gpu_hour[k] for k in needed}
-    for kind, usd in idle_priced.items():
-        if price[kind] <= 0:
+    model_prices: dict[str, dict[str, Decimal]] = defaultdict(dict)
+    blended: dict[str, Blended] = {}
+
+    def priced(kind: str, model: str | None, hours: Decimal, count: int) -> Decimal:
+        """USD per GPU-hour of (kind, model); usage at the blended rate is counted in ``blended``."""
+        usd, is_blended = prices.price(kind, model)
+        if not is_blended:
+            assert model is not None
+            model_prices[kind][model] = usd
+            return usd
+        if not prices.blended_models.get(kind):
+            return usd  # a price given without GPU models (--price): nothing is blended
+        b = blended.setdefault(kind, Blended(usd, tuple(prices.blended_models.get(kind, ()))))
+        b.records += count
+        b.gpu_hours += hours
+        if model is not None and model not in b.row_models:
+            b.row_models.append(model)
+        return usd
+
+    idle_usd: dict[str, Decimal] = defaultdict(Decimal)
+    for (kind, model), usd in idle_priced.items():
+        rate = prices.price(kind, model)[0]
+        if rate <= 0:
             raise UsageError([Issue.in_entry(file, None, "gpuCost", f"idle {kind} cost {usd} USD cannot be turned into GPU-hours at a price of 0",
                                              f"give {kind} a price above 0 (--price {kind}=USD)")])
-        idle_hours[kind] += usd / price[kind]
+        priced(kind, model, usd / rate, 0)
+        idle_hours[kind] += usd / rate
+        idle_usd[kind] += usd
+    for (kind, model), hours in idle_by_model.items():
+        if hours:
+            idle_usd[kind] += hours * priced(kind, model, hours, 0)
     for row in rows.values():
-        for kind, hours in row.gpu_hours.items():
-            row.cost_usd[kind] = hours * price[kind]
-    idle_usd = {k: idle_hours[k] * price[k] for k in needed if idle_hours.get(k)}
+        for (kind, model), hours in row.hours_by_model.items():
+            row.cost_usd[kind] = row.cost_usd.get(kind, Decimal(0)) + hours * priced(kind, model, hours, record_count[(kind, model)])
+    for b in blended.values():
+        b.row_models.sort()
+    idle_usd = {k: idle_usd[k] for k in needed if idle_usd.get(k)}
     for kind, usd in idle_usd.items():
         if used[kind] > 0:
             for row in rows.values():
@@ -446,7 +571,9 @@ def compute_showback(
     top_idle = []
     for _, _, rec, who in heapq.nsmallest(max(top, 0), held, key=lambda h: (-h[0], h[1])):
         idle = rec.gpu_hours * (Decimal(1) - Decimal(repr(rec.utilization)))
-        top_idle.append(IdleAllocation(rec.name, who[0], who[1], rec.capacity_type, rec.gpu_hours, rec.utilization or 0.0, idle, idle * price[rec.capacity_type]))
+        top_idle.append(IdleAllocation(rec.name, who[0], who[1], rec.capacity_type, rec.gpu_hours, rec.utilization or 0.0, idle,
+                                       idle * prices.price(rec.capacity_type, rec.gpu_model)[0]))
     ordered = sorted(rows.values(), key=lambda r: (*_team_order(r.team), r.project))
     lost.namespaces = sorted(lost_namespaces)
-    return Showback(ordered, {k: idle_hours[k] for k in needed if idle_hours.get(k)}, idle_usd, top_idle, price, sorted(days), lost)
+    return Showback(ordered, {k: idle_hours[k] for k in needed if idle_hours.get(k)}, idle_usd, top_idle, price, sorted(days), lost,
+                    {k: dict(v) for k, v in model_prices.items()}, blended)

@@ -44,10 +44,21 @@ from typing import Any
 
 from hybridgpu.datafile import DataFileError
 from hybridgpu.errors import Issue
-from hybridgpu.k8s import CAPACITY_TYPE_LABEL, GPU_RESOURCE, MIG_RESOURCE_PREFIX, QuantityError, device_count, quantity
+from hybridgpu.catalog import UnknownInstanceTypeError, load_catalog
+from hybridgpu.k8s import (
+    CAPACITY_TYPE_LABEL,
+    GPU_PRODUCT_LABEL,
+    GPU_RESOURCE,
+    INSTANCE_TYPE_LABEL,
+    MIG_RESOURCE_PREFIX,
+    QuantityError,
+    device_count,
+    quantity,
+)
 from hybridgpu.mig.profiles import UnknownMigModelError, UnknownMigProfileError, mig_gpu
 
-__all__ = ["CAPACITY_TYPES", "CSV_COLUMNS", "UsageError", "UsageRecord", "gpu_fraction", "load_nodes", "load_usage", "parse_flavors", "parse_usage"]
+__all__ = ["CAPACITY_TYPES", "CSV_COLUMNS", "UsageError", "UsageRecord", "gpu_fraction", "load_nodes", "load_usage", "node_gpu_models", "parse_flavors",
+           "parse_usage"]
 
 #: Capacity types and their side. ``owned`` is on-prem; the others are Karpenter's values of
 #: ``karpenter.sh/capacity-type`` (aws/karpenter-provider-aws v1.14.1: on-demand, spot, reserved).
@@ -83,6 +94,10 @@ class UsageRecord:
         idle_usd: for an idle row that has a cost but no GPU-hours (an OpenCost ``__idle__``
             allocation: ``computeIdleAllocations`` sets ``gpuCost``, not ``gpuHours``), that cost;
             its GPU-hours are then ``idle_usd / price`` of its capacity type.
+        gpu_model: the GPU catalog key the allocation ran on (``H100-80GB``), or None when the export
+            does not say: CSV/JSON ``gpu_model``; OpenCost: its node's instance type (or GFD product
+            label) through the catalog (:func:`node_gpu_models`); Kueue: the ResourceFlavor's model.
+            Showback prices a row by (capacity type, GPU model) when it has one.
     """
 
     kind: str
@@ -94,6 +109,7 @@ class UsageRecord:
     utilization: float | None = None
     day: str = ""
     idle_usd: Decimal | None = None
+    gpu_model: str | None = None
 
     @property
     def side(self) -> str:
@@ -265,6 +281,7 @@ def _flat_row(rows: _Rows, row_id: str, row: Mapping[str, Any], *, check_keys: b
         gpu_hours=values["gpus"] * values["hours"] * fraction,
         utilization=util,
         day=start[:10],
+        gpu_model=model,
     ))
 
 
@@ -334,7 +351,45 @@ def load_nodes(path: Path, shown: str | None = None) -> dict[str, str]:
     return nodes
 
 
-def _read_opencost(data: Mapping[str, Any], file: str, nodes: Mapping[str, str] | None) -> list[UsageRecord]:
+def node_gpu_models(path: Path) -> dict[str, str]:
+    """Node name -> GPU catalog key from ``kubectl get nodes -o json``, for showback's price per GPU model.
+
+    A node's model is its ``node.kubernetes.io/instance-type`` (set on every EKS node) looked up in
+    the GPU catalog, else its ``nvidia.com/gpu.product`` label (GPU feature discovery, on-prem nodes)
+    matched to a catalog ``productLabel`` (the ``-SHARED`` and MIG suffixes GFD adds are ignored).
+    Nodes with neither, or a value the catalog does not know, are left out (their rows are priced
+    at the blended rate, and showback says so). Call after :func:`load_nodes`, which reports a bad file.
+    """
+    try:
+        items = json.loads(path.read_text(encoding="utf-8")).get("items") or []
+    except (OSError, ValueError, AttributeError):
+        return {}
+    catalog = load_catalog()
+    by_product = {g.product_label: g.name for g in catalog.gpu_models}
+    out = {}
+    for item in items:
+        meta = item.get("metadata") if isinstance(item, Mapping) else None
+        if not isinstance(meta, Mapping):
+            continue
+        name, labels = meta.get("name"), meta.get("labels")
+        if not isinstance(labels, Mapping) or not isinstance(name, str):
+            continue
+        model = None
+        itype = labels.get(INSTANCE_TYPE_LABEL)
+        if isinstance(itype, str):
+            try:
+                model = catalog.instance_type(itype).gpu_model
+            except (UnknownInstanceTypeError, KeyError):  # a CPU node, or a type the catalog does not know
+                model = None
+        product = labels.get(GPU_PRODUCT_LABEL)
+        if model is None and isinstance(product, str):
+            model = next((m for p, m in by_product.items() if product == p or product.startswith(p + "-")), None)
+        if model is not None:
+            out[name] = model
+    return out
+
+
+def _read_opencost(data: Mapping[str, Any], file: str, nodes: Mapping[str, str] | None, node_models: Mapping[str, str] | None = None) -> list[UsageRecord]:
     rows = _Rows(file, "entry")
     sets = data.get("data")
     if not isinstance(sets, list):
@@ -351,13 +406,13 @@ def _read_opencost(data: Mapping[str, Any], file: str, nodes: Mapping[str, str] 
             if not isinstance(alloc, Mapping):
                 rows.bad(row_id, None, "not an allocation object", "export the OpenCost allocation API's JSON as is")
                 continue
-            _opencost_row(rows, row_id, str(alloc.get("name") or key), alloc, nodes)
+            _opencost_row(rows, row_id, str(alloc.get("name") or key), alloc, nodes, node_models or {})
     if rows.issues:
         raise UsageError(rows.issues)
     return rows.records
 
 
-def _opencost_row(rows: _Rows, row_id: str, name: str, alloc: Mapping[str, Any], nodes: Mapping[str, str] | None) -> None:
+def _opencost_row(rows: _Rows, row_id: str, name: str, alloc: Mapping[str, Any], nodes: Mapping[str, str] | None, node_models: Mapping[str, str]) -> None:
     before = len(rows.issues)
     props = alloc.get("properties") or {}
     if not isinstance(props, Mapping):
@@ -403,6 +458,7 @@ def _opencost_row(rows: _Rows, row_id: str, name: str, alloc: Mapping[str, Any],
         utilization=util,
         day=str(alloc.get("start") or "")[:10],
         idle_usd=cost if idle and hours == 0 and cost is not None and cost > 0 else None,
+        gpu_model=node_models.get(node),
     ))
 
 
@@ -465,7 +521,7 @@ def _read_kueue(items: list[Any], file: str, flavors: Mapping[str, tuple[str, st
                     rows.bad(name, column, str(exc), f"pass --flavor {flavor}={ctype}:GPU_MODEL with the MIG catalog's GPU model")
                     continue
                 rows.records.append(UsageRecord("allocation", name, str(meta.get("namespace") or ""), dict(meta.get("labels") or {}), ctype,
-                                                count * hours * fraction, None, start.date().isoformat()))
+                                                count * hours * fraction, None, start.date().isoformat(), gpu_model=model))
     if rows.issues:
         raise UsageError(rows.issues)
     return rows.records
@@ -488,7 +544,7 @@ def parse_flavors(items: Iterable[str]) -> dict[str, tuple[str, str | None]]:
 
 
 def parse_usage(text: str, file: str, *, nodes: Mapping[str, str] | None = None, flavors: Mapping[str, tuple[str, str | None]] | None = None,
-                until: datetime | None = None) -> list[UsageRecord]:
+                until: datetime | None = None, node_models: Mapping[str, str] | None = None) -> list[UsageRecord]:
     """Read a usage export's text (format detected from the content; see the module docstring).
 
     Args:
@@ -497,6 +553,7 @@ def parse_usage(text: str, file: str, *, nodes: Mapping[str, str] | None = None,
         nodes: node name -> capacity type (:func:`load_nodes`), for OpenCost exports.
         flavors: ResourceFlavor -> (capacity type, GPU model) (:func:`parse_flavors`), for Kueue lists.
         until: the end of the window, for Kueue workloads still running.
+        node_models: node name -> GPU catalog key (:func:`node_gpu_models`), for OpenCost exports.
 
     Returns:
         The records, in file order.
@@ -512,7 +569,7 @@ def parse_usage(text: str, file: str, *, nodes: Mapping[str, str] | None = None,
     except ValueError as exc:
         raise UsageError([Issue.in_entry(file, None, None, f"not readable as JSON: {exc}", "export the file again; JSON must be complete", "file")]) from None
     if isinstance(data, Mapping) and "data" in data and ("code" in data or isinstance(data.get("data"), list)):
-        return _read_opencost(data, file, nodes)
+        return _read_opencost(data, file, nodes, node_models)
     if isinstance(data, Mapping) and isinstance(data.get("items"), list):
         return _read_kueue(data["items"], file, flavors, until)
     rows_data = data.get("allocations") if isinstance(data, Mapping) else data

@@ -3,7 +3,9 @@
 * :class:`UpgradePolicy` (``upgrades``): how long a node's drain may take during an upgrade, the
   scheduled etcd snapshots on the control planes (:class:`EtcdSnapshots`: systemd ``OnCalendar``
   schedule, how many to keep, where), and the GPU Operator's driver upgrade policy
-  (:class:`GpuDriverUpgradePolicy`, the chart's ``driver.upgradePolicy``).
+  (:class:`GpuDriverUpgradePolicy`, the chart's ``driver.upgradePolicy``), and the host-installed NVIDIA driver
+  and container toolkit ``pulumi up`` moves on the GPU workers (:class:`NvidiaHostUpgrade`, ``upgrades.nvidia``;
+  the order: :func:`plan_nvidia_upgrade`).
 * :func:`plan_upgrade`: the order in which a Kubernetes upgrade moves the hosts (an etcd snapshot on
   the first control plane, then per minor version the control planes, first one ``kubeadm upgrade
   apply`` and the others ``kubeadm upgrade node``, then the workers one at a time), and the checks
@@ -50,8 +52,12 @@ __all__ = [
     "DriverWaitForCompletion",
     "EtcdSnapshots",
     "GpuDriverUpgradePolicy",
+    "HostDriver",
     "KubernetesUpgrade",
     "NodeUpgrade",
+    "NvidiaHostUpgrade",
+    "NvidiaNode",
+    "NvidiaUpgradePlan",
     "PlanInput",
     "UpgradeCheck",
     "UpgradePlan",
@@ -59,6 +65,7 @@ __all__ = [
     "UpgradePolicy",
     "UpgradeStep",
     "parse_version",
+    "plan_nvidia_upgrade",
     "plan_upgrade",
 ]
 
@@ -250,6 +257,143 @@ def _release(value: str, field: str = "") -> str:
     return value.strip().lstrip("v")
 
 
+#: Debian packages of a host-installed NVIDIA driver that the upgrade pins: NVIDIA's CUDA repository meta-packages
+#: ``cuda-drivers`` / ``cuda-drivers-<branch>`` and ``nvidia-open`` / ``nvidia-open-<branch>``, Ubuntu's
+#: ``nvidia-driver-<branch>[-server][-open]`` and Debian's ``nvidia-driver``.
+#: NVIDIA's driver installation guide (docs.nvidia.com/datacenter/tesla/driver-installation-guide, "Recent updates",
+#: read 2026-11-27): branch meta-packages (``cuda-drivers-580``) up to branch 580, unbranched names from 590 on.
+_DRIVER_PACKAGE = re.compile(r"^(cuda-drivers|nvidia-open|nvidia-driver)(-(?P<branch>[0-9]{3}))?(?P<suffix>(-server)?(-open)?)$")
+#: A driver's Debian version: ``[epoch:]<branch>.<minor>[.<patch>]-<revision>`` such as ``580.95.05-1`` (NVIDIA),
+#: ``580.95.05-0ubuntu0.24.04.2`` (Ubuntu), ``550.163.01-2`` (Debian).
+_DRIVER_VERSION = re.compile(r"^(?:[0-9]+:)?(?P<upstream>(?P<branch>[0-9]{3})\.[0-9]{2,3}(?:\.[0-9]{2,3})?)-(?P<revision>[0-9A-Za-z.+~]+)$")
+#: The container toolkit's Debian version (NVIDIA's apt repository: ``<x.y.z>-1``, release candidates ``<x.y.z>~rc.<n>-1``).
+_TOOLKIT_VERSION = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+(~rc\.[0-9]+)?-[0-9][0-9A-Za-z.+~]*$")
+
+
+class HostDriver(Model):
+    """``upgrades.nvidia.driver``: the NVIDIA driver package a host-installed driver moves to (pinned and held)."""
+
+    package: Annotated[str, StringConstraints(max_length=64)] = Field(
+        description="The Debian package that carries the driver on the hosts, as they were installed: `cuda-drivers-<branch>` or "
+        "`nvidia-open-<branch>` (NVIDIA's CUDA repository), `nvidia-driver-<branch>-server` / `nvidia-driver-<branch>[-open]` (Ubuntu), "
+        "`nvidia-driver` (Debian). Required."
+    )
+    version: Annotated[str, StringConstraints(max_length=64)] = Field(
+        description="Its Debian version with the revision, e.g. `\"580.95.05-1\"` (`apt-cache madison <package>` lists them); the part "
+        "before the `-` is what `nvidia-smi` must report afterwards. Required."
+    )
+
+    @field_validator("package")
+    @classmethod
+    def _package(cls, value: str) -> str:
+        if not _DRIVER_PACKAGE.match(value):
+            raise FieldError(
+                "",
+                f"{value!r} is not an NVIDIA driver package hybridgpu pins",
+                "write the driver meta-package the hosts carry, e.g. cuda-drivers-580, nvidia-open-580, nvidia-driver-580-server or "
+                "nvidia-driver (`dpkg -l | grep -i nvidia` on a host shows it), and the version in `version`",
+            )
+        return value
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> Any:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            raise FieldError("", f"YAML read {value!r} as a number", 'write the Debian version in quotes, e.g. "580.95.05-1"')
+        return value
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, value: str) -> str:
+        if _DRIVER_VERSION.match(value):
+            return value
+        if re.match(r"^(?:[0-9]+:)?[0-9]{3}\.[0-9]{2,3}(\.[0-9]{2,3})?$", value):
+            raise FieldError(
+                "",
+                f"{value!r} has no Debian revision, so `apt-get install <package>={value}` finds nothing",
+                f'write e.g. "{value}-1" (`apt-cache madison <package>` lists the versions)',
+            )
+        raise FieldError(
+            "",
+            f"{value!r} is not an NVIDIA driver's Debian version (<branch>.<minor>[.<patch>]-<revision>)",
+            'write e.g. "580.95.05-1" (`apt-cache madison <package>` lists the versions)',
+        )
+
+    @model_validator(mode="after")
+    def _same_branch(self) -> HostDriver:
+        package, version = _DRIVER_PACKAGE.match(self.package), _DRIVER_VERSION.match(self.version)
+        if package and version and package["branch"] and package["branch"] != version["branch"]:
+            raise FieldError(
+                "version",
+                f"{self.package} carries the {package['branch']} driver branch, but version {self.version} is of branch {version['branch']}",
+                f"name the package of that branch ({self.package.replace(package['branch'], version['branch'], 1)}) or a {package['branch']}.x version",
+            )
+        return self
+
+    @property
+    def upstream(self) -> str:
+        """The driver version ``nvidia-smi`` reports, e.g. ``580.95.05`` (the Debian version without epoch and revision)."""
+        match = _DRIVER_VERSION.match(self.version)
+        assert match is not None  # validated
+        return match["upstream"]
+
+
+class NvidiaHostUpgrade(Model):
+    """``upgrades.nvidia``: the NVIDIA driver and container toolkit ``pulumi up`` moves on the GPU workers that carry their own
+    driver, one node (or ``maxParallel`` nodes) at a time: drain, stop the GPU's users, install the pinned packages, reboot for a
+    new driver, check ``nvidia-smi``, uncordon (docs/upgrades.md, "GPU drivers and the container toolkit")."""
+
+    driver: HostDriver | None = Field(default=None, description="The driver package and version to reach. Default: none (the driver is left alone).")
+    toolkit_version: Annotated[str, StringConstraints(max_length=64)] | None = Field(
+        default=None,
+        description="The NVIDIA container toolkit version to reach (Debian version with its revision, e.g. `\"1.18.2-1\"`; "
+        "set `cluster.nvidiaContainerToolkitVersion` to it once done). Default: none (the toolkit is left alone).",
+    )
+    max_parallel: int = Field(
+        default=1, strict=True, ge=1, le=64, description="GPU workers upgraded at the same time (each drained first). Default: 1."
+    )
+    reboot_timeout_seconds: int = Field(
+        default=900, strict=True, ge=60, le=7200, description="How long a node may take to come back Ready after the reboot a new driver needs. Default: 900."
+    )
+
+    @field_validator("toolkit_version", mode="before")
+    @classmethod
+    def _toolkit_text(cls, value: Any) -> Any:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            raise FieldError("", f"YAML read {value!r} as a number", 'write the version in quotes, e.g. "1.18.2-1"')
+        return value
+
+    @field_validator("toolkit_version")
+    @classmethod
+    def _toolkit(cls, value: str | None) -> str | None:
+        if value is not None and not _TOOLKIT_VERSION.match(value):
+            hint = f"{value}-1" if re.match(r"^[0-9]+\.[0-9]+\.[0-9]+(~rc\.[0-9]+)?$", value) else "1.18.2-1"
+            raise FieldError(
+                "",
+                f"{value!r} is not a version of NVIDIA's container toolkit packages (<x.y.z>-1, release candidates <x.y.z>~rc.<n>-1; "
+                "apt finds nothing else)",
+                f'write "{hint}" (`apt-cache madison nvidia-container-toolkit` lists the versions)',
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _something(self) -> NvidiaHostUpgrade:
+        if self.driver is None and self.toolkit_version is None:
+            raise FieldError("", "`upgrades.nvidia` moves nothing", "give `driver: {package, version}`, `toolkitVersion`, or both (or drop the section)")
+        return self
+
+    @property
+    def tag(self) -> str:
+        """What the upgrade moves to, as one name part (``nvidia-driver-580.95.05-1-toolkit-1.18.2-1``): the commands'
+        trigger and the stamp directory on the nodes."""
+        parts = ["nvidia"]
+        if self.driver is not None:
+            parts.append(f"driver-{self.driver.version.replace(':', '_')}")
+        if self.toolkit_version is not None:
+            parts.append(f"toolkit-{self.toolkit_version}")
+        return "-".join(parts)
+
+
 class UpgradePolicy(Model):
     """``upgrades`` of the ``Site`` document: how upgrades treat the nodes, etcd snapshots, GPU driver upgrades."""
 
@@ -267,6 +411,11 @@ class UpgradePolicy(Model):
     kubernetes: KubernetesUpgrade | None = Field(
         default=None,
         description="The Kubernetes upgrade `pulumi up` carries out, node by node in the plan's order (docs/upgrades.md). Default: none.",
+    )
+    nvidia: NvidiaHostUpgrade | None = Field(
+        default=None,
+        description="The NVIDIA driver and container toolkit `pulumi up` moves on GPU workers that carry their own driver, one node at a "
+        "time (after the Kubernetes upgrade, when both are asked for). Default: none.",
     )
 
     @field_validator("drain_timeout")
@@ -443,6 +592,9 @@ class _Host(Protocol):
 
     @property
     def addresses(self) -> Any: ...
+
+    @property
+    def gpu_count(self) -> int: ...
 
 
 class _Site(Protocol):
@@ -653,3 +805,116 @@ def plan_upgrade(
         )
     )
     return plan(steps)
+
+
+# --------------------------------------------------------------------------- NVIDIA driver and toolkit on the hosts
+
+
+@dataclass(frozen=True)
+class NvidiaNode:
+    """One GPU worker of an NVIDIA upgrade: its name, management address, GPU count (``nvidia-smi`` must list that many
+    afterwards) and whether it is uncordoned at the end (false for a host ``cordoned`` in the inventory)."""
+
+    hostname: str
+    address: str
+    gpu_count: int
+    uncordon: bool
+
+
+@dataclass(frozen=True)
+class NvidiaUpgradePlan:
+    """The order of an ``upgrades.nvidia`` upgrade (:func:`plan_nvidia_upgrade`).
+
+    Attributes:
+        site: the site name.
+        policy: the inventory's ``upgrades.nvidia``.
+        batches: the GPU workers in groups of ``maxParallel``, in file order; a group starts once the one before it is done.
+        kubelet_version: the kubelet version the nodes report when they are uncordoned (``upgrades.kubernetes.to`` when a
+            Kubernetes upgrade runs first, else ``cluster.kubernetesVersion``).
+        drain_timeout: ``upgrades.drainTimeout``.
+        skipped: GPU workers in state ``absent`` (left out).
+        warnings: what the operator should read before ``pulumi up`` (e.g. every GPU worker drained at once).
+    """
+
+    site: str
+    policy: NvidiaHostUpgrade
+    batches: tuple[tuple[NvidiaNode, ...], ...]
+    kubelet_version: str
+    drain_timeout: str
+    skipped: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+    @property
+    def target(self) -> str:
+        """``driver <package>=<version>, toolkit <version>`` (what moves)."""
+        parts = []
+        if self.policy.driver is not None:
+            parts.append(f"driver {self.policy.driver.package}={self.policy.driver.version}")
+        if self.policy.toolkit_version is not None:
+            parts.append(f"container toolkit {self.policy.toolkit_version}")
+        return ", ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as JSON-ready data (same keys and order every time)."""
+        driver = self.policy.driver
+        return {
+            "site": self.site,
+            "driver": None if driver is None else {"package": driver.package, "version": driver.version, "nvidiaSmi": driver.upstream},
+            "toolkitVersion": self.policy.toolkit_version,
+            "maxParallel": self.policy.max_parallel,
+            "warnings": list(self.warnings),
+            "batches": [
+                [{"hostname": n.hostname, "gpus": n.gpu_count, "uncordon": n.uncordon} for n in batch] for batch in self.batches
+            ],
+            "skipped": list(self.skipped),
+        }
+
+    def text(self, width: int = 80) -> str:
+        """The plan as lines of at most ``width`` characters."""
+        lines = [f"NVIDIA upgrade, site {self.site}: {self.target}"]
+        for warning in self.warnings:
+            lines += textwrap.wrap(f"warn  {warning}", width, subsequent_indent="      ", break_on_hyphens=False)
+        reboot = ", reboot and wait for Ready" if self.policy.driver is not None else ", restart containerd"
+        lines += textwrap.wrap(
+            f"order ({self.policy.max_parallel} GPU worker(s) at a time; each: drain (timeout {self.drain_timeout}), stop kubelet "
+            f"and the node's containers, install and hold the packages{reboot}, check nvidia-smi, uncordon; "
+            "a node already at the versions is only drained and uncordoned):",
+            width,
+            subsequent_indent="  ",
+            break_on_hyphens=False,
+        )
+        for index, batch in enumerate(self.batches, 1):
+            names = ", ".join(f"{n.hostname} ({n.gpu_count} GPUs{'' if n.uncordon else ', stays cordoned'})" for n in batch)
+            lines += textwrap.wrap(f"{index:>4}  {names}", width, subsequent_indent="        ", break_on_hyphens=False)
+        for name in self.skipped:
+            lines.append(f"skipped {name} (state absent)")
+        return "\n".join(lines) + "\n"
+
+
+def plan_nvidia_upgrade(inventory: PlanInput) -> NvidiaUpgradePlan | None:
+    """The NVIDIA driver/toolkit upgrade the inventory's ``upgrades.nvidia`` asks for, or None without it.
+
+    Args:
+        inventory: a loaded inventory.
+
+    Returns:
+        The plan: every GPU worker that is not ``absent``, in file order, in groups of ``maxParallel``. A plan with no
+        GPU worker has no batches (nothing runs).
+    """
+    policy = inventory.site.upgrades
+    wanted = policy.nvidia if policy is not None else None
+    if policy is None or wanted is None:
+        return None
+    gpu = [h for h in inventory.hosts if h.role == "gpu-worker"]
+    present = [NvidiaNode(h.hostname, str(h.addresses.management), h.gpu_count, h.state == "active") for h in gpu if h.state != "absent"]
+    skipped = tuple(h.hostname for h in gpu if h.state == "absent")
+    size = wanted.max_parallel
+    batches = tuple(tuple(present[i : i + size]) for i in range(0, len(present), size))
+    warnings = []
+    if len(present) > 1 and size >= len(present):
+        warnings.append(
+            f"maxParallel {size} drains all {len(present)} GPU workers at once: no GPU is left for running jobs meanwhile "
+            "(lower maxParallel to keep some)"
+        )
+    kubelet = policy.kubernetes.to if policy.kubernetes is not None else inventory.site.cluster.kubernetes_version
+    return NvidiaUpgradePlan(inventory.site.name, wanted, batches, kubelet, policy.drain_timeout, skipped, tuple(warnings))

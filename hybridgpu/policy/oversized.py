@@ -23,7 +23,10 @@ from pydantic import Field
 
 from hybridgpu.catalog import load_catalog
 from hybridgpu.datafile import load_yaml
+from hybridgpu.economics.prices import load_economics_data
+from hybridgpu.errors import HybridGpuError
 from hybridgpu.k8s import (
+    CAPACITY_TYPE_LABEL,
     GPU_RESOURCE,
     INSTANCE_FAMILY_LABEL,
     INSTANCE_GPU_COUNT_LABEL,
@@ -657,13 +660,42 @@ def _pool_types(res: PolicyResource) -> list[str]:
     return sorted(t.name for f in families for t in load_catalog().family(f)) if families else []
 
 
+def _budget_basis(res: PolicyResource, dearest_type: str, dearest: float, cfg: BudgetSettings, types: list[str]) -> str:
+    """Why a pool is bounded at ``dearest`` USD per GPU-hour, and what it is expected to cost instead (spot pools).
+
+    A spot pool is bounded at On-Demand, not at its expected spot price: EC2 never charges a Spot
+    Instance more than its maximum price, which defaults to the On-Demand price, and Karpenter sets
+    none (AWS EC2 User Guide, "Spot Instance pricing" / "maximum price", read 2026-11-27;
+    aws/karpenter-provider-aws v1.14.1 creates its CreateFleet requests without a MaxPrice). The
+    expected spot price is :meth:`hybridgpu.economics.prices.EconomicsData.gpu_hour_price` of the
+    pool's cheapest type per GPU (the packaged price data, without a stack's overrides: the pack
+    does not read stack files), the figure the cost report and showback use.
+    """
+    source = "gpuHourPriceUsd in the policy config" if dearest_type in cfg.gpu_hour_price_usd else "its On-Demand price"
+    basis = f"the dearest instance type {dearest_type} at {source} {dearest:.2f} USD/GPU-hour"
+    capacity = _in_values(_requirement(res, CAPACITY_TYPE_LABEL)) or []
+    if "spot" not in capacity or set(capacity) - {"spot"}:
+        return basis
+    try:
+        data = load_economics_data()
+        priced = [t for t in (_instance(n) for n in types) if t is not None and t.usd_per_gpu_hour is not None]
+        cheapest = min(priced, key=lambda t: (t.usd_per_gpu_hour, t.name))
+        expected = data.gpu_hour_price(cheapest.name, "spot")
+    except (HybridGpuError, ValueError):
+        return f"{basis}: spot may reach On-Demand"
+    return f"{basis}: spot may reach On-Demand; expected spot {expected.usd_per_gpu_hour:.2f} USD/GPU-hour, {expected.basis()}"
+
+
 def burst_budget(resources: Sequence[PolicyResource], cfg: BudgetSettings) -> StackFindings:
     """The most a stack's NodePools can spend (GPU limit x the dearest allowed type's USD per
     GPU-hour x hours per month) stays within the monthly budget.
 
     Prices: :mod:`hybridgpu.catalog` on-demand prices (us-east-1; see the catalog's sources and
-    dates), overridden by ``gpuHourPriceUsd``. On-demand is the ceiling for spot and the rate of
-    an On-Demand Capacity Reservation.
+    dates), overridden by ``gpuHourPriceUsd``. On-demand is the ceiling for spot (EC2 charges a
+    Spot Instance at most its maximum price, by default the On-Demand price) and the rate of an
+    On-Demand Capacity Reservation. Each pool's part of the message names that basis and, for a
+    spot pool, its expected spot price (:func:`_budget_basis`), so the policy's figure and the
+    cost report's are both explained.
     """
     stack = next((r.stack for r in resources if r.stack), "")
     budget = for_stack(cfg.monthly_budget_usd, stack)
@@ -693,9 +725,10 @@ def burst_budget(resources: Sequence[PolicyResource], cfg: BudgetSettings) -> St
             )
             continue
         dearest = max(p for p in prices.values() if p is not None)
+        dearest_type = min(t for t, p in prices.items() if p == dearest)
         spend = limit * dearest * cfg.hours_per_month
         total += spend
-        parts.append(f"{res.name} {limit:g} GPUs x ${dearest:.2f}/GPU-h = ${spend:,.0f}")
+        parts.append(f"{res.name} {limit:g} GPUs x ${dearest:.2f}/GPU-h = ${spend:,.0f} ({_budget_basis(res, dearest_type, dearest, cfg, list(prices))})")
     if total > budget:
         yield None, (
             f"stack {stack or '?'} NodePools may spend ${total:,.0f}/month at their GPU limits ({'; '.join(sorted(parts))}), "

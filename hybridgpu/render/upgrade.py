@@ -19,6 +19,12 @@ From an :class:`~hybridgpu.inventory.upgrade.UpgradePlan` (:func:`hybridgpu.inve
   re-run after a failure in the middle resumes where it stopped and a re-run after success does nothing.
 * :func:`gpu_operator_driver_upgrade_values`: the GPU Operator chart's ``driver.upgradePolicy`` from the
   inventory's ``upgrades.gpuDriver``.
+* :func:`nvidia_run_order`: the host NVIDIA driver/toolkit upgrade of ``upgrades.nvidia``, per GPU worker: the
+  drain, :func:`nvidia_install_script` (stop kubelet and the node's containers, unhold/install/hold the pinned
+  packages, schedule a reboot for a new driver and print the boot id), :func:`nvidia_reboot_wait_script` (the Node
+  back ``Ready`` with another ``bootID``; :func:`with_boot_id` fills in the one printed), :func:`nvidia_verify_script`
+  (``nvidia-smi`` reports the version on every GPU the inventory lists) and :func:`uncordon_script`. The scripts look
+  at what is installed and loaded, so a re-run does nothing and a re-run after a failure finishes the job.
 
 Sources (read 2026-11-26):
 
@@ -47,7 +53,18 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from hybridgpu.inventory.models import Inventory
-from hybridgpu.inventory.upgrade import EtcdSnapshots, GpuDriverUpgradePolicy, NodeUpgrade, UpgradePlan, UpgradePolicy, parse_version, plan_upgrade
+from hybridgpu.inventory.upgrade import (
+    EtcdSnapshots,
+    GpuDriverUpgradePolicy,
+    NodeUpgrade,
+    NvidiaNode,
+    NvidiaUpgradePlan,
+    UpgradePlan,
+    UpgradePolicy,
+    parse_version,
+    plan_nvidia_upgrade,
+    plan_upgrade,
+)
 from hybridgpu.k8s import is_dns1123_subdomain
 from hybridgpu.inventory.mirrors import Mirrors, apt_sources
 from hybridgpu.render.bootstrap import SCRIPT_HEADER, SCRIPT_HELPERS, SCRIPT_LOG, shell_assign, drain_and_cordon_script, fill, kubernetes_repository
@@ -59,12 +76,19 @@ __all__ = [
     "SNAPSHOT_BIN",
     "SNAPSHOT_UNIT",
     "UPGRADE_STAMP_DIR",
+    "BOOT_ID_UNSET",
+    "NVIDIA_TOOLKIT_PACKAGES",
     "ScriptRun",
     "etcd_snapshot_script",
     "etcd_snapshot_timer_script",
     "gpu_operator_driver_upgrade_values",
     "node_kubeadm_script",
     "node_kubelet_script",
+    "nvidia_install_script",
+    "nvidia_reboot_wait_script",
+    "nvidia_run_order",
+    "nvidia_verify_script",
+    "with_boot_id",
     "uncordon_script",
     "requested_upgrade",
     "upgrade_run_order",
@@ -419,16 +443,23 @@ class ScriptRun:
             ``KUBECONFIG=/etc/kubernetes/admin.conf``, about ``host``).
         host: the node the script is about.
         text: the script.
-        phase: ``etcd-snapshot``, ``kubeadm``, ``drain``, ``kubelet`` or ``uncordon``.
-        version: the release the step moves to (``pulumi up`` triggers each command on it).
+        phase: ``etcd-snapshot``, ``kubeadm``, ``drain``, ``kubelet`` or ``uncordon``; for the NVIDIA upgrade ``drain``,
+            ``install``, ``reboot-wait``, ``verify``, ``uncordon``.
+        version: the release the step moves to (``pulumi up`` triggers each command on it); for the NVIDIA upgrade its
+            tag (:attr:`hybridgpu.inventory.upgrade.NvidiaHostUpgrade.tag`).
+        kind: ``kubernetes`` (one chain, each run after the one before) or ``nvidia``.
+        batch: for ``nvidia`` runs, the group of nodes the run belongs to: the runs of one node follow each other, the
+            nodes of a group run side by side, a group starts once the one before it is done. None for ``kubernetes``.
     """
 
     name: str
     where: Literal["node", "first-control-plane"]
     host: str
     text: str
-    phase: Literal["etcd-snapshot", "kubeadm", "drain", "kubelet", "uncordon"] = "kubeadm"
+    phase: Literal["etcd-snapshot", "kubeadm", "drain", "kubelet", "uncordon", "install", "reboot-wait", "verify"] = "kubeadm"
     version: str = ""
+    kind: Literal["kubernetes", "nvidia"] = "kubernetes"
+    batch: int | None = None
 
 
 def upgrade_run_order(plan: UpgradePlan, policy: UpgradePolicy | None, *, mirrors: Mirrors | None = None) -> tuple[ScriptRun, ...]:
@@ -480,27 +511,266 @@ def upgrade_run_order(plan: UpgradePlan, policy: UpgradePolicy | None, *, mirror
     return tuple(runs)
 
 
-def requested_upgrade(inventory: Inventory) -> tuple[UpgradePlan | None, tuple[ScriptRun, ...]]:
-    """The Kubernetes upgrade the inventory's ``upgrades.kubernetes`` asks ``pulumi up`` to carry out, and its runs.
+# --------------------------------------------------------------------------- NVIDIA driver and toolkit on the hosts
+
+#: The container toolkit's packages, moved together (the bootstrap's list, render/bootstrap.py ``_NVIDIA_INSTALL_PINNED``).
+NVIDIA_TOOLKIT_PACKAGES = ("nvidia-container-toolkit", "nvidia-container-toolkit-base", "libnvidia-container-tools", "libnvidia-container1")
+#: The ``BOOT_ID`` of a reboot-wait script before :func:`with_boot_id` fills it: no reboot was asked for.
+BOOT_ID_UNSET = "none"
+#: The line the install script prints when it scheduled a reboot (the boot id the node had before it).
+_BOOT_LINE = "hybridgpu-reboot-from-boot-id: "
+
+_NVIDIA_COMMON = """\
+[[ ${EUID} -eq 0 ]] || die "run as root"
+command -v apt-get >/dev/null 2>&1 || die "needs a Debian/Ubuntu host (apt-get)"
+export DEBIAN_FRONTEND=noninteractive
+readonly STAMP_DIR="${STAMP_ROOT}/${TAG}"
+TOOLKIT_PACKAGES=({toolkit_packages})
+# at PKG VERSION: the package is installed at exactly VERSION.
+at() {
+  [[ $(dpkg-query -W -f='${Version}' "$1" 2>/dev/null || true) == "$2" ]]
+}
+driver_package_ok() {
+  [[ -z ${DRIVER_PACKAGE} ]] || at "${DRIVER_PACKAGE}" "${DRIVER_DEB_VERSION}"
+}
+toolkit_ok() {
+  local pkg
+  [[ -z ${TOOLKIT_VERSION} ]] && return 0
+  for pkg in "${TOOLKIT_PACKAGES[@]}"; do
+    at "${pkg}" "${TOOLKIT_VERSION}" || return 1
+  done
+}
+# running_driver: the driver version every GPU reports (one line; empty when nvidia-smi cannot reach the driver).
+running_driver() {
+  nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | tr -d ' ' | sort -u | paste -sd, - || true
+}
+driver_running_ok() {
+  [[ -z ${DRIVER_PACKAGE} ]] || [[ $(running_driver) == "${DRIVER_VERSION}" ]]
+}
+"""
+
+_NVIDIA_INSTALL = """\
+if driver_package_ok && toolkit_ok && driver_running_ok; then
+  log "${NODE_NAME}: already at ${TAG}; nothing to install"
+  exit 0
+fi
+# Stop the GPU's users: kubelet first (it would start the pods again), then the containers left after the drain
+# (DaemonSets such as the device plugin and DCGM exporter), then NVIDIA's host daemons.
+log "stop kubelet and the node's containers"
+systemctl stop kubelet
+mapfile -t containers < <(crictl ps -q 2>/dev/null || true)
+if [[ ${#containers[@]} -gt 0 ]]; then
+  crictl stop "${containers[@]}" >/dev/null
+fi
+for unit in nvidia-persistenced nvidia-dcgm dcgm; do
+  if systemctl is-active --quiet "${unit}"; then
+    systemctl stop "${unit}"
+  fi
+done
+apt-get update -qq
+if ! driver_package_ok; then
+  log "install ${DRIVER_PACKAGE}=${DRIVER_DEB_VERSION}"
+  apt-mark unhold "${DRIVER_PACKAGE}" >/dev/null
+  apt-get install -y -qq --allow-downgrades "${DRIVER_PACKAGE}=${DRIVER_DEB_VERSION}" >/dev/null
+fi
+if [[ -n ${DRIVER_PACKAGE} ]]; then
+  apt-mark hold "${DRIVER_PACKAGE}" >/dev/null
+fi
+toolkit_moved=0
+if ! toolkit_ok; then
+  log "install the container toolkit ${TOOLKIT_VERSION}"
+  apt-mark unhold "${TOOLKIT_PACKAGES[@]}" >/dev/null
+  specs=()
+  for pkg in "${TOOLKIT_PACKAGES[@]}"; do
+    specs+=("${pkg}=${TOOLKIT_VERSION}")
+  done
+  apt-get install -y -qq --allow-downgrades "${specs[@]}" >/dev/null
+  toolkit_moved=1
+fi
+if [[ -n ${TOOLKIT_VERSION} ]]; then
+  apt-mark hold "${TOOLKIT_PACKAGES[@]}" >/dev/null
+fi
+install -d -m 0755 "${STAMP_DIR}"
+: >"${STAMP_DIR}/installed"
+if ! driver_running_ok; then
+  # The loaded kernel module is another version than the package now installed: only a reboot loads the new one.
+  boot_id=$(cat /proc/sys/kernel/random/boot_id)
+  log "driver ${DRIVER_VERSION} installed; rebooting ${NODE_NAME} in ${REBOOT_DELAY} s (the next step waits for it)"
+  printf '%s%s\\n' "${BOOT_LINE}" "${boot_id}"
+  systemd-run --on-active="${REBOOT_DELAY}" --unit=hybridgpu-nvidia-reboot systemctl reboot >/dev/null
+  exit 0
+fi
+if [[ ${toolkit_moved} -eq 1 ]]; then
+  systemctl restart containerd
+fi
+systemctl start kubelet
+log "done: ${NODE_NAME} install phase of ${TAG}; next: verify"
+"""
+
+_NVIDIA_VERIFY = """\
+found=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null) ||
+  die "nvidia-smi cannot reach the driver on ${NODE_NAME} (dmesg | grep -i nvrm); fix it, then run pulumi up again"
+gpus=$(grep -c . <<<"${found}" || true)
+[[ ${gpus} -eq ${GPU_COUNT} ]] ||
+  die "${NODE_NAME}: nvidia-smi lists ${gpus} GPU(s), the inventory says ${GPU_COUNT} (a GPU fell off the bus? see dmesg); it stays cordoned"
+if [[ -n ${DRIVER_PACKAGE} ]]; then
+  [[ $(running_driver) == "${DRIVER_VERSION}" ]] ||
+    die "${NODE_NAME}: nvidia-smi reports driver $(running_driver), not ${DRIVER_VERSION}; it stays cordoned"
+  driver_package_ok || die "${DRIVER_PACKAGE} is not at ${DRIVER_DEB_VERSION} on ${NODE_NAME}"
+fi
+toolkit_ok || die "the container toolkit packages are not all at ${TOOLKIT_VERSION} on ${NODE_NAME}"
+if ! systemctl is-active --quiet kubelet; then
+  systemctl start kubelet
+fi
+install -d -m 0755 "${STAMP_DIR}"
+: >"${STAMP_DIR}/verified"
+log "done: ${NODE_NAME} runs ${TAG} on ${gpus} GPU(s); next: uncordon"
+"""
+
+_NVIDIA_WAIT = """\
+if [[ ${BOOT_ID} == "${BOOT_ID_UNSET}" ]]; then
+  log "${NODE_NAME} was not rebooted; waiting for Ready"
+else
+  log "waiting for ${NODE_NAME} to come back from its reboot (boot id other than ${BOOT_ID}) and report Ready"
+fi
+seen=""
+for _ in $(seq 1 "${WAIT_TRIES}"); do
+  seen=$(kubectl get node "${NODE_NAME}" -o 'jsonpath={.status.nodeInfo.bootID} {.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null || true)
+  if [[ ${seen} == *" True" && ( ${BOOT_ID} == "${BOOT_ID_UNSET}" || ${seen%% *} != "${BOOT_ID}" ) ]]; then
+    log "done: ${NODE_NAME} is back (${seen})"
+    exit 0
+  fi
+  sleep 5
+done
+die "${NODE_NAME} is not back and Ready after $((WAIT_TRIES * 5)) s (it reports '${seen}'): check its console, then run pulumi up again"
+"""
+
+
+def _nvidia_values(node: NvidiaNode, plan: NvidiaUpgradePlan) -> dict[str, str]:
+    driver = plan.policy.driver
+    return {
+        "NODE_NAME": _host(node.hostname),
+        "TAG": plan.policy.tag,
+        "DRIVER_PACKAGE": driver.package if driver is not None else "",
+        "DRIVER_DEB_VERSION": driver.version if driver is not None else "",
+        "DRIVER_VERSION": driver.upstream if driver is not None else "",
+        "TOOLKIT_VERSION": plan.policy.toolkit_version or "",
+        "STAMP_ROOT": UPGRADE_STAMP_DIR,
+    }
+
+
+def _nvidia_node_script(node: NvidiaNode, plan: NvidiaUpgradePlan, title: str, extra: dict[str, str], body: str) -> str:
+    header = SCRIPT_HEADER.format(title=title, note="Safe to re-run: it checks the installed and running versions first.")
+    common = _NVIDIA_COMMON.replace("{toolkit_packages}", " ".join(NVIDIA_TOOLKIT_PACKAGES))
+    return header + shell_assign(_nvidia_values(node, plan) | extra) + "\n" + SCRIPT_LOG + common + body
+
+
+def nvidia_install_script(node: NvidiaNode, plan: NvidiaUpgradePlan, *, reboot_delay: int = 5) -> str:
+    """The install phase of one GPU worker (root, on the node, after its drain).
+
+    Does nothing when the driver package, the container toolkit packages and the driver ``nvidia-smi`` reports are
+    already at the plan's versions. Otherwise: stops kubelet, the node's remaining containers (``crictl stop``) and
+    ``nvidia-persistenced``/DCGM, moves the driver package (``apt-mark unhold``, ``apt-get install <pkg>=<version>``,
+    ``apt-mark hold``) and the four toolkit packages the same way; then, when the loaded driver is not the target, prints
+    ``hybridgpu-reboot-from-boot-id: <boot id>`` and schedules a reboot ``reboot_delay`` seconds later
+    (``systemd-run --on-active``, so the SSH command returns first); else restarts containerd (toolkit moved) and starts
+    kubelet.
+
+    Raises:
+        ValueError: malformed hostname, or ``reboot_delay`` < 1.
+    """
+    if reboot_delay < 1:
+        raise ValueError("reboot_delay must be at least 1 second")
+    extra = {"REBOOT_DELAY": str(reboot_delay), "BOOT_LINE": _BOOT_LINE}
+    return _nvidia_node_script(node, plan, f"hybridgpu: {node.hostname} to {plan.policy.tag}, install phase", extra, _NVIDIA_INSTALL)
+
+
+def nvidia_verify_script(node: NvidiaNode, plan: NvidiaUpgradePlan) -> str:
+    """The verify phase of one GPU worker (root, on the node): ``nvidia-smi`` lists ``node.gpu_count`` GPUs, each at the
+    target driver version, the packages are at theirs; kubelet started if it is not running. Fails (the node stays
+    cordoned, the chain stops) otherwise.
+
+    Raises:
+        ValueError: malformed hostname.
+    """
+    extra = {"GPU_COUNT": str(node.gpu_count)}
+    return _nvidia_node_script(node, plan, f"hybridgpu: {node.hostname} at {plan.policy.tag}, verify phase", extra, _NVIDIA_VERIFY)
+
+
+def nvidia_reboot_wait_script(node: NvidiaNode, *, timeout_seconds: int = 900) -> str:
+    """Script for the first control plane (``KUBECONFIG`` = admin.conf) after a node's install phase: waits up to
+    ``timeout_seconds`` (5 s polls) for the Node to report ``Ready`` with a boot id other than ``BOOT_ID`` (it rebooted),
+    or only ``Ready`` while ``BOOT_ID`` is :data:`BOOT_ID_UNSET`. :func:`with_boot_id` fills ``BOOT_ID`` from the install
+    phase's output.
+
+    Raises:
+        ValueError: malformed hostname, or ``timeout_seconds`` < 5.
+    """
+    if timeout_seconds < 5:
+        raise ValueError("timeout_seconds must be at least 5")
+    header = SCRIPT_HEADER.format(title=f"hybridgpu: wait for {node.hostname} after its NVIDIA install", note="Safe to re-run.")
+    values = {"NODE_NAME": _host(node.hostname), "BOOT_ID": BOOT_ID_UNSET, "BOOT_ID_UNSET": BOOT_ID_UNSET, "WAIT_TRIES": str(timeout_seconds // 5)}
+    return header + shell_assign(values) + "\n" + SCRIPT_LOG + _NVIDIA_WAIT
+
+
+def with_boot_id(wait_script: str, install_output: str | None) -> str:
+    """``wait_script`` (:func:`nvidia_reboot_wait_script`) waiting for the reboot the install phase printed in
+    ``install_output`` (its stdout; None or without the line: no reboot, the script is returned as it is)."""
+    for line in (install_output or "").splitlines():
+        if line.startswith(_BOOT_LINE):
+            boot_id = line[len(_BOOT_LINE) :].strip()
+            if boot_id and all(c in "0123456789abcdef-" for c in boot_id):
+                return wait_script.replace(f"readonly BOOT_ID={BOOT_ID_UNSET}\n", f"readonly BOOT_ID={boot_id}\n", 1)
+    return wait_script
+
+
+def nvidia_run_order(plan: NvidiaUpgradePlan) -> tuple[ScriptRun, ...]:
+    """Every script of an NVIDIA upgrade in run order: per node drain (first control plane), install (node), reboot-wait
+    (first control plane), verify (node), uncordon (first control plane, :func:`uncordon_script` at the plan's kubelet
+    version). Runs carry ``kind="nvidia"``, the plan's tag as ``version`` and their group as ``batch``."""
+    tag = plan.policy.tag
+    runs: list[ScriptRun] = []
+    for batch_index, batch in enumerate(plan.batches):
+        for index, node in enumerate(batch, 1):
+            stem = f"{tag}/{batch_index + 1:02d}-{index:02d}-{node.hostname}"
+            k8s_node = NodeUpgrade(node.hostname, node.address, "gpu-worker", "node", node.uncordon)
+            texts = (
+                ("1-drain", "first-control-plane", drain_and_cordon_script(node.hostname, timeout=plan.drain_timeout), "drain"),
+                ("2-install", "node", nvidia_install_script(node, plan), "install"),
+                ("3-reboot-wait", "first-control-plane", nvidia_reboot_wait_script(node, timeout_seconds=plan.policy.reboot_timeout_seconds), "reboot-wait"),
+                ("4-verify", "node", nvidia_verify_script(node, plan), "verify"),
+                ("5-uncordon", "first-control-plane", uncordon_script(k8s_node, plan.kubelet_version), "uncordon"),
+            )
+            for suffix, where, text, phase in texts:
+                runs.append(ScriptRun(f"{stem}-{suffix}.sh", where, node.hostname, text, phase, tag, "nvidia", batch_index))  # type: ignore[arg-type]
+    return tuple(runs)
+
+
+def requested_upgrade(inventory: Inventory, *, host_driver: bool = True) -> tuple[UpgradePlan | None, tuple[ScriptRun, ...]]:
+    """The upgrades the inventory asks ``pulumi up`` to carry out (``upgrades.kubernetes``, then ``upgrades.nvidia``), and their runs.
 
     Args:
         inventory: a validated inventory; ``cluster.kubernetesVersion`` is what runs now.
+        host_driver: the GPU workers carry their own driver (the stack installs the container toolkit on them); False
+            (the GPU Operator installs the driver): ``upgrades.nvidia`` is not run on the hosts.
 
     Returns:
         ``(plan, runs)``: :func:`~hybridgpu.inventory.upgrade.plan_upgrade` from ``cluster.kubernetesVersion`` to
-        ``upgrades.kubernetes.to`` (with its ``via`` and ``workersLast``) and :func:`upgrade_run_order` of it (the
-        site's ``mirrors`` included). ``(None, ())`` without ``upgrades.kubernetes`` or when ``to`` is the version
-        that runs (nothing moves). When a check fails, ``runs`` is empty and ``plan.failures`` say why (each with
-        its :class:`~hybridgpu.errors.Issue` on the inventory).
+        ``upgrades.kubernetes.to`` (with its ``via`` and ``workersLast``), None without ``upgrades.kubernetes`` or when
+        ``to`` is the version that runs (nothing moves); ``runs``: :func:`upgrade_run_order` of it (the site's ``mirrors``
+        included) followed by :func:`nvidia_run_order` of ``upgrades.nvidia``. When a Kubernetes check fails, ``runs``
+        is empty and ``plan.failures`` say why (each with its :class:`~hybridgpu.errors.Issue` on the inventory).
     """
     policy = inventory.site.upgrades
     wanted = policy.kubernetes if policy is not None else None
+    nvidia = plan_nvidia_upgrade(inventory) if host_driver else None
+    nvidia_runs = nvidia_run_order(nvidia) if nvidia is not None else ()
     if wanted is None or parse_version(wanted.to) == parse_version(inventory.site.cluster.kubernetes_version, "cluster.kubernetesVersion"):
-        return None, ()
+        return None, nvidia_runs
     plan = plan_upgrade(inventory, wanted.to, via=wanted.via, workers_last=wanted.workers_last)
     if not plan.ok:
         return plan, ()
-    return plan, upgrade_run_order(plan, policy, mirrors=inventory.site.mirrors)
+    return plan, upgrade_run_order(plan, policy, mirrors=inventory.site.mirrors) + nvidia_runs
 
 
 # --------------------------------------------------------------------------- GPU driver

@@ -14,10 +14,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from hybridgpu.burst.models import BurstPlanFile
 from hybridgpu.burst.plan import BurstPlan, BurstPlanError, plan_burst, read_plan_file
-from hybridgpu.catalog import Catalog, load_catalog
-from hybridgpu.config.models import CloudConfig, OnPremConfig, StackConfig
+from hybridgpu.catalog import Catalog, InstanceType, load_catalog
+from hybridgpu.config.economics import EconomicsConfig
+from hybridgpu.config.models import CloudConfig, NodePoolConfig, OnPremConfig, StackConfig
+from hybridgpu.economics.prices import EconomicsData, UnknownPriceError
+from hybridgpu.economics.report import cloud_price_data, pool_gpu_hour_price
 from hybridgpu.errors import HybridGpuError, Issue
+from hybridgpu.render.karpenter import resolve_instance_types
 from hybridgpu.stack.eks_topology import eks_tas_cold_issues
 from hybridgpu.stack.files import read_stack_file, stack_config_dir
 from hybridgpu.stack.inventory import load_inventory_of
@@ -72,8 +77,107 @@ def load_burst_plan(plan: str, root: Path, current: StackConfig | None = None, c
         cloud_cfg = current.cloud
     else:
         cloud_cfg = _stack_section(root, source.cloud.stack, "cloud", plan, "cloud.stack")
+    if current is not None and current.stack == source.cloud.stack:
+        economics = current.economics
+    else:
+        economics = _economics_section(root, source.cloud.stack)
+    source = priced_plan_source(source, cloud_cfg, economics, plan)
     inventory = load_inventory_of(onprem_cfg, root)
     return plan_burst(source, inventory, cloud_cfg, catalog, file=plan)
+
+
+#: Opens the part of a capacity's ``price_source`` that gives the cost report's differing price.
+PLAN_PRICE_DIFFERS = "[the plan's own price"
+
+
+def burst_price_notes(config: StackConfig, root: Path) -> list[str]:
+    """One note per cloud capacity type whose plan price differs from the cloud stack's cost report (for ``validate``).
+
+    Returns:
+        ``"<plan file>: cloud.spot.usdPerGpuHour 3.44 USD/GPU-hour differs from ...: <both prices and sources>"``
+        per capacity type; empty without ``hybridgpu:burst``, when the prices agree, or when the plan does not load
+        (validation reports that).
+    """
+    if config.burst is None:
+        return []
+    try:
+        plan = load_burst_plan(config.burst.plan, root, current=config)
+    except HybridGpuError:
+        return []
+    notes = []
+    for ctype, cap in plan.cloud.items():
+        if PLAN_PRICE_DIFFERS in cap.price_source:
+            key = "spot" if ctype == "spot" else "onDemand"
+            notes.append(f"{plan.file}: cloud.{key}.usdPerGpuHour {cap.usd_per_gpu_hour:.2f} USD/GPU-hour is not the cost report's price "
+                         f"(priceSource: {cap.price_source})")
+    return notes
+
+
+def _economics_section(root: Path, stack: str) -> EconomicsConfig | None:
+    """The cloud stack's ``hybridgpu:economics`` (its price overrides), or None when absent or invalid
+    (an invalid section is that stack's own ``validate``'s business; its prices are then the packaged ones)."""
+    try:
+        values = read_stack_file(stack_config_dir(root) / f"Pulumi.{stack}.yaml", root=root)
+        raw = values.values.get("hybridgpu:economics")
+        return None if raw is None else EconomicsConfig.model_validate(raw)
+    except (HybridGpuError, ValidationError):
+        return None
+
+
+def priced_plan_source(source: BurstPlanFile, cloud: CloudConfig, economics: EconomicsConfig | None, file: str) -> BurstPlanFile:
+    """The plan file with each cloud capacity type's price decided and explained (pure).
+
+    Every price comes from :meth:`hybridgpu.economics.prices.EconomicsData.gpu_hour_price` with the
+    cloud stack's ``hybridgpu:economics`` overrides, as its cost report prices the NodePool:
+
+    * ``spot`` without ``usdPerGpuHour``: the cost report's price of the NodePool (its cheapest
+      instance type per GPU x the family's ``spotPriceFraction``); ``priceSource`` says so.
+    * ``onDemand`` without ``usdPerGpuHour``: the dearest instance type of the pool at On-Demand
+      (so a monthly budget is never exceeded, whichever type Karpenter launches); ``priceSource``
+      names it, and the cost report's price when that differs.
+    * with ``usdPerGpuHour``: kept (it sets the ceiling and the teams' budgets); when it differs from
+      the cost report's price by a cent or more, ``priceSource`` gives both numbers and their sources.
+
+    A NodePool that is missing, does not launch the capacity type or has no price is left as is:
+    :func:`hybridgpu.burst.plan.cloud_capacity` reports it.
+
+    Raises:
+        EconomicsDataError: the cloud stack's overrides make a price entry invalid.
+    """
+    data = cloud_price_data(economics, label=f"the cloud stack {source.cloud.stack}'s hybridgpu:economics")
+    updates: dict[str, Any] = {}
+    for attr, ctype in (("spot", "spot"), ("on_demand", "on-demand")):
+        spec = getattr(source.cloud, attr)
+        pool = next((p for p in cloud.node_pools if spec is not None and p.name == spec.node_pool), None)
+        if spec is None or pool is None or ctype not in {c.value for c in pool.capacity_types}:
+            continue
+        try:
+            price = pool_gpu_hour_price(pool, ctype, data)
+        except UnknownPriceError:
+            continue
+        report = f"the cost report of stack {source.cloud.stack} prices NodePool {pool.name} at {price.usd_per_gpu_hour:.2f} USD/GPU-hour: {price.basis()}"
+        if spec.usd_per_gpu_hour is not None:
+            if round(spec.usd_per_gpu_hour, 2) != round(price.usd_per_gpu_hour, 2):
+                note = (f"{spec.price_source} {PLAN_PRICE_DIFFERS} {spec.usd_per_gpu_hour:.2f} USD/GPU-hour sets the ceiling and the teams' budgets; "
+                        f"{report}, which `cost report` and `cost showback` use]")
+                updates[attr] = spec.model_copy(update={"price_source": note})
+            continue
+        if ctype == "spot":
+            updates[attr] = spec.model_copy(update={"usd_per_gpu_hour": price.usd_per_gpu_hour, "price_source": report})
+            continue
+        dearest = max((data.gpu_hour_price(t.name, ctype) for t in _priced_types(pool, data)), key=lambda p: (p.usd_per_gpu_hour, p.instance_type))
+        note = f"the dearest instance type of NodePool {pool.name} at On-Demand, so the budget holds whichever type Karpenter launches: {dearest.basis()}"
+        if round(dearest.usd_per_gpu_hour, 2) != round(price.usd_per_gpu_hour, 2):
+            note += f"; {report}"
+        updates[attr] = spec.model_copy(update={"usd_per_gpu_hour": dearest.usd_per_gpu_hour, "price_source": note})
+    if not updates:
+        return source
+    return source.model_copy(update={"cloud": source.cloud.model_copy(update=updates)})
+
+
+def _priced_types(pool: NodePoolConfig, data: EconomicsData) -> list[InstanceType]:
+    """The pool's instance types that have an On-Demand price (with the stack's overrides)."""
+    return [t for t in resolve_instance_types(pool, data.catalog) if t.usd_per_gpu_hour is not None]
 
 
 def burst_issues(config: StackConfig, file: str, root: Path | None = None, catalog: Catalog | None = None) -> tuple[list[Issue], BurstPlan | None]:

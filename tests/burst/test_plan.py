@@ -143,7 +143,6 @@ def test_the_example_stacks_validate():
     [
         (lambda d: d["cloud"]["spot"].update(nodePool="h100-nope"), "nodePool", "no NodePool 'h100-nope'"),
         (lambda d: d["cloud"]["spot"].update(nodePool="h100-on-demand"), "nodePool", "does not launch spot"),
-        (lambda d: d["cloud"]["spot"].pop("usdPerGpuHour") and d["cloud"]["spot"].pop("priceSource"), "usdPerGpuHour", "no catalog price for spot"),
         (lambda d: d["cloud"].pop("onDemand"), "burst", "bursts to on-demand but `cloud.onDemand` is not configured"),
         (lambda d: d.update(queues=[q for q in d["queues"] if q["burst"] != "spot"]), None, "no queue bursts to spot"),
     ],

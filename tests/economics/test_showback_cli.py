@@ -98,6 +98,7 @@ def test_stack_prices_are_the_cost_report_prices(root):
     """With --stack onprem, an owned GPU-hour costs what `hybridgpu cost report onprem` prints for it (OpenCost's price), and the
     stack's teams file attributes the usage (its namespaces ml-research and ml-platform)."""
     from hybridgpu.economics.opencost import onprem_gpu_usd_per_hour
+    from hybridgpu.economics.showback import ShowbackPrices
     from hybridgpu.stack.load import load_stack
 
     price = onprem_gpu_usd_per_hour(load_stack("onprem", root).report())
@@ -109,7 +110,11 @@ def test_stack_prices_are_the_cost_report_prices(root):
     by_team = {r["team"]: r for r in out["rows"]}
     assert by_team["ml-research"]["gpuHours"] == {"owned": 80.0}
     assert by_team["ml-platform"]["gpuHours"] == {"owned": round(60 / 7, 4)}
-    assert out["totalUsd"] == round(price * (80 + 60 / 7) + 1e-9, 2)
+    # Priced by GPU model (issue 29): each model at its own owned price, not at the rate blended over both.
+    models = ShowbackPrices.from_report(load_stack("onprem", root).report()).by_model
+    h100, a100 = float(models[("owned", "H100-80GB")]), float(models[("owned", "A100-80GB")])
+    assert out["totalUsd"] == round(h100 * 80 + a100 * 60 / 7 + 1e-9, 2)
+    assert out["pricesByGpuModel"] == {"owned": {"A100-80GB": a100, "H100-80GB": h100}} and out["blended"] == {}
     assert out["topIdleAllocations"][0]["name"] == "ml-research/pretrain-0" and out["topIdleAllocations"][0]["idleGpuHours"] == 8.0
 
 
@@ -154,5 +159,7 @@ def test_kueue_flavors_come_from_the_sites_burst_plan(root):
     rows = {r["team"]: r for r in out["rows"]}
     assert rows["ml-research"]["gpuHours"] == {"owned": 160.0, "spot": 20.0}
     assert rows["ml-platform"]["gpuHours"] == {"owned": 6.0}
-    owned, spot = inputs.prices.usd_per_gpu_hour["owned"], inputs.prices.usd_per_gpu_hour["spot"]
-    assert out["totalUsd"] == float((166 * owned + 20 * spot).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+    # Owned by GPU model (the flavors name it); the spot flavor's pool mixes H100 and H200, so its rows are blended, and said so.
+    h100, a100, spot = inputs.prices.by_model[("owned", "H100-80GB")], inputs.prices.by_model[("owned", "A100-80GB")], inputs.prices.usd_per_gpu_hour["spot"]
+    assert out["totalUsd"] == float((160 * h100 + 6 * a100 + 20 * spot).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+    assert out["blended"]["spot"]["gpuHours"] == 20.0 and out["blended"]["spot"]["models"] == ["H100-80GB"]

@@ -14,7 +14,8 @@ def test_site_inputs(root):
     assert set(inputs.prices.usd_per_gpu_hour) == {"owned", "reserved", "spot", "on-demand"}
     assert inputs.teams is not None and {t.name for t in inputs.teams.teams} >= {"ml-research", "ml-platform"}
     assert inputs.flavors["onprem-a100-80gb-mig"] == ("owned", "A100-80GB")
-    assert inputs.flavors["eks-on-demand"] == ("on-demand", None)
+    assert inputs.flavors["eks-on-demand"] == ("on-demand", "H100-80GB")  # one GPU model in h100-on-demand: priced by it
+    assert inputs.flavors["eks-spot"] == ("spot", None)  # h100-spot takes H100 and H200: its rows are blended
 
 
 def test_two_stacks_pricing_owned_gpus_differently_is_refused(scratch_project):
