@@ -69,10 +69,11 @@ test: setup
 	$(BIN)/mypy
 	HYBRIDGPU_REQUIRE_TOOLS=1 $(BIN)/python -m pytest -q -n auto --dist loadfile
 
-# The large fuzz run (>= 10,000 malformed inputs over every loader and CLI entry point);
-# `make test` runs a small sample of the same tests.
+# The large fuzz run (>= 10,000 malformed inputs over every loader and CLI entry point), and every
+# property test with its full number of examples (tests/helpers `examples`); `make test` runs a sample.
 fuzz: setup
 	HYBRIDGPU_FUZZ=full $(BIN)/python -m pytest -q tests/security/test_sec_fuzz.py
+	HYBRIDGPU_FUZZ=full $(BIN)/python -m pytest -q -n auto $$(grep -rl --include='test_*.py' 'examples(' tests)
 
 # The policy pack on every stack, offline (docs/policies.md); exit 1 on a mandatory violation.
 check: setup

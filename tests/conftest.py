@@ -16,6 +16,9 @@ pytest.register_assert_rewrite("tests.helpers")
 
 from tests.helpers import ROOT  # noqa: E402 - after the assert-rewrite registration
 from tests.helpers.scratch import make_project  # noqa: E402
+# Debian's containerd .deb, fetched once per test process for every test that runs the real binary
+# (a session fixture imported into several test modules would be fetched once per module).
+from tests.helpers.sandbox import debian_containerd  # noqa: E402,F401
 
 EXAMPLE_STACKS = ("dev", "onprem", "prod")
 

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hybridgpu.datafile import ORDERED, TEMPLATE, dump_yaml, dump_yaml_all, gc_paused, load_unique_yaml, load_unique_yaml_all, load_yaml, load_yaml_all
+from tests.helpers import examples
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -93,7 +94,7 @@ _keys = st.text("abcdefgh", min_size=1, max_size=3)
 _mappings = st.dictionaries(_keys, _scalars, max_size=5)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(bases=st.lists(_mappings, min_size=1, max_size=3), own=_mappings, plain=st.recursive(_scalars, lambda c: st.lists(c, max_size=3) | st.dictionaries(_keys, c, max_size=3), max_leaves=12))
 def test_documents_without_duplicate_keys_read_as_safe_load_does(bases, own, plain):
     # Arbitrary nested data as yaml.safe_dump writes it, then mappings merged from anchors (one alias or a list).
@@ -108,7 +109,7 @@ def test_documents_without_duplicate_keys_read_as_safe_load_does(bases, own, pla
 # --------------------------------------------------------------------------- writing YAML: the one writer, byte for byte the calls it replaced
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(doc=st.recursive(_scalars | st.text(max_size=150), lambda c: st.lists(c, max_size=3) | st.dictionaries(_keys, c, max_size=4), max_leaves=15))
 def test_yaml_styles_write_what_pyyaml_wrote(doc):
     assert dump_yaml(doc) == yaml.safe_dump(doc, sort_keys=True, default_flow_style=False, width=120)

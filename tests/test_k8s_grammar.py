@@ -35,6 +35,7 @@ from hybridgpu.k8s import (
     toleration_for,
 )
 from hybridgpu.render.scheduling import tolerates
+from tests.helpers import examples
 
 # --------------------------------------------------------------------------- quantities
 
@@ -46,7 +47,7 @@ _suffix = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(sign=st.sampled_from(["", "+", "-"]), number=_number, suffix=_suffix)
 def test_every_string_of_the_grammar_has_the_clients_value(sign, number, suffix):
     text = f"{sign}{number}{suffix}"
@@ -158,7 +159,7 @@ def test_taint_objects_leave_out_an_empty_value():
 _label = st.text("abcdefgh-.", min_size=1, max_size=8)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(key=_label, value=st.none() | st.text("abc", max_size=3), effect=st.sampled_from(["NoSchedule", "PreferNoSchedule", "NoExecute"]), other=st.text("abc", max_size=3))
 def test_the_toleration_of_a_taint_tolerates_it_and_not_other_keys_or_effects(key, value, effect, other):
     toleration = toleration_for(key, value, effect)

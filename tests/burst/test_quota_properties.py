@@ -28,14 +28,14 @@ from hybridgpu.catalog import load_catalog
 from hybridgpu.stack.load import load_stack_config
 from hybridgpu.inventory import load_inventory
 from hybridgpu.inventory.models import Host, HostRecord, Inventory
-from tests.helpers import ROOT
+from tests.helpers import ROOT, examples
 
 CATALOG = load_catalog()
 PROD_CLOUD = load_stack_config("prod", ROOT)[0].cloud
 SITE = load_inventory(ROOT / "stacks" / "inventory" / "onprem-site-a.yaml")
 MIG_RES = ["nvidia.com/mig-1g.10gb", "nvidia.com/mig-3g.40gb"]
 
-settings.register_profile("burst", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("burst", max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("burst")
 
 

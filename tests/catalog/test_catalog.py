@@ -27,6 +27,7 @@ from hybridgpu.catalog import (
     load_catalog,
 )
 from hybridgpu.errors import HybridGpuError
+from tests.helpers import examples
 
 EXPECTED_SIZES = {
     "g4dn": {"xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "metal"},
@@ -385,7 +386,7 @@ _FAMILIES = sorted(EXPECTED_SIZES)
 _GPU_NAMES = sorted(EXPECTED_GPU_MODELS | {"a100", "h100", "h200", "t4", "l4", "l40s", "a10g"})
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     families=st.none() | st.lists(st.sampled_from(_FAMILIES), unique=True),
     gpu_names=st.none() | st.lists(st.sampled_from(_GPU_NAMES), unique=True),
@@ -412,7 +413,7 @@ def test_filter_matches_brute_force(catalog: Catalog, families, gpu_names, gpu_c
         assert all(it.gpu_count in gpu_counts for it in got)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(prices=st.dictionaries(st.sampled_from(sorted(EXPECTED_SIZES)), st.floats(0, 500), max_size=5))
 def test_price_override_only_touches_named_types(prices) -> None:
     catalog = load_catalog()

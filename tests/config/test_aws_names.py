@@ -30,6 +30,7 @@ from hybridgpu.config.aws_names import (
 )
 from hybridgpu.config.models import ClusterConfig
 from hybridgpu.render.iam import INTERRUPTION_RULES, karpenter_controller_policies
+from tests.helpers import examples
 
 
 def new_unique_name(prefix: str, randlen: int, maxlen: int) -> str:
@@ -58,7 +59,7 @@ def test_the_issue_14_rule_overflows_the_bridge():
         bridge_autoname(old, AWS_NAME_LIMITS["aws:cloudwatch/eventRule:EventRule"].autoname_max)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(cluster_names)
 def test_every_derived_name_of_an_accepted_cluster_name_fits(name):
     ClusterConfig(name=name)  # accepted by the model
@@ -72,7 +73,7 @@ def test_every_derived_name_of_an_accepted_cluster_name_fits(name):
         assert len(aws_name) == derived.length
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.from_regex(rf"\A[a-zA-Z][a-zA-Z0-9-]{{{CLUSTER_NAME_MAX_LENGTH},99}}\Z"))
 def test_a_longer_name_is_refused_and_overflows(name):
     assert binding_names(name)

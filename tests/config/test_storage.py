@@ -26,6 +26,7 @@ from hybridgpu.config.storage import (
     fsx_throughput_gbps,
     valid_fsx_capacity,
 )
+from tests.helpers import examples
 
 FACTS = FSX_LUSTRE_PERSISTENT_2
 
@@ -56,7 +57,7 @@ def test_throughput_is_capacity_in_tib_times_tier(gib, tier, gbps):
     assert fsx_throughput_gbps(gib, tier) == pytest.approx(gbps)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.floats(min_value=0.01, max_value=2000, allow_nan=False))
 def test_each_option_is_the_smallest_valid_capacity_reaching_the_target(target):
     options = fsx_options_for(target)

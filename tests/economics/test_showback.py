@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hybridgpu.economics.showback import UNATTRIBUTED, ShowbackPrices, compute_showback
 from hybridgpu.economics.usage import UsageError, UsageRecord, gpu_fraction, load_usage, parse_usage
 from hybridgpu.teams.models import read_teams_file
+from tests.helpers import examples
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "showback"
 PRICES = ShowbackPrices.parse("owned=3.00,spot=2.40,on-demand=6.88")
@@ -122,7 +123,7 @@ records = st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d"]), kinds, st.in
 idles = st.lists(st.tuples(kinds, st.integers(0, 10_000)), max_size=4)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(records, idles)
 def test_idle_cost_is_shared_exactly_and_nothing_is_lost(usage, idle):
     """Sum over rows of (usage + idle share) equals every GPU-hour used or idle times its price (before rounding)."""

@@ -23,6 +23,17 @@ GOLDEN = ROOT / "tests" / "golden"
 TOOLS_REQUIRED = bool(os.environ.get("CI") or os.environ.get("HYBRIDGPU_REQUIRE_TOOLS"))
 
 
+#: ``HYBRIDGPU_FUZZ=full`` (``make fuzz``): every property test draws its full number of examples;
+#: otherwise (the suite, CI) a third of them, at least 30: the suite stays under its 4-minute budget
+#: and every run still draws new random inputs (tests/helpers/fuzz_harness.py has the same switch).
+FULL_PROPERTY_RUNS = os.environ.get("HYBRIDGPU_FUZZ", "") == "full"
+
+
+def examples(full: int) -> int:
+    """Hypothesis ``max_examples`` for a property test whose dedicated run (``make fuzz``) draws ``full``."""
+    return full if FULL_PROPERTY_RUNS else max(30, full // 3)
+
+
 def import_fresh(*modules: str) -> subprocess.CompletedProcess[str]:
     """Import ``modules`` in a fresh interpreter (in the project root); it prints the Pulumi modules
     (``pulumi``, ``pulumi_*``) they loaded and exits 1 when there are any."""

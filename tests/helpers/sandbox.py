@@ -1,7 +1,7 @@
 """The stub sandbox the host-script tests run in: real bash, system commands stubbed on a fake PATH.
 
 Moved here from tests/render/test_host_sandbox.py so every test that runs a generated script can
-import it (:class:`Sandbox`, the :func:`debian_containerd` session fixture, :func:`_daemon`).
+import it (:class:`Sandbox`, the :func:`debian_containerd` session fixture, registered in tests/conftest.py, :func:`_daemon`).
 Each stub (apt-get, systemctl, kubeadm, kubectl, containerd, curl, ...) appends its command line to
 a call log and keeps what it "did" in a state directory; host paths (``/etc``, ``/var``, ``/run``,
 ``/usr/share/keyrings``) are redirected into a scratch root by rewriting the script text.

@@ -44,7 +44,7 @@ from hybridgpu.inventory import InventoryError, inventory_from_documents, load_i
 from hybridgpu.inventory.checks import CheckInput, check_cluster_range_addresses
 from hybridgpu.inventory.models import Cluster
 from hybridgpu.inventory.storage import NFS_MAX_CONNECTIONS, SiteStorage
-from tests.helpers import ROOT
+from tests.helpers import ROOT, examples
 from tests.helpers.inventory_cases import assert_headers, assert_refused, cases, relative, runner
 
 FIXTURES = ROOT / "tests" / "fixtures" / "inventory" / "day2-validation"
@@ -203,7 +203,7 @@ def test_each_key_file_is_read_once(tmp_path, monkeypatch):
 _POD, _SERVICE = ipaddress.ip_network("10.244.0.0/16"), ipaddress.ip_network("10.96.0.0/12")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.integers(min_value=int(ipaddress.ip_address("10.0.0.0")), max_value=int(ipaddress.ip_address("10.255.255.255"))))
 def test_an_ip_endpoint_is_refused_exactly_when_a_cluster_range_holds_it(value):
     """Whatever IPv4 address the endpoint has: refused iff it lies in podSubnet or serviceSubnet (ipaddress's membership)."""
@@ -216,7 +216,7 @@ def test_an_ip_endpoint_is_refused_exactly_when_a_cluster_range_holds_it(value):
     assert bool(issues) is (address in _POD or address in _SERVICE)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.tuples(st.integers(0, 99), st.integers(0, 99), st.integers(0, 99)).map(lambda t: ".".join(map(str, t))),
     st.integers(min_value=1, max_value=9),

@@ -25,7 +25,7 @@ from hybridgpu.inventory import (
     inventory_from_documents,
     load_inventory,
 )
-from tests.helpers import ROOT
+from tests.helpers import ROOT, examples
 
 SAMPLE = ROOT / "stacks" / "inventory" / "onprem-site-a.yaml"
 SPLIT_EXAMPLE = ROOT / "stacks" / "inventory" / "split-example"
@@ -660,7 +660,7 @@ def _only_inventory_error(call) -> None:
         assert isinstance(result, Inventory)
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(docs=mutated_samples())
 def test_mutated_samples_only_raise_inventory_error(tmp_path_factory, docs):
     path = tmp_path_factory.getbasetemp() / "mutated.yaml"
@@ -668,7 +668,7 @@ def test_mutated_samples_only_raise_inventory_error(tmp_path_factory, docs):
     _only_inventory_error(lambda: load_inventory(path))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(docs=st.lists(yaml_values, max_size=3), kinds=st.lists(st.sampled_from(["Site", "HostList", None]), max_size=3))
 def test_random_structures_only_raise_inventory_error(docs, kinds):
     shaped = []
@@ -680,7 +680,7 @@ def test_random_structures_only_raise_inventory_error(docs, kinds):
     _only_inventory_error(lambda: inventory_from_documents([("random.yaml", shaped)]))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(content=st.one_of(st.binary(max_size=200), st.text(max_size=200).map(str.encode)), keep_sample=st.booleans())
 def test_random_bytes_only_raise_inventory_error(tmp_path_factory, content, keep_sample):
     base = tmp_path_factory.getbasetemp()

@@ -40,7 +40,7 @@ from hybridgpu.render.bootstrap import (
 )
 from tests.helpers import ROOT
 from tests.helpers.inventory_cases import assert_headers, assert_refused, cases, relative, runner
-from tests.helpers.sandbox import CLUSTER, CPU, VERSION_2X, VERSION_DEBIAN, Sandbox, debian_containerd  # noqa: F401 (fixture)
+from tests.helpers.sandbox import CLUSTER, CPU, VERSION_2X, VERSION_DEBIAN, Sandbox
 
 FIXTURES = ROOT / "tests/fixtures/mirror_credentials"
 PASS, FAIL = cases(FIXTURES)

@@ -37,7 +37,6 @@ from tests.helpers import ROOT
 from tests.helpers.registry_mirror import ctr_pull, recording_mirror
 from tests.helpers.inventory_cases import assert_headers, assert_refused, cases, header, relative, runner
 from tests.helpers.sandbox import CLUSTER, CPU, GPU, VERSION_DEBIAN, Sandbox, _daemon
-from tests.helpers.sandbox import debian_containerd as debian_containerd  # the session fixture (Debian's containerd .deb)
 
 FIXTURES = ROOT / "tests" / "fixtures" / "inventory" / "mirrors"
 PASS, FAIL = cases(FIXTURES)

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from hybridgpu.inventory import InventoryError, inventory_from_documents, load_inventory
 from hybridgpu.inventory.models import NVIDIA_CONTAINER_TOOLKIT_VERSION
 from hybridgpu.onprem import deployment_issues, plan_onprem
-from tests.helpers import ROOT
+from tests.helpers import ROOT, examples
 
 SAMPLE = ROOT / "stacks" / "inventory" / "onprem-site-a.yaml"
 SAMPLE_DOCS = list(yaml.safe_load_all(SAMPLE.read_text()))
@@ -232,7 +232,7 @@ def mutated(draw) -> list[dict[str, Any]]:
     return [site, hosts]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_whatever_validates_also_renders(docs):
     try:

@@ -27,6 +27,7 @@ from hybridgpu.mig.placement import (
     valid_layouts,
 )
 from hybridgpu.mig.profiles import MigGpu, UnknownMigModelError, UnknownMigProfileError, mig_gpu, mig_models
+from tests.helpers import examples
 
 MODELS = mig_models()
 
@@ -145,7 +146,7 @@ def requests(draw):
     return model, counts
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(requests())
 def test_property_ok_iff_oracle(request):
     model, counts = request
@@ -156,7 +157,7 @@ def test_property_ok_iff_oracle(request):
         assert_valid_placement(gpu, counts, placement)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(requests(), st.data())
 def test_property_monotone(request, data):
     model, counts = request

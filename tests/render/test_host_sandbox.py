@@ -27,7 +27,7 @@ import pytest
 from hybridgpu.render.bootstrap import bootstrap_script, kubeadm_run_script, reset_script
 from hybridgpu.render.containerd import CONTAINERD_MARKER, containerd_config
 from tests.helpers.registry_mirror import ctr_pull, recording_mirror
-from tests.helpers.sandbox import (  # noqa: F401 (debian_containerd: the session fixture)
+from tests.helpers.sandbox import (
     BASH,
     CLUSTER,
     CP,
@@ -42,7 +42,6 @@ from tests.helpers.sandbox import (  # noqa: F401 (debian_containerd: the sessio
     Sandbox,
     _cri_status_function,
     _daemon,
-    debian_containerd,
 )
 
 pytestmark = pytest.mark.skipif(BASH is None, reason="bash not installed")

@@ -35,6 +35,7 @@ from hybridgpu.render.kubeadm_secrets import (
 )
 from hybridgpu.render.kubeadm_specs import ClusterSpec, NodeSpec, label_value_from
 from tests import helpers
+from tests.helpers import examples
 
 GOLDEN = helpers.GOLDEN / "kubeadm"
 
@@ -561,7 +562,7 @@ _label_value = st.one_of(_label_name, st.just(""), st.text(max_size=20))
 _hostname = st.one_of(st.builds(lambda a, b: f"{a}.{b}", _dns_label, _dns_label), _dns_label, st.text(max_size=30))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(hostname=_hostname, labels=st.dictionaries(_label_key, _label_value, max_size=4), gpu_model=st.text(max_size=20))
 def test_random_nodes_render_valid_yaml_or_refuse(hostname, labels, gpu_model):
     try:

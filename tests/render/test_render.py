@@ -22,7 +22,7 @@ from hybridgpu.render.karpenter import (
 )
 from hybridgpu.render.kubeconfig import eks_kubeconfig
 from hybridgpu.render.network import plan_subnets
-from tests.helpers import import_fresh
+from tests.helpers import import_fresh, examples
 
 CATALOG = load_catalog()
 
@@ -173,7 +173,7 @@ def test_queue_policy_denies_plain_http():
     assert deny and deny[0]["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     vpc_prefix=st.integers(min_value=16, max_value=20),
     zones=st.integers(min_value=2, max_value=6),

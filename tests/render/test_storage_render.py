@@ -38,7 +38,7 @@ from hybridgpu.render.storage import (
 )
 from hybridgpu.render import dump_yaml_all
 from hybridgpu.schemas import validate_core
-from tests.helpers import GOLDEN
+from tests.helpers import GOLDEN, examples
 
 FSX = fsx_volume("fs-0199e5a63bd90f796", "fs-0199e5a63bd90f796.fsx.us-east-1.amazonaws.com", "abcdefgh")
 NFS = nfs_volume("datasets.site-a.example.internal", "/exports/datasets", ["nfsvers=4.1", "nconnect=16"])
@@ -165,7 +165,7 @@ def test_rendered_objects_match_golden(assert_golden, source, name):
 _DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     prefix=st.from_regex(r"\A[a-z][a-z0-9-]{0,36}[a-z0-9]\Z"),
     namespaces=st.lists(st.from_regex(r"\A[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z"), min_size=1, max_size=6, unique=True),

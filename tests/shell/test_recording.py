@@ -12,13 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hybridgpu.shell.preview import _SECRET_SIG, _SIG_KEY, _has_secret, _normalize_numbers, _plain, _secret_paths
+from tests.helpers import examples
 
 # What deserialized inputs hold: JSON values, every number a float (protobuf Struct carries doubles).
 _leaf = st.one_of(st.none(), st.booleans(), st.text(max_size=8), st.floats(allow_nan=False, allow_infinity=False), st.integers(-10, 10).map(float))
 _json = st.recursive(_leaf, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4)), max_leaves=25)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.dictionaries(st.text(max_size=6), _json, max_size=5))
 def test_in_place_normalization_equals_the_copy(inputs):
     expected = _plain(copy.deepcopy(inputs))
@@ -44,7 +45,7 @@ def _secret(value):
     return {_SIG_KEY: _SECRET_SIG, "value": value}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.dictionaries(st.text(min_size=1, max_size=6), _json, max_size=4), st.data())
 def test_byte_scan_finds_every_secret_the_walk_finds(inputs, data):
     plain = _struct(inputs)

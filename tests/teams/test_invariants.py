@@ -46,9 +46,10 @@ from hybridgpu.burst.teams import apply_teams, cohort_capacity
 from hybridgpu.k8s import DEFAULT_COST_KEYS, GPU_RESOURCE
 from hybridgpu.stack.teams import teams_file_issues
 from hybridgpu.teams.models import TeamsFile
+from tests.helpers import examples
 
 #: Per test, not a loaded profile: a profile would change every later hypothesis test of the session.
-TEAMS_SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+TEAMS_SETTINGS = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 MIG_RES = ["nvidia.com/mig-1g.10gb", "nvidia.com/mig-3g.40gb"]
 HOURS = 730.0

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from hybridgpu.shell.policy.check import PolicyConfigFileError, load_policy_config
 from hybridgpu.policy.registry import POLICIES
+from tests.helpers import examples
 
 NAMES = [p.name for p in POLICIES] + ["all", "nodepool-gpu-limt", ""]
 SETTINGS = ["maxGpusPerNodePool", "allowedInstanceFamilies", "monthlyBudgetUsd", "exemptResources", "enforcementLevel", "requiredTagKeys", "default"]
@@ -32,7 +33,7 @@ def _check(path: Path) -> None:
         assert set(config) == {p.name for p in POLICIES}
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(doc=configs)
 def test_any_json_gives_a_config_or_a_named_error(tmp_path, doc):
     path = tmp_path / "policy.json"
