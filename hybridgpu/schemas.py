@@ -29,7 +29,8 @@ sent to a cluster, with no network and no cluster:
   (e.g. ``ServiceMonitors``) is an error;
 * kinds with a CRD file under ``tools/schemas/crds/`` (:data:`CRD_FILES`: the NVIDIA Network
   Operator's ``mellanox.com/v1alpha1`` NicClusterPolicy of v26.4.1; Karpenter v1.14.1's
-  ``autoscaling.x-k8s.io/v1beta1`` CapacityBuffer) against that CRD's
+  ``autoscaling.x-k8s.io/v1beta1`` CapacityBuffer; JobSet v0.12.0, the Kubeflow Trainer v2.2.1's
+  TrainJob and ClusterTrainingRuntime, KubeRay v1.6.2's RayJob and RayCluster) against that CRD's
   ``openAPIV3Schema`` with jsonschema, unknown fields refused (:func:`validate_crd_files`);
 * Kueue kinds (``kueue.x-k8s.io/v1beta2`` ResourceFlavor, ClusterQueue, LocalQueue,
   AdmissionCheck, MultiKueueConfig, MultiKueueCluster) against the CRD constraints encoded in
@@ -66,6 +67,7 @@ package data: it is found at or above the working directory (or given with ``--t
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -79,6 +81,7 @@ from typing import Any
 import yaml
 
 from hybridgpu.checkout import CheckoutFileMissing, find_checkout
+from hybridgpu.datafile import SAFE_LOADER
 from hybridgpu.k8s import KUEUE_GROUP
 
 #: Kubernetes version whose built-in schemas :func:`validate_core` uses by default.
@@ -160,6 +163,13 @@ CRD_FILES: dict[tuple[str, str], str] = {
     # Karpenter v1.14.1's CapacityBuffer (aws/karpenter-provider-aws v1.14.1 pkg/apis/crds/, read 2026-11-27): the
     # npm Karpenter package predates it.
     ("autoscaling.x-k8s.io", "CapacityBuffer"): "autoscaling.x-k8s.io_capacitybuffers-v1.14.1.yaml",
+    # The job frameworks' CRDs at the pins of hybridgpu.burst.frameworks (read 2026-11-27; field descriptions
+    # removed): the kinds of docs/examples/ and of jobs `hybridgpu job check` reads.
+    ("jobset.x-k8s.io", "JobSet"): "jobset.x-k8s.io_jobsets-v0.12.0.yaml",
+    ("trainer.kubeflow.org", "TrainJob"): "trainer.kubeflow.org_trainjobs-v2.2.1.yaml",
+    ("trainer.kubeflow.org", "ClusterTrainingRuntime"): "trainer.kubeflow.org_clustertrainingruntimes-v2.2.1.yaml",
+    ("ray.io", "RayJob"): "ray.io_rayjobs-v1.6.2.yaml",
+    ("ray.io", "RayCluster"): "ray.io_rayclusters-v1.6.2.yaml",
 }
 #: API groups validated by :func:`validate_crd_files`.
 CRD_FILE_GROUPS = frozenset(group for group, _ in CRD_FILES)
@@ -390,6 +400,14 @@ def crd_json_schema(crd: Mapping[str, Any], version: str | None = None) -> dict[
     return schema
 
 
+@functools.lru_cache(maxsize=None)
+def _crd_schema(path: str) -> dict[str, Any]:
+    """The JSON schema of the CRD file at ``path`` (:func:`crd_json_schema`), read once per process with
+    libyaml when PyYAML has it (the framework CRDs are megabytes: the pure-Python loader took seconds)."""
+    with open(path, encoding="utf-8") as handle:
+        return crd_json_schema(yaml.load(handle.read(), Loader=SAFE_LOADER))
+
+
 def validate_crd_files(manifests: Sequence[Mapping[str, Any]], *, tools_dir: Path | str | None = None) -> list[SchemaFinding]:
     """Validate kinds of :data:`CRD_FILES` against their CRD (``tools/schemas/crds/``) with jsonschema, strictly.
 
@@ -413,7 +431,7 @@ def validate_crd_files(manifests: Sequence[Mapping[str, Any]], *, tools_dir: Pat
             findings.append(_finding(manifest, index, ok=False, errors=[f"kind: no CRD of {manifest.get('kind')!r} in group {group!r} under {crds_dir}"]))
             continue
         if file not in validators:
-            validators[file] = jsonschema.Draft7Validator(crd_json_schema(yaml.safe_load((crds_dir / file).read_text(encoding="utf-8"))))
+            validators[file] = jsonschema.Draft7Validator(_crd_schema(str(crds_dir / file)))
         errors = [f"{_format_path(list(e.absolute_path))}: {e.message}" for e in validators[file].iter_errors(dict(manifest))]
         findings.append(_finding(manifest, index, ok=not errors, errors=errors))
     return findings

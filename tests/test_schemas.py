@@ -144,12 +144,13 @@ CONFIG_MAP = {
         "any": "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"
     },
 }
-# A CRD group with no offline schema here (Kueue kinds are validated: see hybridgpu.burst.schema).
-JOBSET = {
-    "apiVersion": "jobset.x-k8s.io/v1alpha2",
-    "kind": "JobSet",
+# A CRD group with no offline schema here (Kueue kinds are validated: see hybridgpu.burst.schema; JobSet,
+# TrainJob and Ray kinds too since issue 30: tests/test_framework_crds.py).
+OTHER_CRD = {
+    "apiVersion": "leaderworkerset.x-k8s.io/v1",
+    "kind": "LeaderWorkerSet",
     "metadata": {"name": "gpu"},
-    "spec": {"replicatedJobs": []},
+    "spec": {"replicas": 1},
 }
 NVIDIA_CLUSTER_POLICY = {
     "apiVersion": "nvidia.com/v1",
@@ -834,17 +835,17 @@ def test_core_version_choice() -> None:
 
 
 def test_validate_all_dispatches_by_group_and_skips_other_crds() -> None:
-    manifests = [NAMESPACE, GPU_NODEPOOL, JOBSET, SERVICE_ACCOUNT, GPU_NODECLASS, NVIDIA_CLUSTER_POLICY]
+    manifests = [NAMESPACE, GPU_NODEPOOL, OTHER_CRD, SERVICE_ACCOUNT, GPU_NODECLASS, NVIDIA_CLUSTER_POLICY]
     findings = validate_all(manifests)
     assert [(f.index, f.kind, f.ok, f.skipped) for f in findings] == [
         (0, "Namespace", True, False),
         (1, "NodePool", True, False),
-        (2, "JobSet", False, True),
+        (2, "LeaderWorkerSet", False, True),
         (3, "ServiceAccount", True, False),
         (4, "EC2NodeClass", True, False),
         (5, "ClusterPolicy", False, True),
     ]
-    assert "jobset.x-k8s.io" in findings[2].errors[0] and findings[2].errors[0].startswith("skipped:")
+    assert "leaderworkerset.x-k8s.io" in findings[2].errors[0] and findings[2].errors[0].startswith("skipped:")
     assert "nvidia.com" in findings[5].errors[0]
     assert not any(f.failed for f in findings)
     assert format_findings(findings).splitlines()[-1] == "4 ok, 0 failed, 2 skipped"
@@ -852,14 +853,14 @@ def test_validate_all_dispatches_by_group_and_skips_other_crds() -> None:
 
 def test_validate_all_validates_prometheus_operator_objects() -> None:
     broken = edited(GPU_IDLE_RULE, "spec.groups.0.rules.0.severity", "critical")
-    findings = validate_all([NAMESPACE, GPU_IDLE_RULE, GPU_NODEPOOL, DCGM_SERVICE_MONITOR, broken, JOBSET])
+    findings = validate_all([NAMESPACE, GPU_IDLE_RULE, GPU_NODEPOOL, DCGM_SERVICE_MONITOR, broken, OTHER_CRD])
     assert [(f.index, f.kind, f.ok, f.skipped, f.failed) for f in findings] == [
         (0, "Namespace", True, False, False),
         (1, "PrometheusRule", True, False, False),
         (2, "NodePool", True, False, False),
         (3, "ServiceMonitor", True, False, False),
         (4, "PrometheusRule", False, False, True),
-        (5, "JobSet", False, True, False),
+        (5, "LeaderWorkerSet", False, True, False),
     ]
     assert findings[4].errors == [
         'spec.groups[0].rules[0].severity: unknown field "severity" '
@@ -905,7 +906,7 @@ def test_validate_all_checks_kueue_v1beta2_offline() -> None:
 
 def test_crd_only_lists_need_no_node(monkeypatch) -> None:
     monkeypatch.setattr(schemas.shutil, "which", lambda _name: None)
-    assert [f.skipped for f in validate_all([JOBSET, NAMESPACE])] == [True, False]
+    assert [f.skipped for f in validate_all([OTHER_CRD, NAMESPACE])] == [True, False]
 
 
 def test_finding_is_frozen_and_printable() -> None:
@@ -922,7 +923,7 @@ def test_cli_reads_yaml_and_sets_exit_status(tmp_path, capsys) -> None:
     import yaml
 
     good = tmp_path / "good.yaml"
-    good.write_text(yaml.safe_dump_all([NAMESPACE, GPU_NODEPOOL, GPU_NODECLASS, JOBSET]))
+    good.write_text(yaml.safe_dump_all([NAMESPACE, GPU_NODEPOOL, GPU_NODECLASS, OTHER_CRD]))
     assert schemas.main([str(good)]) == 0
     assert schemas.main([str(good), "--fail-on-skipped"]) == 1
     bad = tmp_path / "bad.json"
