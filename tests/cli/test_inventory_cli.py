@@ -21,7 +21,7 @@ import yaml
 from hybridgpu.cli import app
 from hybridgpu.errors import MAX_SHOWN_ISSUES
 from tests.helpers import ROOT
-from tests.helpers.inventory_cases import assert_headers, assert_refused, cases, header, relative, runner
+from tests.helpers.inventory_cases import cases, header, refusal_tests, relative, runner
 
 FIXTURES = ROOT / "tests" / "fixtures" / "inventory_cli"
 PASS, FAIL = cases(FIXTURES)
@@ -31,14 +31,7 @@ def _relative(path: Path) -> str:
     return relative(path)
 
 
-def test_there_are_at_least_ten_of_each():
-    assert_headers(PASS, FAIL)
-
-
-@pytest.mark.parametrize("fixture", FAIL, ids=lambda p: p.stem)
-def test_must_fail(fixture, tmp_path, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    assert_refused(fixture, tmp_path / "r")
+test_there_are_at_least_ten_of_each, test_must_fail = refusal_tests(PASS, FAIL)
 
 
 @pytest.mark.parametrize("fixture", PASS, ids=lambda p: p.stem)

@@ -24,7 +24,7 @@ from hybridgpu.cli import app
 from hybridgpu.inventory import load_inventory
 from hybridgpu.onprem import plan_onprem
 from tests.helpers import ROOT
-from tests.helpers.inventory_cases import assert_headers, assert_refused, cases, relative, runner
+from tests.helpers.inventory_cases import cases, refusal_tests, relative, runner
 
 FIXTURES = ROOT / "tests/fixtures/upgrade_nvidia"
 PASS, FAIL = cases(FIXTURES)
@@ -32,14 +32,7 @@ COMMAND = "command:remote:Command"
 PHASES = ["drain", "install", "reboot-wait", "verify", "uncordon"]
 
 
-def test_there_are_at_least_ten_of_each():
-    assert_headers(PASS, FAIL)
-
-
-@pytest.mark.parametrize("fixture", FAIL, ids=lambda p: p.stem)
-def test_must_fail(fixture, tmp_path, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    assert_refused(fixture, tmp_path / "r")
+test_there_are_at_least_ten_of_each, test_must_fail = refusal_tests(PASS, FAIL)
 
 
 @pytest.mark.parametrize("fixture", PASS, ids=lambda p: p.stem)

@@ -2,13 +2,15 @@
 
 A fixture says what it is and what must happen in ``# key: value`` header lines:
 ``# verdict: pass|fail`` and, for a must-fail one, ``# expect: <text>`` (text the error output must
-hold). Used by tests/cli/test_inventory_cli.py and tests/inventory/test_remediation.py.
+hold). Used by the inventory fixture tests (:func:`refusal_tests` gives each directory its two standard tests).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from hybridgpu.cli import app
@@ -54,3 +56,23 @@ def assert_refused(fixture: Path, out: Path) -> None:
             assert f"{name}: {text}" in result.output or text in result.output, f"{text!r} not in:\n{result.output}"
         assert "    fix: " in result.output
     assert not out.exists()
+
+
+def refusal_tests(passing: list[Path], failing: list[Path]) -> tuple[Callable[[], None], Callable[..., None]]:
+    """The two tests every inventory fixture directory gets, for a test module to bind at top level::
+
+        test_there_are_at_least_ten_of_each, test_must_fail = refusal_tests(PASS, FAIL)
+
+    the fixture counts and headers (:func:`assert_headers`), and each must-fail fixture refused by
+    ``inventory validate`` and ``render`` (:func:`assert_refused`), one test per file.
+    """
+
+    def test_there_are_at_least_ten_of_each() -> None:
+        assert_headers(passing, failing)
+
+    @pytest.mark.parametrize("fixture", failing, ids=lambda p: p.stem)
+    def test_must_fail(fixture: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.chdir(ROOT)
+        assert_refused(fixture, tmp_path / "r")
+
+    return test_there_are_at_least_ten_of_each, test_must_fail

@@ -45,20 +45,13 @@ from hybridgpu.inventory.checks import CheckInput, check_cluster_range_addresses
 from hybridgpu.inventory.models import Cluster
 from hybridgpu.inventory.storage import NFS_MAX_CONNECTIONS, SiteStorage
 from tests.helpers import ROOT, examples
-from tests.helpers.inventory_cases import assert_headers, assert_refused, cases, relative, runner
+from tests.helpers.inventory_cases import cases, refusal_tests, relative, runner
 
 FIXTURES = ROOT / "tests" / "fixtures" / "inventory" / "day2-validation"
 PASS, FAIL = cases(FIXTURES)
 
 
-def test_there_are_at_least_ten_of_each():
-    assert_headers(PASS, FAIL)
-
-
-@pytest.mark.parametrize("fixture", FAIL, ids=lambda p: p.stem)
-def test_must_fail(fixture, tmp_path, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    assert_refused(fixture, tmp_path / "r")
+test_there_are_at_least_ten_of_each, test_must_fail = refusal_tests(PASS, FAIL)
 
 
 @pytest.mark.parametrize("fixture", PASS, ids=lambda p: p.stem)

@@ -39,7 +39,7 @@ from hybridgpu.render.bootstrap import (
     registry_auth_fragment,
 )
 from tests.helpers import ROOT
-from tests.helpers.inventory_cases import assert_headers, assert_refused, cases, relative, runner
+from tests.helpers.inventory_cases import cases, refusal_tests, relative, runner
 from tests.helpers.sandbox import CLUSTER, CPU, VERSION_2X, VERSION_DEBIAN, Sandbox
 
 FIXTURES = ROOT / "tests/fixtures/mirror_credentials"
@@ -47,14 +47,7 @@ PASS, FAIL = cases(FIXTURES)
 PASSWORD = 'p"a\\ss$w0rd:ü'  # quotes, a backslash, a dollar, a colon and non-ASCII: all must survive
 
 
-def test_there_are_at_least_ten_of_each():
-    assert_headers(PASS, FAIL)
-
-
-@pytest.mark.parametrize("fixture", FAIL, ids=lambda p: p.stem)
-def test_must_fail(fixture, tmp_path, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    assert_refused(fixture, tmp_path / "r")
+test_there_are_at_least_ten_of_each, test_must_fail = refusal_tests(PASS, FAIL)
 
 
 @pytest.mark.parametrize("fixture", PASS, ids=lambda p: p.stem)

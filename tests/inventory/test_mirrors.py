@@ -35,7 +35,7 @@ from hybridgpu.render.containerd import CONTAINERD_MARKER, registry_hosts_toml
 from hybridgpu.render.upgrade import node_kubeadm_script
 from tests.helpers import ROOT
 from tests.helpers.registry_mirror import ctr_pull, recording_mirror
-from tests.helpers.inventory_cases import assert_headers, assert_refused, cases, header, relative, runner
+from tests.helpers.inventory_cases import cases, header, refusal_tests, relative, runner
 from tests.helpers.sandbox import CLUSTER, CPU, GPU, VERSION_DEBIAN, Sandbox, _daemon
 
 FIXTURES = ROOT / "tests" / "fixtures" / "inventory" / "mirrors"
@@ -44,14 +44,7 @@ SAMPLE = ROOT / "stacks" / "inventory" / "onprem-site-a.yaml"
 PUBLIC_DEB = "deb [signed-by=/etc/apt/keyrings/kubernetes-apt-keyring.gpg] https://pkgs.k8s.io/core:/stable:/${K8S_MINOR}/deb/ /"
 
 
-def test_there_are_at_least_ten_of_each():
-    assert_headers(PASS, FAIL)
-
-
-@pytest.mark.parametrize("fixture", FAIL, ids=lambda p: p.stem)
-def test_must_fail(fixture, tmp_path, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    assert_refused(fixture, tmp_path / "r")
+test_there_are_at_least_ten_of_each, test_must_fail = refusal_tests(PASS, FAIL)
 
 
 @pytest.mark.parametrize("fixture", [FIXTURES / "fail" / "inline-password.yaml", FIXTURES / "fail" / "inline-credential-string.yaml"], ids=lambda p: p.stem)

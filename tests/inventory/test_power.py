@@ -29,21 +29,14 @@ from hybridgpu.inventory import InventoryError, inventory_from_documents, load_i
 from hybridgpu.inventory.power import format_kw, gpu_draw_by_model, host_draw, rack_loads
 from hybridgpu.stack.load import report_from_stack
 from tests.helpers import ROOT
-from tests.helpers.inventory_cases import assert_headers, assert_refused, cases, header, relative, runner
+from tests.helpers.inventory_cases import cases, header, refusal_tests, relative, runner
 
 FIXTURES = ROOT / "tests" / "fixtures" / "inventory" / "power"
 PASS, FAIL = cases(FIXTURES)
 CATALOG = load_catalog()
 
 
-def test_there_are_at_least_ten_of_each():
-    assert_headers(PASS, FAIL)
-
-
-@pytest.mark.parametrize("fixture", FAIL, ids=lambda p: p.stem)
-def test_must_fail(fixture, tmp_path, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    assert_refused(fixture, tmp_path / "r")
+test_there_are_at_least_ten_of_each, test_must_fail = refusal_tests(PASS, FAIL)
 
 
 def _table(output: str) -> list[list[str]]:

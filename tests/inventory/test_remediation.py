@@ -27,7 +27,7 @@ from hybridgpu.inventory.lifecycle import set_host_state, state_edit
 from hybridgpu.k8s import TOPOLOGY_BLOCK_LABEL, TOPOLOGY_RACK_LABEL
 from hybridgpu.render.topology import host_topology_labels, topology_domains
 from tests.helpers import ROOT
-from tests.helpers.inventory_cases import assert_headers, assert_refused, cases, header, relative, runner
+from tests.helpers.inventory_cases import cases, header, refusal_tests, relative, runner
 
 FIXTURES = ROOT / "tests" / "fixtures" / "remediation"
 PASS, FAIL = cases(FIXTURES)
@@ -38,14 +38,7 @@ def _name(path: Path) -> str:
     return relative(path)
 
 
-def test_there_are_at_least_ten_of_each():
-    assert_headers(PASS, FAIL)
-
-
-@pytest.mark.parametrize("fixture", FAIL, ids=lambda p: p.stem)
-def test_must_fail(fixture, tmp_path, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    assert_refused(fixture, tmp_path / "r")
+test_there_are_at_least_ten_of_each, test_must_fail = refusal_tests(PASS, FAIL)
 
 
 def _dig(values, path: str):
