@@ -24,7 +24,7 @@ from hybridgpu.cli import app
 from hybridgpu.inventory import load_inventory
 from hybridgpu.onprem import plan_onprem
 from tests.helpers import ROOT
-from tests.helpers.inventory_cases import cases, refusal_tests, relative, runner
+from tests.helpers.inventory_cases import cases, preview_clusters, refusal_tests, relative, runner
 
 FIXTURES = ROOT / "tests/fixtures/upgrade_nvidia"
 PASS, FAIL = cases(FIXTURES)
@@ -60,23 +60,12 @@ def test_the_gpu_operators_driver_is_not_touched_on_the_hosts():
 def clusters():
     """One mocks run: ``both`` (Kubernetes 1.35.2 -> 1.36.4, then the driver), ``par`` (``maxParallel: 2``), ``none``
     (no ``upgrades.nvidia``)."""
-    import os
-
-    from hybridgpu.components.onprem import OnPremCluster, OnPremClusterArgs
-    from hybridgpu.shell.preview import run_preview
-
     plans = {
         "both": plan_onprem(load_inventory(FIXTURES / "pass/after-kubernetes.yaml")),
         "par": plan_onprem(load_inventory(FIXTURES / "pass/max-parallel-two.yaml")),
         "none": plan_onprem(load_inventory(ROOT / "tests/fixtures/upgrade_pulumi/pass/already-there.yaml")),
     }
-
-    def program() -> None:
-        for name, plan in plans.items():
-            OnPremCluster(name, OnPremClusterArgs(plan=plan))
-
-    os.environ.setdefault("LAB_SSH_KEY", "not a key")
-    return plans, run_preview("onprem", ROOT, program=program)
+    return plans, preview_clusters(plans)
 
 
 def _commands(result: Any, prefix: str) -> dict[str, Any]:

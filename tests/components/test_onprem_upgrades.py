@@ -28,7 +28,7 @@ from hybridgpu.inventory import load_inventory
 from hybridgpu.onprem import plan_onprem
 from hybridgpu.render.upgrade import SNAPSHOT_UNIT, ScriptRun
 from tests.helpers import ROOT
-from tests.helpers.inventory_cases import cases, refusal_tests, relative, runner
+from tests.helpers.inventory_cases import cases, preview_clusters, refusal_tests, relative, runner
 
 FIXTURES = ROOT / "tests/fixtures/upgrade_pulumi"
 PASS, FAIL = cases(FIXTURES)
@@ -57,23 +57,12 @@ def test_must_pass(fixture, monkeypatch):
 def clusters(tmp_path_factory):
     """One mocks run with three clusters: ``up`` (1.35.2 -> 1.36.4 -> 1.37.1), ``done`` (``to`` = the running
     version) and ``tuned`` (retention 30, daily at 03:00, one step)."""
-    import os
-
-    from hybridgpu.components.onprem import OnPremCluster, OnPremClusterArgs
-    from hybridgpu.shell.preview import run_preview
-
     plans = {
         "up": plan_onprem(load_inventory(FIXTURES / "pass/two-minors-via.yaml")),
         "done": plan_onprem(load_inventory(FIXTURES / "pass/already-there.yaml")),
         "tuned": plan_onprem(load_inventory(FIXTURES / "pass/with-policy.yaml")),
     }
-
-    def program() -> None:
-        for name, plan in plans.items():
-            OnPremCluster(name, OnPremClusterArgs(plan=plan))
-
-    os.environ.setdefault("LAB_SSH_KEY", "not a key")  # the fixtures' keySecret (env), read by the component
-    return plans, run_preview("onprem", ROOT, program=program)
+    return plans, preview_clusters(plans)
 
 
 def _commands(result, prefix: str) -> dict[str, object]:

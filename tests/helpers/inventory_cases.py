@@ -76,3 +76,21 @@ def refusal_tests(passing: list[Path], failing: list[Path]) -> tuple[Callable[[]
         assert_refused(fixture, tmp_path / "r")
 
     return test_there_are_at_least_ten_of_each, test_must_fail
+
+
+def preview_clusters(plans: dict) -> object:
+    """One offline preview (Pulumi's mocks) of a program that builds one ``OnPremCluster`` per plan
+    (name -> :class:`~hybridgpu.onprem.OnPremPlan`), as ``pulumi up`` would register them; returns the
+    :class:`~hybridgpu.shell.preview.PreviewResult`. The fixtures' SSH keys come from ``LAB_SSH_KEY``
+    (``keySecret: {env: ...}``), set here when unset: the component reads it, the mocks never use it."""
+    import os
+
+    from hybridgpu.components.onprem import OnPremCluster, OnPremClusterArgs
+    from hybridgpu.shell.preview import run_preview
+
+    def program() -> None:
+        for name, plan in plans.items():
+            OnPremCluster(name, OnPremClusterArgs(plan=plan))
+
+    os.environ.setdefault("LAB_SSH_KEY", "not a key")
+    return run_preview("onprem", ROOT, program=program)

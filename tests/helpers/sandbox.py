@@ -42,8 +42,9 @@ VERSION_DEBIAN = "containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~
 VERSION_DOCKER = "containerd containerd.io 1.7.27 05044ec0a9a75232cad458027ca83437aae3f4da"
 VERSION_2X = "containerd github.com/containerd/containerd/v2 v2.1.4 75cb2b7193e4e490e9fbdc236c0e811ccaba3376"
 
-# One stub for every command: log the call, fail when FAIL_AT matches, then act on the state.
-STUB = r"""#!/usr/bin/env bash
+#: The start of every stub (this one and the upgrade tests'): log the call, fail when FAIL_AT matches,
+#: ``S`` is the state directory; the stub then acts on the state by its name.
+STUB_PRELUDE = r"""#!/usr/bin/env bash
 name=$(basename "$0")
 line="${name} $*"
 printf '%s\n' "${line}" >>"${SANDBOX}/calls"
@@ -52,7 +53,10 @@ if [[ -n ${FAIL_AT:-} && ${line} == ${FAIL_AT}* ]]; then
   exit 1
 fi
 S=${SANDBOX}/state
-R=${SANDBOX}/root
+"""
+
+# One stub for every command: log the call, fail when FAIL_AT matches, then act on the state.
+STUB = STUB_PRELUDE + r"""R=${SANDBOX}/root
 # containerd loads its files only when it starts: the stub daemon's "running config" is a copy of
 # config.toml (plus the drop-ins when the file imports them) taken at restart, or at start when it
 # was not running (${S}/containerd-running); `ctr plugins ls` lists CRI unless that copy disables it.
@@ -129,10 +133,7 @@ class Sandbox:
             d.mkdir(parents=True, exist_ok=True)
         (self.root / "run/systemd/resolve/resolv.conf").write_text("nameserver 10.0.0.2\n")
         (self.root / "etc/fstab").write_text("UUID=1 / ext4 defaults 0 1\n/swap.img none swap sw 0 0\n")
-        for name in STUBBED:
-            path = base / "bin" / name
-            path.write_text(STUB)
-            path.chmod(path.stat().st_mode | stat.S_IEXEC)
+        self.install_stubs(STUB, STUBBED)
         self.env = {
             "PATH": f"{base / 'bin'}:/usr/bin:/bin",
             "SANDBOX": str(base),
@@ -141,6 +142,22 @@ class Sandbox:
             "NODE": node,
             "HOME": str(base),
         }
+
+    def install_stubs(self, stub: str, names: list[str] | tuple[str, ...]) -> None:
+        """Put ``stub`` (a bash script starting with :data:`STUB_PRELUDE`) on the PATH under each of ``names``."""
+        for name in names:
+            path = self.base / "bin" / name
+            path.write_text(stub)
+            path.chmod(path.stat().st_mode | stat.S_IEXEC)
+
+    def put(self, name: str, text: str) -> None:
+        """Write the stub state file ``name`` (what a stub reads: an installed version, a hold, a flag)."""
+        (self.state / name).write_text(text)
+
+    def get(self, name: str) -> str | None:
+        """The stub state file ``name``, or None when it does not exist."""
+        path = self.state / name
+        return path.read_text() if path.exists() else None
 
     def script(self, text: str) -> str:
         """The script with host paths moved under the scratch root (and the root check off)."""

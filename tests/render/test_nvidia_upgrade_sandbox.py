@@ -19,7 +19,6 @@ The stubs model what the real tools do with what the scripts send them:
 from __future__ import annotations
 
 import shutil
-import stat
 import subprocess
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from hybridgpu.inventory import load_inventory
 from hybridgpu.inventory.upgrade import plan_nvidia_upgrade
 from hybridgpu.render.upgrade import BOOT_ID_UNSET, NVIDIA_TOOLKIT_PACKAGES, ScriptRun, nvidia_run_order, with_boot_id
 from tests.helpers import ROOT
-from tests.helpers.sandbox import Sandbox
+from tests.helpers.sandbox import STUB_PRELUDE, Sandbox
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="bash not installed")
 SHELLCHECK = shutil.which("shellcheck")
@@ -37,16 +36,7 @@ FIXTURES = ROOT / "tests/fixtures/upgrade_nvidia/pass"
 OLD_DRIVER, OLD_TOOLKIT = "570.195.03-1", "1.17.8-1"
 OLD_BOOT, NEW_BOOT = "11111111-2222-3333-4444-555555555555", "66666666-7777-8888-9999-000000000000"
 
-STUB = r"""#!/usr/bin/env bash
-name=$(basename "$0")
-line="${name} $*"
-printf '%s\n' "${line}" >>"${SANDBOX}/calls"
-if [[ -n ${FAIL_AT:-} && ${line} == ${FAIL_AT}* ]]; then
-  echo "stub: ${line} fails" >&2
-  exit 1
-fi
-S=${SANDBOX}/state
-case "${name}" in
+STUB = STUB_PRELUDE + r"""case "${name}" in
   dpkg-query) [[ -e ${S}/pkg-${!#} ]] || exit 1; cat "${S}/pkg-${!#}" ;;
   apt-mark)
     op=$1; shift
@@ -102,10 +92,7 @@ class NvidiaBox(Sandbox):
 
     def __init__(self, base: Path, node: str = "gpu-01", driver_package: str = "cuda-drivers-580"):
         super().__init__(base, node=node)
-        for name in STUBBED:
-            path = base / "bin" / name
-            path.write_text(STUB)
-            path.chmod(path.stat().st_mode | stat.S_IEXEC)
+        self.install_stubs(STUB, STUBBED)
         self.env["DRIVER_PKG"] = driver_package
         for pkg, version in ((driver_package, OLD_DRIVER), *((p, OLD_TOOLKIT) for p in NVIDIA_TOOLKIT_PACKAGES)):
             self.put(f"pkg-{pkg}", version)
@@ -118,13 +105,6 @@ class NvidiaBox(Sandbox):
     def script(self, text: str) -> str:
         """The sandbox's rewriting, and the boot id read from the stub state instead of /proc."""
         return super().script(text.replace("/proc/sys/kernel/random/boot_id", f"{self.state}/boot-id"))
-
-    def put(self, name: str, text: str) -> None:
-        (self.state / name).write_text(text)
-
-    def get(self, name: str) -> str | None:
-        path = self.state / name
-        return path.read_text() if path.exists() else None
 
     def reboot(self) -> None:
         """What a reboot does: the installed driver's module loads, a new boot id, kubelet starts (it is enabled)."""

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import stat
 import subprocess
 from pathlib import Path
 
@@ -36,21 +35,12 @@ from hybridgpu.render.upgrade import (
     uncordon_script,
 )
 from tests.helpers import ROOT
-from tests.helpers.sandbox import Sandbox
+from tests.helpers.sandbox import STUB_PRELUDE, Sandbox
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="bash not installed")
 SHELLCHECK = shutil.which("shellcheck")
 
-STUB = r"""#!/usr/bin/env bash
-name=$(basename "$0")
-line="${name} $*"
-printf '%s\n' "${line}" >>"${SANDBOX}/calls"
-if [[ -n ${FAIL_AT:-} && ${line} == ${FAIL_AT}* ]]; then
-  echo "stub: ${line} fails" >&2
-  exit 1
-fi
-S=${SANDBOX}/state
-ver() { local v; v=$(cat "${S}/pkg-$1"); printf '%s' "${v%%-*}"; }
+STUB = STUB_PRELUDE + r"""ver() { local v; v=$(cat "${S}/pkg-$1"); printf '%s' "${v%%-*}"; }
 case "${name}" in
   dpkg-query) [[ -e ${S}/pkg-${!#} ]] || exit 1; cat "${S}/pkg-${!#}" ;;
   apt-mark)
@@ -127,10 +117,7 @@ class UpgradeBox(Sandbox):
 
     def __init__(self, base: Path, node: str = "cp-01"):
         super().__init__(base, node=node)
-        for name in STUBBED:
-            path = base / "bin" / name
-            path.write_text(STUB)
-            path.chmod(path.stat().st_mode | stat.S_IEXEC)
+        self.install_stubs(STUB, STUBBED)
         for pkg in ("kubelet", "kubeadm", "kubectl"):
             self.put(f"pkg-{pkg}", f"{OLD}-1.1")
             self.put(f"hold-{pkg}", "")
@@ -142,13 +129,6 @@ class UpgradeBox(Sandbox):
     def script(self, text: str) -> str:
         """The host sandbox's path rewriting, plus ``/usr/local/`` (where the snapshot timer installs its script)."""
         return super().script(text.replace("/usr/local/", f"{self.root}/usr/local/"))
-
-    def put(self, name: str, text: str) -> None:
-        (self.state / name).write_text(text)
-
-    def get(self, name: str) -> str | None:
-        path = self.state / name
-        return path.read_text() if path.exists() else None
 
     def run_all(self, scripts: list[str], **env: str) -> list[str]:
         """Run ``scripts`` in order until one fails; returns every call made."""
