@@ -73,6 +73,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from functools import reduce
 import random
 from collections import deque
 from collections.abc import Sequence
@@ -900,20 +901,25 @@ def compare(jobs: Sequence[Job], params: SimulationParams, failures: GpuFailures
     return [simulate(jobs, params, s, failures=failures, blocks=blocks) for s in STRATEGIES]
 
 
-def params_from_plan(plan, *, seed: int = 0) -> SimulationParams:
+def params_from_plan(plan, *, seed: int = 0, require_simulation: bool = True) -> SimulationParams:
     """Simulation parameters from a derived :class:`~hybridgpu.burst.plan.BurstPlan` and its ``simulation`` section.
 
     On-prem GPUs are the whole GPUs of the on-prem ClusterQueue (MIG instances are not simulated).
+    With ``require_simulation=False`` a plan without the section gets no launch latency, no spot
+    interruptions and, as GPUs per instance, the greatest common divisor of its pools' instance sizes
+    (8 when unknown).
 
     Raises:
-        ValueError: the plan has no ``simulation`` section, or a figure in it is negative or not finite.
+        ValueError: the plan has no ``simulation`` section (and ``require_simulation``), or a figure in
+            it is negative or not finite.
     """
     sim = plan.source.simulation
-    if sim is None:
+    if sim is None and require_simulation:
         raise ValueError(f"{plan.file} has no `simulation` section (karpenterLaunchSeconds, spotInterruptionsPerInstanceHour, gpusPerInstance, source)")
     spot = plan.cloud.get("spot")
     od = plan.cloud.get("on-demand")
     delay = INCREMENTAL_DISPATCH_SECONDS if plan.source.topology == "spillover" else 0.0
+    counts = sorted({n for c in plan.cloud.values() for n in c.instance_gpu_counts})
     return SimulationParams(
         topology=plan.source.topology,
         onprem_gpus=sum(plan.onprem.gpus.values()),
@@ -922,9 +928,9 @@ def params_from_plan(plan, *, seed: int = 0) -> SimulationParams:
         spot_usd_per_gpu_hour=spot.usd_per_gpu_hour if spot else 0.0,
         on_demand_usd_per_gpu_hour=od.usd_per_gpu_hour if od else 0.0,
         dispatch_delay_s=float(delay),
-        launch_s=sim.karpenter_launch_seconds,
-        interruptions_per_instance_hour=sim.spot_interruptions_per_instance_hour,
-        gpus_per_instance=sim.gpus_per_instance,
+        launch_s=sim.karpenter_launch_seconds if sim else 0.0,
+        interruptions_per_instance_hour=sim.spot_interruptions_per_instance_hour if sim else 0.0,
+        gpus_per_instance=sim.gpus_per_instance if sim else (reduce(math.gcd, counts) if counts else 8),
         seed=seed,
     )
 

@@ -60,7 +60,7 @@ import numpy as np
 import yaml
 
 from hybridgpu.burst.plan import BurstPlan
-from hybridgpu.burst.simulate import INCREMENTAL_DISPATCH_SECONDS, SimulationParams, StrategyResult, params_from_plan, percentile, simulate
+from hybridgpu.burst.simulate import SimulationParams, StrategyResult, params_from_plan, percentile, simulate
 from hybridgpu.burst.trace import Job
 from hybridgpu.catalog import Catalog, load_catalog
 from hybridgpu.config.models import CloudConfig, NodePoolConfig
@@ -834,10 +834,8 @@ def propose_apply(
     roles = _pool_roles(cloud, plan)
     reserved = sum(v for n, v in all_limits.items() if roles[n] == "reserved" or (roles[n] == "static" and _static_type(_pool(cloud, n)) == "reserved"))
     if new_plan is not None:
-        try:
-            params = params_from_plan(new_plan)
-        except ValueError:
-            params = params_from_plan_defaults(new_plan)
+        params = params_from_plan(new_plan, require_simulation=False)
+        if new_plan.source.simulation is None:
             notes.append(f"{plan.file if plan else ''} has no `simulation` section: simulated with no launch latency and no spot interruptions")
         queues = new_plan.source.queues
         spot_q = next((q for q in queues if q.burst == "spot"), None) or next((q for q in queues if q.burst == "on-demand"), None) or queues[0]
@@ -871,23 +869,6 @@ def propose_apply(
     if new_lock != old_lock:
         changes.append(FileChange(_rel(lock, root), lock, old_lock, new_lock))
     return Proposal(target, tuple(texts.writes), tuple(changes), tuple(notes), tuple(stacks), simulation)
-
-
-def params_from_plan_defaults(plan: BurstPlan) -> SimulationParams:
-    """Simulation parameters of a burst plan without a ``simulation`` section: its capacities and prices, no latency, no interruptions."""
-    spot = plan.cloud.get("spot")
-    od = plan.cloud.get("on-demand")
-    counts = sorted({n for c in plan.cloud.values() for n in c.instance_gpu_counts})
-    return SimulationParams(
-        topology=plan.source.topology,
-        onprem_gpus=sum(plan.onprem.gpus.values()),
-        spot_gpus=spot.gpus if spot else 0,
-        on_demand_gpus=od.gpus if od else 0,
-        spot_usd_per_gpu_hour=spot.usd_per_gpu_hour if spot else 0.0,
-        on_demand_usd_per_gpu_hour=od.usd_per_gpu_hour if od else 0.0,
-        dispatch_delay_s=float(INCREMENTAL_DISPATCH_SECONDS if plan.source.topology == "spillover" else 0),
-        gpus_per_instance=reduce(math.gcd, counts) if counts else 8,
-    )
 
 
 def _writable(path: Path, file: str) -> None:
