@@ -64,16 +64,21 @@ preview: venv
 # Then the type checker over hybridgpu/ (pyproject.toml [tool.mypy]).
 # The suite on every core (pytest-xdist); --dist loadfile keeps a test file on one worker, so its
 # module fixtures (the policy pack built and installed once, the fresh imports) run once.
+# The tests write bytecode even where the environment says not to (PYTHONDONTWRITEBYTECODE): many
+# tests start a Python process that imports hybridgpu, and each would compile its ~200 modules
+# again; pytest's rewritten test modules are cached the same way (collection: 10.5 s -> 4.8 s).
+TEST_ENV := env -u PYTHONDONTWRITEBYTECODE
+
 test: setup
 	$(BIN)/lint-imports --no-cache --no-logo
 	$(BIN)/mypy
-	HYBRIDGPU_REQUIRE_TOOLS=1 $(BIN)/python -m pytest -q -n auto --dist loadfile
+	$(TEST_ENV) HYBRIDGPU_REQUIRE_TOOLS=1 $(BIN)/python -m pytest -q -n auto --dist loadfile
 
 # The large fuzz run (>= 10,000 malformed inputs over every loader and CLI entry point), and every
 # property test with its full number of examples (tests/helpers `examples`); `make test` runs a sample.
 fuzz: setup
-	HYBRIDGPU_FUZZ=full $(BIN)/python -m pytest -q tests/security/test_sec_fuzz.py
-	HYBRIDGPU_FUZZ=full $(BIN)/python -m pytest -q -n auto $$(grep -rl --include='test_*.py' 'examples(' tests)
+	$(TEST_ENV) HYBRIDGPU_FUZZ=full $(BIN)/python -m pytest -q tests/security/test_sec_fuzz.py
+	$(TEST_ENV) HYBRIDGPU_FUZZ=full $(BIN)/python -m pytest -q -n auto $$(grep -rl --include='test_*.py' 'examples(' tests)
 
 # The policy pack on every stack, offline (docs/policies.md); exit 1 on a mandatory violation.
 check: setup

@@ -93,3 +93,67 @@ def assert_golden() -> Callable[[str, Path, str], None]:
     """Compare rendered text with its golden file: ``assert_golden(text, path, what)``; review the diff after
     ``HYBRIDGPU_UPDATE_GOLDEN=1 pytest ...`` rewrote the files."""
     return _assert_golden
+
+
+class _SharedPacks:
+    """Running policy packs kept for the test process, one per pack directory (each start costs a
+    process and about a second of imports; a check's own start is tested where it matters:
+    ``tests/shell/policy/test_robustness.py``, ``test_check_speed_paths.py``, ``test_bundle.py``)."""
+
+    def __init__(self) -> None:
+        self._running: dict[Path, object] = {}
+
+    def get(self, pack_dir: Path):
+        from hybridgpu.shell.policy.analyzer import Analyzer
+
+        pack_dir = Path(pack_dir).resolve()
+        analyzer = self._running.get(pack_dir)
+        if analyzer is None or analyzer._proc.poll() is not None:  # a pack a test broke is started again
+            analyzer = self._running[pack_dir] = Analyzer(pack_dir, project="shared", stack="dev")
+        return analyzer
+
+    def close(self) -> None:
+        for analyzer in self._running.values():
+            analyzer.close()
+
+
+@pytest.fixture(scope="session")
+def running_packs():
+    """The test process's :class:`_SharedPacks` (stopped at the end of the session)."""
+    packs = _SharedPacks()
+    yield packs
+    packs.close()
+
+
+@pytest.fixture
+def shared_pack(running_packs, monkeypatch):
+    """``hybridgpu check`` in this test takes a pack already running instead of starting one.
+
+    Only the pack's start is skipped: ``check_previews`` still sends the whole policy config
+    (``Configure`` replaces the pack's config: pulumi_policy 1.21 ``policy.py`` ``Configure``) and
+    ``ConfigureStack`` per stack, and the policies read neither ``PULUMI_PROJECT`` nor
+    ``PULUMI_STACK`` (the only difference of a pack started for the project). A directory that is
+    not a policy pack goes to the real start, so its error is the CLI's own.
+    """
+    import contextlib
+
+    from hybridgpu.shell.policy import check as check_mod
+
+    real = check_mod._StartInBackground
+
+    class Shared:
+        def __init__(self, pack_dir: Path, project: str, stack: str):
+            self._real = None if (Path(pack_dir) / "PulumiPolicy.yaml").is_file() else real(pack_dir, project, stack)
+            self._pack_dir = pack_dir
+
+        def result(self):
+            if self._real is not None:
+                return self._real.result()
+            return contextlib.nullcontext(running_packs.get(self._pack_dir))
+
+        def close(self) -> None:
+            if self._real is not None:
+                self._real.close()
+
+    monkeypatch.setattr(check_mod, "_StartInBackground", Shared)
+    return running_packs

@@ -21,6 +21,9 @@ from hybridgpu.cli import app
 from tests.helpers import ROOT
 from tests.helpers.cases import apply_set, assert_fixture_counts, assert_verdict, case_ids, load_cases
 
+# Every `hybridgpu check` here takes a pack already running (tests/conftest.py shared_pack).
+pytestmark = pytest.mark.usefixtures("shared_pack")
+
 runner = CliRunner(env={"COLUMNS": "400"})
 CASES: list[dict[str, Any]] = load_cases("tests/fixtures/jobs/eks-cases.yaml")
 DOCS = [d for d in yaml.safe_load_all((ROOT / "docs/examples/eks-pytorchjob.yaml").read_text()) if d]

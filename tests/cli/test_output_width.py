@@ -21,6 +21,9 @@ from hybridgpu.cli import app
 from hybridgpu.cli.common import column_widths, print_table, progress
 from hybridgpu.cli.preview import print_summary, summary_of
 
+# Every `hybridgpu check` here takes a pack already running (tests/conftest.py shared_pack).
+pytestmark = pytest.mark.usefixtures("shared_pack")
+
 runner = CliRunner(env={"COLUMNS": "80"})
 
 

@@ -17,6 +17,9 @@ from hybridgpu.cli import app
 from hybridgpu.datafile import describe_yaml_error, load_yaml
 from tests.helpers import ROOT
 
+# Every `hybridgpu check` here takes a pack already running (tests/conftest.py shared_pack).
+pytestmark = pytest.mark.usefixtures("shared_pack")
+
 runner = CliRunner(env={"COLUMNS": "400"})
 INVENTORY = "stacks/inventory/onprem-site-a.yaml"
 

@@ -23,6 +23,9 @@ from typer.testing import CliRunner
 from hybridgpu.cli import app
 from tests.helpers import ROOT
 
+# Every `hybridgpu check` here takes a pack already running (tests/conftest.py shared_pack).
+pytestmark = pytest.mark.usefixtures("shared_pack")
+
 runner = CliRunner(env={"COLUMNS": "400"})
 
 EXAMPLES = {"onprem": ROOT / "docs/examples/onprem-pytorchjob.yaml", "prod": ROOT / "docs/examples/eks-pytorchjob.yaml"}

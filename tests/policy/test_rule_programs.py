@@ -20,7 +20,6 @@ import yaml
 from typer.testing import CliRunner
 
 from hybridgpu.cli import app
-from hybridgpu.shell.policy.analyzer import Analyzer
 from hybridgpu.shell.policy.check import check_stacks
 from tests.helpers import ROOT
 
@@ -38,10 +37,10 @@ def config_of(program: Path) -> Path | None:
     return config if config.is_file() else None
 
 
-@pytest.fixture(scope="module")
-def analyzer():
-    with Analyzer(PACK, project="rule-programs", stack="dev") as started:
-        yield started
+@pytest.fixture
+def analyzer(running_packs):
+    """The pack running for the test process (tests/conftest.py running_packs)."""
+    return running_packs.get(PACK)
 
 
 def test_programs_are_complete():

@@ -41,6 +41,9 @@ from tests.helpers.fuzz_harness import (
 )
 from tests.helpers.scratch import temporary_project
 
+# Every `hybridgpu check` here takes a pack already running (tests/conftest.py shared_pack).
+pytestmark = pytest.mark.usefixtures("shared_pack")
+
 RUNNER = CliRunner()
 STACK_FILES = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))
 STACK_SEEDS = read_seeds(STACK_FILES)

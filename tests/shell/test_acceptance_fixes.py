@@ -26,10 +26,12 @@ import pytest
 from hybridgpu.policy.base import PolicyResource
 from hybridgpu.policy.capacity import unknown_family_message
 from hybridgpu.shell.invokes import derive_answer
-from hybridgpu.shell.policy.analyzer import Analyzer
 from hybridgpu.shell.policy.check import check_stacks
 from hybridgpu.shell.remote import named_capacity, opaque_message
 from tests.helpers import ROOT
+
+# Every `hybridgpu check` here takes a pack already running (tests/conftest.py shared_pack).
+pytestmark = pytest.mark.usefixtures("shared_pack")
 
 PROGRAMS = ROOT / "tests" / "fixtures" / "programs"
 PACK = ROOT / "policies"
@@ -57,10 +59,10 @@ EXPECTED = {
 MODES = ("plain", "firstPreview")
 
 
-@pytest.fixture(scope="module")
-def analyzer():
-    with Analyzer(PACK, project="acc-programs", stack="dev") as started:
-        yield started
+@pytest.fixture
+def analyzer(running_packs):
+    """The pack running for the test process (tests/conftest.py running_packs)."""
+    return running_packs.get(PACK)
 
 
 def test_fixtures_are_complete():

@@ -23,6 +23,9 @@ from typer.testing import CliRunner
 from hybridgpu.cli import app
 from tests.helpers import ROOT
 
+# Every `hybridgpu check` here takes a pack already running (tests/conftest.py shared_pack).
+pytestmark = pytest.mark.usefixtures("shared_pack")
+
 PROGRAMS = ROOT / "tests" / "fixtures" / "programs"
 PACK = ROOT / "policies"
 MODES = {"plain": [], "first-preview": ["--first-preview"]}

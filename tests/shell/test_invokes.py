@@ -23,7 +23,7 @@ from tests.helpers import ROOT
 
 PROGRAMS = ROOT / "tests" / "fixtures" / "programs"
 # The sample of SDK functions includes deprecated ones; their warnings say nothing about the answers.
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.usefixtures("shared_pack")]
 
 
 @pytest.fixture

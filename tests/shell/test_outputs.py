@@ -35,6 +35,9 @@ from hybridgpu.shell.preview import FirstPreviewMocks, HybridMocks
 from hybridgpu.stack.files import project_name, read_stack_file
 from tests.helpers import ROOT
 
+# Every `hybridgpu check` here takes a pack already running (tests/conftest.py shared_pack).
+pytestmark = pytest.mark.usefixtures("shared_pack")
+
 PROGRAMS = ROOT / "tests" / "fixtures" / "programs"
 OUT_PROGRAMS = sorted(p for p in PROGRAMS.glob("out-*") if (p / "expected.yaml").is_file())
 PACK = ROOT / "policies"

@@ -25,12 +25,14 @@ import yaml
 from typer.testing import CliRunner
 
 from hybridgpu.cli import app
-from hybridgpu.shell.policy.analyzer import Analyzer
 from hybridgpu.shell.policy.check import check_stacks
 from hybridgpu.shell.preview import run_preview
 from hybridgpu.shell.remote import OPAQUE_POLICY, Opaque, construct, kustomize_build, opaque_message
 from hybridgpu.stack.files import read_stack_file
 from tests.helpers import ROOT
+
+# Every `hybridgpu check` here takes a pack already running (tests/conftest.py shared_pack).
+pytestmark = pytest.mark.usefixtures("shared_pack")
 
 PROGRAMS = sorted((ROOT / "tests" / "fixtures" / "programs").glob("rc-*"))
 PACK = ROOT / "policies"
@@ -45,10 +47,10 @@ def program(name: str) -> Path:
     return next(p for p in PROGRAMS if p.name == name)
 
 
-@pytest.fixture(scope="module")
-def analyzer():
-    with Analyzer(PACK, project="rc-programs", stack="dev") as started:
-        yield started
+@pytest.fixture
+def analyzer(running_packs):
+    """The pack running for the test process (tests/conftest.py running_packs)."""
+    return running_packs.get(PACK)
 
 
 def test_programs_are_complete():

@@ -39,6 +39,9 @@ from hybridgpu.shell.preview import PreviewResult, encrypted_placeholder
 from hybridgpu.stack.files import project_name, read_stack_file
 from tests.helpers import ROOT
 
+# Every `hybridgpu check` here takes a pack already running (tests/conftest.py shared_pack).
+pytestmark = pytest.mark.usefixtures("shared_pack")
+
 PROGRAMS = ROOT / "tests" / "fixtures" / "programs"
 PACK = ROOT / "policies"
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"

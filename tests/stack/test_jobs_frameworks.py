@@ -27,6 +27,9 @@ from tests.helpers.cases import assert_fixture_counts, assert_verdict, case_ids,
 from tests.helpers.job_examples import assert_passes_resource_policy
 from tests.helpers.scratch import example_plan, example_teams, make_project
 
+# Every `hybridgpu check` here takes a pack already running (tests/conftest.py shared_pack).
+pytestmark = pytest.mark.usefixtures("shared_pack")
+
 CASES: list[dict[str, Any]] = load_cases("tests/fixtures/jobs/framework-cases.yaml")
 #: The frameworks the `frameworks` project's plan enables (Kueue's names, hybridgpu.burst.frameworks).
 ENABLED = ["batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "ray.io/rayjob", "ray.io/raycluster"]

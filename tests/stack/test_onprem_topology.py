@@ -37,6 +37,9 @@ from tests.helpers.job_examples import (
     job_with,
 )
 
+# Every `hybridgpu check` here takes a pack already running (tests/conftest.py shared_pack).
+pytestmark = pytest.mark.usefixtures("shared_pack")
+
 runner = CliRunner(env={"COLUMNS": "400"})
 EXAMPLE = ROOT / "docs" / "examples" / "onprem-pytorchjob.yaml"
 DOCS: list[dict[str, Any]] = [d for d in yaml.safe_load_all(EXAMPLE.read_text()) if d]

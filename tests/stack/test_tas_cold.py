@@ -36,6 +36,9 @@ from hybridgpu.stack.load import load_stack
 from tests.helpers import ROOT
 from tests.helpers.cases import apply_set, assert_fixture_counts, assert_verdict, case_ids, load_cases, runner, validate_edited
 
+# Every `hybridgpu check` here takes a pack already running (tests/conftest.py shared_pack).
+pytestmark = pytest.mark.usefixtures("shared_pack")
+
 CASES: list[dict[str, Any]] = load_cases("tests/fixtures/static_capacity/cases.yaml")
 CATALOG = load_catalog()
 EXAMPLE = ROOT / "docs/examples/eks-pytorchjob.yaml"

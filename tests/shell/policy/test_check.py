@@ -15,6 +15,9 @@ from hybridgpu.stack.files import list_stacks
 from hybridgpu.shell.policy.check import PolicyConfigFileError, check_stacks, load_policy_config, to_github, to_json
 from tests.helpers import ROOT
 
+# Every `hybridgpu check` here takes a pack already running (tests/conftest.py shared_pack).
+pytestmark = pytest.mark.usefixtures("shared_pack")
+
 BAD = ROOT / "tests" / "fixtures" / "policy-bad"
 BAD_CONFIG = BAD / "policy-config.json"
 

@@ -46,6 +46,9 @@ from hybridgpu.shell.policy.bundle import PACK_SOURCE
 from hybridgpu.shell.policy.pack import PACK_DIR, project_pack_note
 from tests.helpers import ROOT
 
+# Every `hybridgpu check` here takes a pack already running (tests/conftest.py shared_pack).
+pytestmark = pytest.mark.usefixtures("shared_pack")
+
 FIXTURE = ROOT / "tests" / "fixtures" / "programs" / "pkg-own-policy-pack"
 EXPECTED = yaml.safe_load((FIXTURE / "expected.yaml").read_text())
 

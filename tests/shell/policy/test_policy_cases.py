@@ -23,9 +23,11 @@ import yaml
 from typer.testing import CliRunner
 
 from hybridgpu.cli import app
-from hybridgpu.shell.policy.analyzer import Analyzer
 from hybridgpu.shell.policy.check import ProgramError, check_stacks
 from tests.helpers import ROOT
+
+# Every `hybridgpu check` here takes a pack already running (tests/conftest.py shared_pack).
+pytestmark = pytest.mark.usefixtures("shared_pack")
 
 CASES_DIR = ROOT / "tests" / "fixtures" / "policy-cases"
 CASES = sorted(p for p in CASES_DIR.iterdir() if (p / "expected.yaml").is_file())
@@ -36,10 +38,10 @@ def expected(case: Path) -> dict:
     return yaml.safe_load((case / "expected.yaml").read_text())
 
 
-@pytest.fixture(scope="module")
-def analyzer():
-    with Analyzer(PACK, project="policy-cases", stack="dev") as started:
-        yield started
+@pytest.fixture
+def analyzer(running_packs):
+    """The pack running for the test process (tests/conftest.py running_packs)."""
+    return running_packs.get(PACK)
 
 
 def test_every_family_has_ten_failing_and_ten_passing_cases():

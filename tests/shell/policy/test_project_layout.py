@@ -24,7 +24,6 @@ code and the key text) was written before it was run. One pack process serves th
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -37,7 +36,6 @@ from typer.testing import CliRunner
 
 from hybridgpu.cli import app
 from hybridgpu.shell.policy import check as check_mod
-from hybridgpu.shell.policy.analyzer import Analyzer
 from tests.helpers import ROOT
 
 PROGRAMS = ROOT / "tests" / "fixtures" / "programs"
@@ -61,27 +59,6 @@ class Bucket(aws.s3.Bucket):
 class Team(str):
     pass
 '''
-
-
-@pytest.fixture(scope="module")
-def shared_pack():
-    """One running pack for the module: the CLI's ``_StartInBackground`` hands it out and never stops it."""
-    analyzer = Analyzer(PACK, project="proj", stack="dev")
-
-    class Shared:
-        def __init__(self, *args, **kwargs):
-            pass
-
-        def result(self):
-            return contextlib.nullcontext(analyzer)
-
-        def close(self):
-            pass
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(check_mod, "_StartInBackground", Shared)
-        yield analyzer
-    analyzer.close()
 
 
 def _check(root: Path, *extra: str, env: dict[str, str] | None = None, fmt: str = "json"):

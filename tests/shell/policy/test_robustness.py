@@ -46,6 +46,7 @@ def _violations(result) -> list[tuple[str, str]]:
     return sorted((v["policy"], v["name"]) for v in stack["violations"])
 
 
+@pytest.mark.usefixtures("shared_pack")  # the pack's own start and stop are tested below
 @pytest.mark.parametrize("mode", [(), ("--first-preview",)], ids=["plain", "first-preview"])
 def test_resource_references_reach_the_pack_as_ids_and_urns(mode):
     result = _check("run-resource-refs", *mode)
@@ -79,6 +80,7 @@ def test_a_reference_becomes_the_id_or_the_urn_as_the_cli_marshals_it():
     assert without_resource_references(plain) is plain
 
 
+@pytest.mark.usefixtures("shared_pack")  # the pack's own start and stop are tested below
 @pytest.mark.parametrize("mode", [(), ("--first-preview",)], ids=["plain", "first-preview"])
 def test_sys_exit_zero_ends_the_program_normally_and_what_it_registered_is_checked(mode):
     result = _check("run-exit-zero", *mode)
@@ -86,6 +88,7 @@ def test_sys_exit_zero_ends_the_program_normally_and_what_it_registered_is_check
     assert _violations(result) == [("required-cost-tags", "logs")]
 
 
+@pytest.mark.usefixtures("shared_pack")  # the pack's own start and stop are tested below
 def test_sys_exit_nonzero_fails_naming_the_stack_and_the_code():
     result = _check("run-exit-nonzero")
     assert result.exit_code == 2, result.output
@@ -93,6 +96,7 @@ def test_sys_exit_nonzero_fails_naming_the_stack_and_the_code():
     assert "Traceback" not in result.output
 
 
+@pytest.mark.usefixtures("shared_pack")  # the pack's own start and stop are tested below
 def test_a_stack_that_registers_nothing_is_reported_not_passed():
     result = _check("run-no-resources", "--first-preview")
     assert result.exit_code == 2, result.output
@@ -212,6 +216,7 @@ def test_ctrl_c_during_a_program_stops_the_pack_process(monkeypatch):
     assert started and all(a._proc.poll() is not None for a in started)
 
 
+@pytest.mark.usefixtures("shared_pack")  # the pack's own start and stop are tested below
 def test_every_stack_of_a_multi_file_program_registers_its_modules_resources():
     """Under the CLI each stack runs in a fresh language host, so `import network` registers the VPC
     in both stacks; a module cached by the first run registered nothing in the second (found on
