@@ -98,6 +98,7 @@ JSON_COMMANDS = {
 NEEDS_A_PROCESS = {"cost plan", "mig plan", "mig check"}
 
 
+@pytest.mark.usefixtures("shared_pack")  # `check` takes the pack already running (tests/conftest.py)
 @pytest.mark.parametrize("name", sorted(JSON_COMMANDS))
 def test_every_json_output_is_one_document(name, tmp_path, monkeypatch):
     args = [a.replace("{tmp}", str(tmp_path)) for a in JSON_COMMANDS[name]]
