@@ -23,14 +23,16 @@ checking a stack's ``hybridgpu:burst`` against the plan is the stack layer's wor
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from functools import reduce
 from pathlib import Path
 from typing import Any, Literal
 
 from hybridgpu.burst.models import BurstClass, BurstPlanFile, CapacitySpec
 from hybridgpu.catalog import Catalog
+from hybridgpu.config.capacity_blocks import CAPACITY_BLOCK_EXPIRY_LEAD, utc_now
 from hybridgpu.config.models import CloudConfig
 from hybridgpu.datafile import DataFileError, read_model_file
 from hybridgpu.errors import Issue
@@ -45,7 +47,7 @@ from hybridgpu.k8s import (
     mig_resource_name,
     toleration_for,
 )
-from hybridgpu.render.karpenter import resolve_instance_types
+from hybridgpu.render.karpenter import CAPACITY_BLOCK, CAPACITY_RESERVATION_TYPE_LABEL, resolve_instance_types
 from hybridgpu.render.topology import ONPREM_TOPOLOGY, onprem_topology_levels
 
 Role = Literal["manager", "onprem-worker", "cloud-worker", "onprem-manager"]
@@ -257,6 +259,23 @@ class CloudCapacity:
 
 
 @dataclass(frozen=True)
+class ReservedCapacity:
+    """The GPUs of one NodePool that launches into EC2 Capacity Blocks, as a Kueue flavor of the EKS worker.
+
+    Attributes:
+        node_pool: the NodePool (``capacityBlocks``).
+        gpus: GPUs of its blocks active at the plan's time (start <= now < end - 40 min): the flavor's quota.
+        block_gpus: GPUs of all its blocks (instances x GPUs per instance), active or not.
+        flavor: the ResourceFlavor (``eks-reserved-<pool>``; see :func:`reserved_capacity`).
+    """
+
+    node_pool: str
+    gpus: int
+    block_gpus: int
+    flavor: Flavor
+
+
+@dataclass(frozen=True)
 class OnPremCapacity:
     """Schedulable on-prem GPU capacity (hosts in state ``active``), derived from the inventory.
 
@@ -294,6 +313,7 @@ class BurstPlan:
         onprem: on-prem capacity.
         cloud: capacity type -> cloud capacity (only the types configured).
         clusters: stack name -> cluster plan (2 entries for split-queues, 3 for spillover).
+        reserved: the cloud stack's Capacity Block NodePools, tried first in the cloud (:func:`reserved_capacity`).
     """
 
     source: BurstPlanFile
@@ -301,6 +321,7 @@ class BurstPlan:
     onprem: OnPremCapacity
     cloud: Mapping[str, CloudCapacity]
     clusters: Mapping[str, ClusterPlan]
+    reserved: tuple[ReservedCapacity, ...] = ()
 
     def role_of(self, stack: str) -> Role | None:
         """The role of ``stack`` in the plan, or None when it takes no part."""
@@ -459,6 +480,73 @@ def cloud_capacity(
     return CloudCapacity(capacity_type, pool.name, gpus, float(price), source, ceiling_from, counts, flavor)
 
 
+def reserved_capacity(cloud: CloudConfig, catalog: Catalog, now: datetime | None = None) -> tuple[ReservedCapacity, ...]:
+    """The Capacity Block NodePools of the cloud stack as Kueue flavors, in NodePool order.
+
+    The ResourceFlavor ``eks-reserved-<pool>`` selects the nodes Karpenter launches into the pool's blocks with the labels
+    it sets on every reserved node (aws/karpenter-provider-aws v1.14.1 ``pkg/cloudprovider/cloudprovider.go``
+    ``instanceToNodeClaim``: ``karpenter.sh/capacity-type: reserved`` and ``karpenter.k8s.aws/capacity-reservation-type``
+    = the reservation's type, ``capacity-block`` for a block, ``pkg/apis/v1/ec2nodeclass_status.go``), plus
+    ``karpenter.sh/nodepool`` and, for one GPU model, ``karpenter.k8s.aws/instance-gpu-name`` as the other EKS flavors;
+    its tolerations are the pool's taints.
+
+    Quota. Kueue quotas have no time, and Karpenter launches into a block only while EC2 lists it ``active``
+    (``pkg/providers/capacityreservation/types.go``) and deletes its nodes 40 minutes before its end: a workload admitted
+    on the flavor outside that window would wait for a node that cannot come. So the quota is the GPUs of the blocks
+    active at ``now`` (the rendering's time), 0 before the first starts: run ``pulumi up`` again when a block starts
+    (validation refuses a block that has ended).
+
+    Args:
+        cloud: the cloud stack's ``hybridgpu:cloud`` section.
+        catalog: the instance catalog (GPUs per instance, Karpenter GPU names).
+        now: the time to judge the windows at (UTC); None: :func:`~hybridgpu.config.capacity_blocks.utc_now`
+            (``$HYBRIDGPU_NOW`` sets it).
+
+    Returns:
+        One :class:`ReservedCapacity` per NodePool with ``capacityBlocks``; empty without.
+    """
+    pools = [p for p in cloud.node_pools if p.capacity_blocks]
+    if not pools:
+        return ()
+    now = now or utc_now()
+    known = {t.name: t for t in catalog.instance_types}
+    out = []
+    for pool in pools:
+        per = {b.id: b.instance_count * (known[b.instance_type].gpu_count if b.instance_type in known else 0) for b in pool.capacity_blocks}
+        active = sum(per[b.id] for b in pool.capacity_blocks if b.start <= now < b.end - CAPACITY_BLOCK_EXPIRY_LEAD)
+        labels = {CAPACITY_TYPE_LABEL: "reserved", CAPACITY_RESERVATION_TYPE_LABEL: CAPACITY_BLOCK, KARPENTER_NODEPOOL_LABEL: pool.name}
+        names = sorted({catalog.gpu_model(known[b.instance_type].gpu_model).karpenter_gpu_name or "" for b in pool.capacity_blocks if b.instance_type in known} - {""})
+        if len(names) == 1:
+            labels[INSTANCE_GPU_NAME_LABEL] = names[0]
+        tolerations = tuple(toleration_for(t.key, t.value, t.effect.value) for t in pool.taints)
+        out.append(ReservedCapacity(pool.name, active, sum(per.values()), Flavor(f"eks-reserved-{pool.name}", labels, tolerations)))
+    return tuple(out)
+
+
+def with_reserved(cqs: Sequence[ClusterQueuePlan], reserved: Sequence[ReservedCapacity], cohort: str, flavor_name: Callable[[str], str] = lambda n: n) -> tuple[ClusterQueuePlan, ...]:
+    """``cqs`` with the reserved flavors first in their ``nvidia.com/gpu`` group, sharing one quota through a cohort.
+
+    Kueue tries a resource group's flavors in order and takes the first that fits (kueue v0.19.2
+    ``pkg/scheduler/flavorassigner/flavorassigner.go`` ``findFlavorForPodSets``), so prepaid block GPUs go before spot and
+    On-Demand. The first ClusterQueue holds the block's GPUs as ``nominalQuota``; the others have 0 and borrow it in the
+    cohort ``cohort``: fitting by borrowing still stops the search there under the default ``whenCanBorrow: MayStopSearch``
+    (``apis/kueue/v1beta2/clusterqueue_types.go``). Each queue lists only its own spot or On-Demand flavor, so nothing
+    else can be borrowed; the default ``reclaimWithinCohort: Never`` shares the blocks first come, first served.
+    """
+    if not reserved or not cqs:
+        return tuple(cqs)
+    out = []
+    for i, cq in enumerate(cqs):
+        groups = []
+        for group in cq.groups:
+            if GPU_RESOURCE in group.covered:
+                extra = tuple(FlavorQuota(flavor_name(r.flavor.name), {res: (r.gpus if res == GPU_RESOURCE and i == 0 else 0) for res in group.covered}) for r in reserved)
+                group = ResourceGroup(group.covered, (*extra, *group.flavors))
+            groups.append(group)
+        out.append(replace(cq, groups=tuple(groups), cohort=cohort))
+    return tuple(out)
+
+
 def _single_group(flavor: str, quotas: Mapping[str, int], borrowing: Mapping[str, int] | None = None, lending: Mapping[str, int] | None = None) -> ResourceGroup:
     resources = tuple(sorted(quotas))
     return ResourceGroup(resources, (FlavorQuota(flavor, dict(quotas), dict(borrowing or {}), dict(lending or {})),))
@@ -481,7 +569,7 @@ def _classes(source: BurstPlanFile) -> list[BurstClass]:
     return [c for c in order if c in present]
 
 
-def plan_burst(source: BurstPlanFile, inventory: Inventory, cloud: CloudConfig, catalog: Catalog, *, file: str = "<burst plan>") -> BurstPlan:
+def plan_burst(source: BurstPlanFile, inventory: Inventory, cloud: CloudConfig, catalog: Catalog, *, file: str = "<burst plan>", now: datetime | None = None) -> BurstPlan:
     """Derive every cluster's Kueue objects and quotas from the plan file.
 
     Args:
@@ -490,6 +578,7 @@ def plan_burst(source: BurstPlanFile, inventory: Inventory, cloud: CloudConfig, 
         cloud: the cloud stack's ``hybridgpu:cloud`` section.
         catalog: instance/GPU catalog (prices, GPU names, product labels).
         file: the plan file as the user knows it (named in errors).
+        now: the time the Capacity Block quotas are judged at (:func:`reserved_capacity`); None: now.
 
     Returns:
         The :class:`BurstPlan`. Invariants (property-tested in ``tests/burst/test_quota_properties.py``,
@@ -517,10 +606,11 @@ def plan_burst(source: BurstPlanFile, inventory: Inventory, cloud: CloudConfig, 
             issues += exc.issues
     if issues:
         raise BurstPlanError(issues)
-    return assemble_plan(source, onprem, caps, file=file)
+    return assemble_plan(source, onprem, caps, file=file, reserved=reserved_capacity(cloud, catalog, now))
 
 
-def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[str, CloudCapacity], *, file: str = "<burst plan>") -> BurstPlan:
+def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[str, CloudCapacity], *, file: str = "<burst plan>",
+                  reserved: Sequence[ReservedCapacity] = ()) -> BurstPlan:
     """Build every cluster's Kueue objects from derived capacities (the second half of :func:`plan_burst`).
 
     Args:
@@ -528,6 +618,9 @@ def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[s
         onprem: on-prem capacity (:func:`onprem_capacity`).
         caps: capacity type -> cloud capacity (:func:`cloud_capacity`).
         file: the plan file as the user knows it.
+        reserved: the Capacity Block NodePools (:func:`reserved_capacity`): their flavors come first on the EKS worker's
+            queues (one quota shared in the cohort ``<prefix>-eks``, :func:`with_reserved`), after on-prem on the
+            spillover manager's classes that burst, and first on the split-queues manager's burst queues (cohort ``<prefix>-burst``).
 
     Raises:
         BurstPlanError: a queue bursts to an unconfigured capacity type, a configured type has no
@@ -564,7 +657,9 @@ def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[s
         c: ClusterQueuePlan(f"{prefix}-eks-{c}", (_single_group(cap.flavor.name, {GPU_RESOURCE: cap.gpus, **{r: 0 for r in mig_resources}}),), burst_class=c)  # type: ignore[arg-type]
         for c, cap in caps.items()
     }
-    eks_flavors = tuple(cap.flavor for cap in caps.values())
+    reserved = tuple(reserved)
+    eks_cqs = dict(zip(eks_cqs, with_reserved(tuple(eks_cqs.values()), reserved, f"{prefix}-eks")))
+    eks_flavors = (*(r.flavor for r in reserved), *(cap.flavor for cap in caps.values()))
     split = source.topology == "split-queues"
     suffix = "-burst" if split else ""
     eks_lqs = tuple(
@@ -582,6 +677,8 @@ def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[s
             ClusterQueuePlan(f"{prefix}-burst-{c}", (_single_group(f"multikueue-{c}", {GPU_RESOURCE: cap.gpus}),), admission_check=check, burst_class=c)  # type: ignore[arg-type]
             for c, cap in caps.items()
         )
+        burst_cqs = with_reserved(burst_cqs, reserved, f"{prefix}-burst", lambda n: f"multikueue-{n}")
+        manager_flavors = (*(Flavor(f"multikueue-{r.flavor.name}") for r in reserved if caps), *manager_flavors)
         by_class = {cq.burst_class: cq.name for cq in burst_cqs}
         manager_lqs = [LocalQueuePlan(q.namespace, q.name, onprem_cq_name) for q in source.queues]
         manager_lqs += [LocalQueuePlan(q.namespace, q.name + "-burst", by_class[q.burst]) for q in source.queues if q.burst != "none"]
@@ -595,7 +692,7 @@ def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[s
             source.onprem.stack, "onprem-manager", (*onprem_flavors, *manager_flavors), (onprem_cq, *burst_cqs), tuple(manager_lqs), namespaces, mk,
             topologies=onprem_topologies,
         )
-        return BurstPlan(source, file, onprem, caps, clusters)
+        return BurstPlan(source, file, onprem, caps, clusters, reserved)
 
     onprem_lqs = tuple(LocalQueuePlan(q.namespace, q.name, onprem_cq_name) for q in source.queues)
     clusters[source.onprem.stack] = ClusterPlan(
@@ -629,11 +726,14 @@ def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[s
         groups = []
         for group in onprem_cq.groups:
             flavors = [FlavorQuota(mirrored(fq.flavor), dict(fq.nominal)) for fq in group.flavors]
-            if cls in caps and GPU_RESOURCE in group.covered:
+            if cls in caps and GPU_RESOURCE in group.covered:  # owned, then prepaid blocks, then the class's capacity type
+                flavors += [FlavorQuota(mirrored(r.flavor.name), {GPU_RESOURCE: r.gpus}) for r in reserved]
                 flavors.append(FlavorQuota(mirrored(caps[cls].flavor.name), {GPU_RESOURCE: caps[cls].gpus}))
             groups.append(ResourceGroup(group.covered, tuple(flavors)))
         if not any(GPU_RESOURCE in g.covered for g in groups) and cls in caps:
-            groups.insert(0, _single_group(mirrored(caps[cls].flavor.name), {GPU_RESOURCE: caps[cls].gpus}))
+            only = (*(FlavorQuota(mirrored(r.flavor.name), {GPU_RESOURCE: r.gpus}) for r in reserved),
+                    FlavorQuota(mirrored(caps[cls].flavor.name), {GPU_RESOURCE: caps[cls].gpus}))
+            groups.insert(0, ResourceGroup((GPU_RESOURCE,), only))
         workers: tuple[str, ...]
         if cls == "none":
             config_name, workers = f"{prefix}-onprem-only", (onprem_ref.name,)
@@ -659,7 +759,7 @@ def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[s
     )
     manager_flavors = tuple(Flavor(n) for n in manager_flavor_names)
     clusters[source.manager_stack] = ClusterPlan(source.manager_stack, "manager", manager_flavors, tuple(cqs), lqs, namespaces, mk)
-    return BurstPlan(source, file, onprem, caps, clusters)
+    return BurstPlan(source, file, onprem, caps, clusters, reserved)
 
 
 # --------------------------------------------------------------------------- loading

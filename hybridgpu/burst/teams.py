@@ -44,7 +44,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from hybridgpu.burst.models import BurstClass
-from hybridgpu.burst.plan import BurstPlan, ClusterPlan, ClusterQueuePlan, FlavorQuota, LocalQueuePlan, OnPremCapacity, ResourceGroup
+from hybridgpu.burst.plan import BurstPlan, ClusterPlan, ClusterQueuePlan, FlavorQuota, LocalQueuePlan, OnPremCapacity, ResourceGroup, with_reserved
 from hybridgpu.k8s import GPU_RESOURCE, KUEUE_API, KUEUE_GROUP, KUEUE_PRIORITY_CLASS_LABEL, KUEUE_QUEUE_NAME_LABEL, NAMESPACE_NAME_LABEL, managed_by_labels
 from hybridgpu.teams.models import CloudShare, RequeuingStrategySpec, TeamsFile, TeamSpec
 
@@ -375,6 +375,7 @@ def apply_teams(plan: BurstPlan, teams: TeamsFile) -> BurstPlan:
                     # preempt what the manager dispatched (the manager decides; set lendingLimit: 0 to keep it free).
                     cqs.append(dataclasses.replace(cq, preemption=None))
                     lqs += [LocalQueuePlan(q.namespace, q.name + suffix, cq.name) for q in src.queues if q.namespace in team.namespaces and q.burst == ctype]
+            cqs = list(with_reserved(cqs, plan.reserved, teams.cohort))  # Capacity Blocks first, held by the first team queue, borrowed by the others
             clusters[stack] = common(cluster, cluster_queues=tuple(cqs), local_queues=tuple(sorted(lqs, key=lambda lq: (lq.namespace, lq.name))))
         elif cluster.role == "manager":
             by_class = {cq.burst_class: cq for cq in cluster.cluster_queues}

@@ -11,7 +11,8 @@
   Young's and Daly's checkpoint intervals, the goodput, and the GPU-hours and USD lost per month.
 * ``hybridgpu cost plan (--demand CSV | --generate) [--stack STACK | --instance-type T --onprem-gpu M] [--max-wait H] [--json]``:
   the cheapest on-prem / committed / spot / On-Demand mix for an hourly demand (HiGHS), against
-  the simple alternatives.
+  the simple alternatives; with ``--capacity-blocks FILE --demand-start T``, which EC2 Capacity Block
+  offers to buy as well (:mod:`hybridgpu.economics.capacity_blocks`).
 * ``hybridgpu cost demand OUT.csv [--hours ... --seed N]``: write a generated demand profile.
 * ``hybridgpu cost vram PARAMS_B [--mode training --precision bf16 --optimizer adam]``: VRAM
   estimate and the smallest GPU / MIG profile that holds it.
@@ -282,12 +283,15 @@ def plan(
     policy_pack_config: Annotated[Path | None, typer.Option("--policy-pack-config", help="With --apply: also set this policy config's GPU ceilings for the cloud stack.")] = None,
     min_spot_ceiling: Annotated[int, typer.Option(min=0, help="With --apply: write at least this spot ceiling (GPUs), above the plan's peak.")] = 0,
     min_on_demand_ceiling: Annotated[int, typer.Option(min=0, help="With --apply: write at least this On-Demand ceiling (GPUs), e.g. room for work the plan puts on owned GPUs that Kueue gives to whichever queue comes first.")] = 0,
+    capacity_blocks: Annotated[Path | None, typer.Option("--capacity-blocks", help="EC2 Capacity Block offers to choose among (YAML/JSON: DescribeCapacityBlockOfferings output, at most 6); needs --demand-start.")] = None,
+    demand_start: Annotated[str | None, typer.Option("--demand-start", help="With --capacity-blocks: UTC time of the demand's hour 0, ISO 8601, e.g. 2026-12-01T00:00:00Z.")] = None,
 ) -> None:
     """The cheapest mix of on-prem, committed, spot and On-Demand GPUs for an hourly demand, against simple alternatives.
 
     The output depends only on the inputs (same input, same bytes); the solve time goes to stderr with ``--timings``.
     With ``--apply`` the plan is written into the stack files after a diff, a validation of every touched stack and a
     burst simulation of the same demand (refused when it starves a queue)."""
+    from hybridgpu.economics.capacity_blocks import offer_comparison, plan_with_blocks, residual_demand
     from hybridgpu.economics.demand import generate_demand, load_demand_csv
     from hybridgpu.economics.planner import PlanConstraints, solve_plan
     from hybridgpu.economics.prices import load_economics_data
@@ -327,8 +331,15 @@ def plan(
             kwargs = {"checkpoint_interval_hours": cfg.checkpoint_interval_hours, "lost_fraction_of_interval": cfg.lost_fraction_of_interval, "restart_hours": cfg.restart_hours}
         prices, _, _ = plan_prices(data, instance_type, gpu, **kwargs)
         constraints = PlanConstraints(max_wait_hours=max_wait, spot_max_gpus=spot_max, on_demand_max_gpus=on_demand_max, onprem_max_gpus=onprem_max, integer=not continuous)
-        with progress(f"solving the capacity plan ({profile.hours} h of demand{f', max wait {max_wait} h' if max_wait else ''})"):
-            result = solve_plan(profile, prices, constraints)
+        blocks = None
+        if capacity_blocks is not None or demand_start is not None:
+            offers = plan_offers(capacity_blocks, demand_start, data.catalog, instance_type, profile, loaded)
+            with progress(f"solving the capacity plan with {len(offers)} Capacity Blocks ({profile.hours} h of demand{f', max wait {max_wait} h' if max_wait else ''})"):
+                blocks = plan_with_blocks(profile, prices, constraints, offers)
+            result = blocks.plan
+        else:
+            with progress(f"solving the capacity plan ({profile.hours} h of demand{f', max wait {max_wait} h' if max_wait else ''})"):
+                result = solve_plan(profile, prices, constraints)
     except (HybridGpuError, ValueError, KeyError) as exc:
         _fail(str(exc))
     d = result.dispatch
@@ -344,6 +355,11 @@ def plan(
         "savings": result.savings(),
         "model": {"variables": result.variables, "rows": result.rows, "identicalHoursMerged": result.aggregated, "method": result.method},
     }
+    block_rows: list[dict[str, Any]] = []
+    if blocks is not None:
+        block_rows = offer_comparison(offers, blocks.blocks, profile, prices)
+        summary["capacityBlocks"] = block_summary(blocks, block_rows, demand_start)
+        summary["alternatives"], summary["savings"] = block_alternatives(blocks)
     if timings:
         _console(stderr=True).print(f"solved in {result.solve_seconds:.2f} s ({result.variables} variables, {result.rows} rows)")
     if as_json:
@@ -353,19 +369,42 @@ def plan(
     console.print(f"demand: {profile.source} - {profile.hours} h, {profile.gpu_hours:,.0f} GPU-hours, peak {profile.peak:g}, floor {profile.floor:g} GPUs")
     commits = ", ".join(f"{v:g} GPUs {k}" for k, v in d.commitment_gpus.items() if v) or "none"
     console.print(f"plan: {d.onprem_gpus:g} on-prem GPUs ({gpu or 'no on-prem option'}), commitments: {commits}, "
-                  f"spot {d.spot.sum():,.0f} GPU-hours (peak {d.spot.max():g}), On-Demand {d.on_demand.sum():,.0f} GPU-hours (peak {d.on_demand.max():g})")
-    savings = result.savings()
-    rows = [[f"optimal plan ({'HiGHS' if result.method == 'milp' else 'exact grid search'})", f"max wait {max_wait} h", _usd(result.cost["total"]), ""]]
-    for a in result.alternatives:
-        saved = savings[a.name]
-        rows.append([a.name, a.description, "infeasible" if a.total is None else _usd(a.total), "" if saved is None else f"{saved:.1%}"])
+                  f"spot {d.spot.sum():,.0f} GPU-hours (peak {d.spot.max():g}), On-Demand {d.on_demand.sum():,.0f} GPU-hours (peak {d.on_demand.max():g})"
+                  + ("" if blocks is None else f", Capacity Blocks {', '.join(b.name for b in blocks.blocks) or 'none'}"))
+    if blocks is None:
+        savings = result.savings()
+        rows = [[f"optimal plan ({'HiGHS' if result.method == 'milp' else 'exact grid search'})", f"max wait {max_wait} h", _usd(result.cost["total"]), ""]]
+        for a in result.alternatives:
+            saved = savings[a.name]
+            rows.append([a.name, a.description, "infeasible" if a.total is None else _usd(a.total), "" if saved is None else f"{saved:.1%}"])
+    else:
+        rows = [[f"optimal plan with Capacity Blocks ({'exact' if blocks.exact else 'upper bound: queueing'})", f"max wait {max_wait} h", _usd(blocks.total_usd), ""]]
+        alternatives, savings_by_name = block_alternatives(blocks)
+        for alt in alternatives:
+            saved = savings_by_name[alt["name"]]
+            rows.append([alt["name"], alt["description"], "infeasible" if alt["totalUsd"] is None else _usd(alt["totalUsd"]), "" if saved is None else f"{saved:.1%}"])
     print_table(console, f"cost over {profile.hours} h (USD), {instance_type}", ["choice", "how", Col("total USD", True), Col("plan saves", True)], rows)
+    if blocks is not None:
+        print_blocks(block_rows, prices.spot_usd_per_productive_gpu_hour is not None)
+        if not blocks.exact:
+            console.print("note: with --max-wait the plan with blocks is a feasible upper bound (queued work could also move into a block's window)")
     if result.method == "fast":
         console.print(f"model: exact grid search over {result.variables} capacity combinations, queueing as path flows (solve time: --timings)")
     else:
         console.print(f"model: {result.variables} variables, {result.rows} rows{', identical hours merged' if result.aggregated else ''} (solve time: --timings)")
     if apply:
         assert loaded is not None and demand is not None  # apply_option_problems
+        if blocks is not None:
+            new = [b for b in blocks.blocks if not b.bought]
+            if new:
+                print_block_snippet(new, offers_by_id(capacity_blocks), loaded)
+                _fail(f"the plan buys Capacity Block offering{'s' if len(new) > 1 else ''} {', '.join(b.name for b in new)}, which the stack does not hold: "
+                      "--apply writes only capacity the stack has (a NodePool needs the reservation id EC2 gives when the block is bought). Fix: buy the "
+                      "offering (aws ec2 purchase-capacity-block --capacity-block-offering-id ID --instance-platform Linux/UNIX), add the NodePool above "
+                      "with that reservation id, then run --apply again; nothing was written")
+            if blocks.blocks:  # the stack's own blocks serve first: the ceilings carry what they leave
+                profile = residual_demand(profile, blocks_capacity(blocks.blocks, profile.hours))
+                console.print("note: the simulation below runs the demand the stack's Capacity Blocks leave (blocks serve first, prepaid)")
         if max_wait > 0:  # the optimum is degenerate with queueing: write the lowest ceilings that keep it
             from dataclasses import replace as _replace
 
@@ -381,6 +420,9 @@ def plan(
                               "onDemandMaxGpus": on_demand_max, "onPremMaxGpus": onprem_max, "integer": not continuous, "stackLimits": stack_limits,
                               "minSpotCeiling": min_spot_ceiling, "minOnDemandCeiling": min_on_demand_ceiling},
                   "prices": summary["prices"]}
+        if capacity_blocks is not None:  # the lock records what the plan chose among
+            inputs["capacityBlocks"] = {"file": _shown_path(capacity_blocks, loaded.root), "sha256": _sha256_file(capacity_blocks), "demandStart": demand_start,
+                                        "blocks": [b.name for b in blocks.blocks] if blocks is not None else []}
         apply_plan(loaded, profile, result, inputs, max_wait=max_wait, checkpoint_hours=cfg.checkpoint_interval_hours if cfg is not None else 1.0,
                    policy_config=policy_pack_config, yes=yes, prices={"spot": prices.spot_usd_per_productive_gpu_hour or 0.0, "on-demand": prices.on_demand_usd_per_gpu_hour},
                    min_ceilings=(min_spot_ceiling, min_on_demand_ceiling))
@@ -399,6 +441,141 @@ def apply_option_problems(stack: str | None, demand: Path | None, as_json: bool)
         raise ValueError("--apply needs --demand CSV instead of --generate: the lock file records the demand file's hash, so that `validate` can tell when it changed")
     if as_json:
         raise ValueError("--apply and --json do not go together: --apply prints diffs and asks before writing; run --json without --apply to read the plan")
+
+
+def plan_offers(path: Path | None, start: str | None, catalog: Any, instance_type: str, profile: Any, loaded: Any) -> list[Any]:
+    """The Capacity Blocks ``cost plan --capacity-blocks`` chooses among: the stack's bought blocks of the plan's GPU model, then the offers.
+
+    Args:
+        path: the offers file (``--capacity-blocks``).
+        start: ``--demand-start``, the UTC time of the demand's hour 0 (ISO 8601 with an offset).
+        catalog: the instance catalog.
+        instance_type: the plan's cloud instance type (its GPU model is the demand's).
+        profile: the demand profile (its length).
+        loaded: the ``--stack`` stack, or None; its NodePools' ``capacityBlocks`` are bought (fee counted, always in).
+
+    Returns:
+        :class:`~hybridgpu.economics.capacity_blocks.BlockOffer` s, bought first.
+
+    Raises:
+        ValueError: one option without the other, or a start that is not ISO 8601 with a UTC offset.
+        OfferFileError: the offers file is invalid (every problem, with key path and fix).
+    """
+    from datetime import datetime
+
+    from hybridgpu.economics.capacity_blocks import bought_blocks, read_offers_file
+
+    if path is None:
+        raise ValueError("--demand-start goes with --capacity-blocks FILE (it places the offers' windows on the demand's hours)")
+    if start is None:
+        raise ValueError("--capacity-blocks needs --demand-start: the UTC time of the demand's hour 0, e.g. --demand-start 2026-12-01T00:00:00Z")
+    try:
+        zero = datetime.fromisoformat(start.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"--demand-start: {start!r} is not an ISO 8601 time; give the UTC time of the demand's hour 0, e.g. 2026-12-01T00:00:00Z") from None
+    if zero.tzinfo is None:
+        raise ValueError(f"--demand-start: {start!r} has no UTC offset; write it with Z, e.g. 2026-12-01T00:00:00Z")
+    gpu_model = catalog.instance_type(instance_type).gpu_model
+    offers = read_offers_file(path, str(path), catalog=catalog, gpu_model=gpu_model, profile_start=zero, profile_hours=profile.hours)
+    bought = []
+    if loaded is not None and loaded.config.cloud is not None:
+        models = {t.name: t.gpu_model for t in catalog.instance_types}
+        pools = [p.model_copy(update={"capacity_blocks": [b for b in p.capacity_blocks if models.get(b.instance_type) == gpu_model]})
+                 for p in loaded.config.cloud.node_pools if p.capacity_blocks]
+        bought = [b for b in bought_blocks(pools, catalog, zero) if b.capacity(profile.hours).any()]
+    return [*bought, *offers]
+
+
+def offers_by_id(path: Path | None) -> dict[str, Any]:
+    """The offers file's offerings by id (already validated by :func:`plan_offers`)."""
+    from hybridgpu.datafile import load_unique_yaml
+    from hybridgpu.economics.capacity_blocks import CapacityBlockOfferings, normalized
+
+    if path is None:
+        return {}
+    data = normalized(load_unique_yaml(path.read_text()))
+    return {o.capacity_block_offering_id: o for o in CapacityBlockOfferings.model_validate(data).capacity_block_offerings}
+
+
+def blocks_capacity(blocks: Any, hours: int) -> Any:
+    """GPUs the blocks hold together in each hour (:func:`hybridgpu.economics.capacity_blocks.block_capacity`)."""
+    from hybridgpu.economics.capacity_blocks import block_capacity
+
+    return block_capacity(blocks, hours)
+
+
+def block_summary(blocks: Any, rows: list[dict[str, Any]], demand_start: str | None) -> dict[str, Any]:
+    """The ``capacityBlocks`` section of ``cost plan --json``: the blocks bought, their fees, the totals with and without the offers, and per block
+    its cost against On-Demand and spot for the same hours (:func:`~hybridgpu.economics.capacity_blocks.offer_comparison`)."""
+    without = dict(blocks.candidates).get(tuple(b.name for b in blocks.blocks if b.bought))
+    return {"demandStart": demand_start, "chosen": [b.name for b in blocks.blocks], "blockUsd": blocks.block_usd, "totalUsd": blocks.total_usd,
+            "withoutOffersUsd": without, "exact": blocks.exact, "blocks": rows}
+
+
+def block_alternatives(blocks: Any) -> tuple[list[dict[str, Any]], dict[str, float | None]]:
+    """The simple alternatives next to a plan with Capacity Blocks: the plan without the offers, then each alternative of that
+    plan (the bought blocks' fees added: they are paid in every choice), and the fraction the plan saves against each."""
+    fees = sum(b.upfront_usd for b in blocks.blocks if b.bought)
+    bought = tuple(b.name for b in blocks.blocks if b.bought)
+    base = dict(blocks.candidates).get(bought)
+    out: list[dict[str, Any]] = [{"name": "without the offers", "description": "the optimal plan buying none of the offered blocks", "totalUsd": base}]
+    if blocks.baseline is not None:
+        out += [{"name": a.name, "description": a.description, "totalUsd": None if a.total is None else a.total + fees} for a in blocks.baseline.alternatives]
+    savings = {a["name"]: (None if a["totalUsd"] is None or a["totalUsd"] <= 0 else 1 - blocks.total_usd / a["totalUsd"]) for a in out}
+    return out, savings
+
+
+def print_blocks(rows: list[dict[str, Any]], spot: bool) -> None:
+    """Print the Capacity Blocks of the plan: bought or not, their fee against On-Demand (and spot) GPUs for the same hours, GPU-hours served."""
+    def usd(x: float | None) -> str:
+        return "" if x is None else _usd(x)
+
+    print_table(
+        _console(),
+        "Capacity Blocks: the fee against the same GPUs for the same hours (USD; hours inside the demand, usable until 40 min before the end)",
+        ["block", "in the plan", Col("GPUs", True), Col("hours", True), Col("fee", True), Col("USD/GPU-h", True), Col("On-Demand", True),
+         *([Col("spot", True)] if spot else []), Col("GPU-h served", True)],
+        [[r["name"], "already bought" if r["alreadyBought"] else "buy" if r["chosen"] else "no", str(r["gpus"]), str(r["hours"]), usd(r["upfrontUsd"]),
+          "" if r["usdPerGpuHour"] is None else f"{r['usdPerGpuHour']:.2f}", usd(r["onDemandUsd"]), *([usd(r["spotUsd"])] if spot else []),
+          f"{r['servedGpuHours']:,.0f}"] for r in rows],
+    )
+
+
+def block_snippet(new: list[Any], offerings: dict[str, Any], loaded: Any) -> str:
+    """The ``hybridgpu:cloud.nodePools`` entry (YAML) that launches into the bought offers, one NodePool per instance type.
+
+    The reservation id is a placeholder (``cr-`` + the offering id's digits is NOT it): EC2 gives it when the block is bought.
+    """
+    from hybridgpu.config.capacity_blocks import iso_utc
+    from hybridgpu.datafile import ORDERED, dump_yaml
+
+    node_class = "gpu"
+    if loaded is not None and loaded.config.cloud is not None and loaded.config.cloud.node_pools:
+        node_class = loaded.config.cloud.node_pools[0].node_class
+    by_type: dict[str, list[Any]] = {}
+    for b in new:
+        o = offerings[b.name]
+        by_type.setdefault(o.instance_type, []).append((b, o))
+    pools = []
+    for itype, items in by_type.items():
+        pools.append({
+            "name": f"{itype.split('.')[0]}-block",
+            "nodeClass": node_class,
+            "capacityTypes": ["reserved"],
+            "instanceTypes": [itype],
+            "gpuLimit": sum(b.gpus for b, _ in items),
+            "capacityBlocks": [{"id": "cr-REPLACE-WITH-RESERVATION-ID", "instanceType": itype, "instanceCount": o.instance_count,
+                                "start": iso_utc(o.start_date), "end": iso_utc(o.end), "upfrontFeeUsd": o.upfront_fee} for _, o in items],
+        })
+    return dump_yaml(pools, ORDERED)
+
+
+def print_block_snippet(new: list[Any], offerings: dict[str, Any], loaded: Any) -> None:
+    """Print :func:`block_snippet` with where it goes."""
+    stack = loaded.config.stack if loaded is not None else "STACK"
+    typer.echo(f"# after buying, add to hybridgpu:cloud.nodePools of stacks/Pulumi.{stack}.yaml (docs/cloud.md, Capacity Blocks); "
+               "replace each id with the block's reservation id (aws ec2 describe-capacity-reservations)")
+    typer.echo(block_snippet(new, offerings, loaded), nl=False)
 
 
 def owned_gpus_now(loaded: Any) -> int:

@@ -83,4 +83,5 @@ def test_blocks_declared_in_the_stack_are_bought_offers():
                                           "capacityBlocks": [{"id": "cr-0123456789abcdef0", "instanceType": "p5.48xlarge", "instanceCount": 2,
                                                               "start": "2026-12-01T11:30:00Z", "end": "2026-12-02T11:30:00Z", "upfrontFeeUsd": 900.0}]})
     (offer,) = bought_blocks([pool], load_catalog(), datetime(2026, 12, 1, tzinfo=UTC))
-    assert (offer.name, offer.start_hour, offer.hours, offer.gpus, offer.upfront_usd, offer.bought) == ("cr-0123456789abcdef0", 11, 24, 16, 900.0, True)
+    # whole hours inside [11:30, 11:30 next day - 40 min): 12:00 to 10:00, as for an offer (usable_hours)
+    assert (offer.name, offer.start_hour, offer.hours, offer.gpus, offer.upfront_usd, offer.bought) == ("cr-0123456789abcdef0", 12, 22, 16, 900.0, True)
