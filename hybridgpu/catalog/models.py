@@ -337,7 +337,9 @@ class Platform(_SourcedCatalogModel):
     conversion) is not a datasheet figure: it is derived as the system maximum less the GPUs'
     board power (:attr:`platform_watts`), so that ``gpuCount x tdpWatts + platform_watts`` gives
     back the datasheet's maximum. A host with this GPU model and count draws that at full load
-    (:func:`hybridgpu.inventory.power.host_draw`) unless it declares its own ``powerKw``.
+    (:func:`hybridgpu.inventory.power.host_draw`) unless it declares its own ``powerKw``, and needs
+    the platform's ``cooling`` unless it declares its own (the rack rule of
+    :func:`hybridgpu.inventory.power.rack_power_issues`).
 
     Data source: ``hybridgpu/catalog/data/platforms.yaml`` (vendor user guides and datasheets;
     each entry lists its URLs in ``source``).
@@ -358,6 +360,11 @@ class Platform(_SourcedCatalogModel):
         alias="maxSystemWatts",
         gt=0,
         description="Maximum system input power in watts (W), as the vendor's datasheet or user guide states it.",
+    )
+    cooling: Literal["air", "liquid", "either"] = Field(
+        description="How the vendor cools the system: `air` (fans; any rack), `liquid` (cold plates fed with coolant "
+        "through the rack's manifolds: only a rack declared `cooling: liquid`) or `either` (sold in both variants: "
+        "the inventory host says which with its own `cooling`).",
     )
 
     @model_validator(mode="after")

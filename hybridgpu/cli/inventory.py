@@ -3,7 +3,7 @@
 * ``hybridgpu inventory validate PATH...`` runs every inventory rule and everything the program
   relies on (:func:`hybridgpu.onprem.deployment_issues`: the deployed CNI, the whole plan
   renders), and prints ``ok`` with the host counts and, with a ``racks`` section, each rack's draw
-  against its power budget (:mod:`hybridgpu.inventory.power`), or every problem (the first 50, then the
+  against its power budget and its cooling (:mod:`hybridgpu.inventory.power`), or every problem (the first 50, then the
   count of the rest) with file, host, field and fix; exit code 2.
 * ``hybridgpu inventory render PATH... --out DIR`` writes, per host that is not ``absent``,
   ``DIR/<host>/kubeadm.yaml`` (secrets as ``${BOOTSTRAP_TOKEN}``-style placeholders),
@@ -117,7 +117,8 @@ def _validate_document(inventory: Inventory, plan: OnPremPlan) -> dict[str, Any]
         "gpus": dict(sorted(plan.gpus.items())),
         "kubeadmInit": plan.first.hostname,
         "racks": [
-            {"rack": r.name, "cooling": r.cooling, "hosts": len(r.draws), "drawKw": r.draw_watts / 1000, "budgetKw": r.budget_watts / 1000, "marginKw": r.margin_watts / 1000}
+            {"rack": r.name, "cooling": r.cooling, "hosts": len(r.draws), "drawKw": r.draw_watts / 1000, "budgetKw": r.budget_watts / 1000,
+             "marginKw": r.margin_watts / 1000, "coolingKw": r.cooling_watts / 1000, "coolingMarginKw": r.cooling_margin_watts / 1000}
             for r in loads
         ],
         "racksNotChecked": sorted({h.rack for h in hosts if h.rack is not None and h.rack not in declared and h.state != "absent"}),
@@ -125,21 +126,28 @@ def _validate_document(inventory: Inventory, plan: OnPremPlan) -> dict[str, Any]
 
 
 def _rack_table(inventory: Inventory) -> list[str]:
-    """Each declared rack's draw at full load against its budget (hybridgpu.inventory.power), as text lines.
+    """Each declared rack's draw at full load against its power budget, then its cooling (``air``,
+    ``liquid`` or ``-``) and the heat its cooling removes against the same draw (hybridgpu.inventory.power),
+    as text lines.
 
-    Columns are as wide as their longest value (nothing is cut); with rack names up to 9 characters
-    a line is at most 64 characters. The racks hosts name but ``racks`` does not declare follow on one
+    Columns are as wide as their longest value (nothing is cut); with rack names up to 8 characters
+    a line is at most 80 characters. The racks hosts name but ``racks`` does not declare follow on one
     line. Empty without a ``racks`` section.
     """
     loads = rack_loads(inventory.site.racks, inventory.hosts, load_catalog())
     if not loads:
         return []
-    head = ("rack", "cooling", "hosts", "draw kW", "budget kW", "margin kW")
-    rows = [(r.name, r.cooling or "-", str(len(r.draws)), format_kw(r.draw_watts), format_kw(r.budget_watts), format_kw(r.margin_watts)) for r in loads]
+    head = ("rack", "hosts", "draw kW", "budget kW", "margin kW", "cooling", "cooling kW", "margin kW")
+    rows = [
+        (r.name, str(len(r.draws)), format_kw(r.draw_watts), format_kw(r.budget_watts), format_kw(r.margin_watts), r.cooling or "-",
+         format_kw(r.cooling_watts), format_kw(r.cooling_margin_watts))
+        for r in loads
+    ]
     widths = [max(len(row[i]) for row in (head, *rows)) for i in range(len(head))]
-    lines = ["racks: active and cordoned hosts at full load (absent hosts left out)"]
+    text_columns = (0, 5)
+    lines = ["racks: active and cordoned hosts at full load (absent ones left out; heat = draw)"]
     for row in (head, *rows):
-        cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1])] + [cell.rjust(width) for cell, width in zip(row[2:], widths[2:])]
+        cells = [cell.ljust(width) if i in text_columns else cell.rjust(width) for i, (cell, width) in enumerate(zip(row, widths))]
         lines.append("  " + "  ".join(cells).rstrip())
     racks = inventory.site.racks or {}
     unchecked = sorted({h.rack for h in inventory.hosts if h.rack is not None and h.rack not in racks and h.state != "absent"})
@@ -303,6 +311,8 @@ def upgrade_plan_command(
         inventory = load_inventory(paths)
         wanted = inventory.site.upgrades.kubernetes if inventory.site.upgrades is not None else None
         nvidia = plan_nvidia_upgrade(inventory)
+        if nvidia is not None and nvidia.issues:
+            raise InventoryError(list(nvidia.issues))
         if to is None and wanted is None and nvidia is None:
             fail(
                 "give --to X.Y.Z, or set upgrades.kubernetes.to or upgrades.nvidia in the inventory (the upgrades pulumi up runs; "
@@ -344,6 +354,7 @@ def upgrade_plan_command(
             "# After a failure, fix the cause and start again from the top: done steps skip.",
         ]
         if nvidia is not None:
+            lines.append("# NVIDIA drain: set NODE_STATE to what the node's check script printed (at-target: it is not drained).")
             lines.append("# NVIDIA reboot-wait: set BOOT_ID to the boot id the install script printed (none: it did not reboot).")
         lines += [f"{run.where} {run.host} {run.name}" for run in runs]
         _write(out / "run-order.txt", "\n".join(lines) + "\n")

@@ -737,6 +737,11 @@ class Host(Model):
         description=f"Draw at full load in kW (at most {MAX_HOST_KW}), e.g. `10.2`; counts against the rack's `racks` budget. "
         "Default: GPU board power x count + the platform's draw from the GPU catalog (hybridgpu.inventory.power).",
     )
+    cooling: Literal["air", "liquid"] | None = Field(
+        default=None,
+        description="How this server is cooled: `air` (fans) or `liquid` (cold plates fed with coolant by the rack's manifolds: "
+        "only in a rack declared `cooling: liquid`). Default: the GPU catalog platform's `cooling` (hybridgpu.inventory.power).",
+    )
     network: HostNetwork = Field(default_factory=HostNetwork, description="High-speed fabric. Default: `fabric: none`.")
     remediation: HostRemediation | None = Field(
         default=None,

@@ -1,4 +1,4 @@
-"""Rack power and cooling of an on-prem site (the ``racks`` section of the ``Site`` document), each host's draw, and the budget rule.
+"""Rack power and cooling of an on-prem site (the ``racks`` section of the ``Site`` document), each host's draw, and the rack rules.
 
 The bare-metal seed's third pitfall: an 8 x A100 node draws 5-6 kW, most data-centre racks are
 provisioned for 6-10 kW, so the rack's power is planned with the provider before hardware is
@@ -6,16 +6,25 @@ ordered. The inventory already knows racks (``hosts[].rack``), GPU models and co
 adds the rest:
 
 * ``racks`` (:class:`RackSpec`), keyed by the rack name the hosts use: the power the provider
-  supplies to the rack (``powerKw``) and optionally how it is cooled (``cooling: air|liquid``,
-  shown, not checked).
+  supplies to the rack (``powerKw``), how it is cooled (``cooling: air|liquid``) and the heat its
+  cooling removes (``coolingKw``, default ``powerKw``: providers sell power and cooling separately).
 * The draw of a host at full load (:func:`host_draw`): its own ``powerKw`` when it sets one, else
   GPU board power x count + the platform's own draw, both from the GPU catalog
   (``hybridgpu/catalog/data/gpu_models.yaml`` ``tdpWatts`` and ``platforms.yaml``, each with its
   source and date). A host whose GPUs match no catalog platform (another GPU count, a PCIe
   server, a CPU or control-plane host) has no draw until it sets ``powerKw``.
-* The rule (:func:`rack_power_issues`): the ``active`` and ``cordoned`` hosts of a declared rack
-  (``absent`` hosts are out of the rack) must not draw more than its budget; every counted host
-  needs a draw. A rack no host names is fine; hosts whose rack is not declared are not checked.
+* What a host needs to be cooled by (:attr:`HostDraw.cooling`): its own ``cooling`` when it sets one,
+  else its catalog platform's (``platforms.yaml`` ``cooling``; ``either`` and no platform: nothing).
+* The rules (:func:`rack_power_issues`): the ``active`` and ``cordoned`` hosts of a declared rack
+  (``absent`` hosts are out of the rack) must not draw more than its power budget, nor give off more
+  heat than its cooling removes (a server turns all the power it draws into heat, so heat = draw);
+  every counted host needs a draw; a host that needs ``liquid`` cooling sits only in a rack declared
+  ``cooling: liquid``. An ``air`` host fits a ``liquid`` rack: direct-liquid-cooled racks are hybrid
+  (NVIDIA's DGX GB200 compute trays cool their CPUs and GPUs through cold plates and their NICs and
+  drives with fans; its SuperPOD reference architecture calls the rack "hybrid cooling"), and their
+  heat is counted against ``coolingKw`` like any other. A rack whose only liquid is a rear-door heat
+  exchanger cools its servers' exhaust air, not their chips: it is an ``air`` rack with a large
+  ``coolingKw``. A rack no host names is fine; hosts whose rack is not declared are not checked.
 * The one home of the draw for everyone else: ``hybridgpu inventory validate`` prints
   :func:`rack_loads`, and ``hybridgpu cost report`` bills power per GPU from
   :func:`gpu_draw_by_model`.
@@ -60,6 +69,8 @@ class Host(Protocol):
     def gpu(self) -> _Gpus | None: ...
     @property
     def power_kw(self) -> float | None: ...
+    @property
+    def cooling(self) -> str | None: ...
 
 
 class HostRecord(Protocol):
@@ -112,7 +123,19 @@ class RackSpec(Model):
         f"load must stay within it. At most {MAX_RACK_KW}. Required.",
     )
     cooling: Literal["air", "liquid"] | None = Field(
-        default=None, description="How the rack is cooled: `air` or `liquid` (shown by `inventory validate`, not checked). Default: none."
+        default=None,
+        description="How the rack is cooled: `air` (room air, containment or a rear-door heat exchanger: it takes air-cooled servers) "
+        "or `liquid` (coolant piped to the servers' cold plates through rack manifolds from a coolant distribution unit: it "
+        "takes liquid-cooled and air-cooled servers). A host that needs liquid cooling is refused in any other rack. Default: none.",
+    )
+    cooling_kw: float | None = Field(
+        default=None,
+        strict=True,
+        gt=0,
+        le=MAX_RACK_KW,
+        allow_inf_nan=False,
+        description=f"Heat the rack's cooling removes, in kW (e.g. `30`; at most {MAX_RACK_KW}); the active and cordoned hosts' "
+        "draw at full load, all of which ends as heat, must stay within it. Default: `powerKw`.",
     )
 
 
@@ -136,30 +159,38 @@ class HostDraw(NamedTuple):
         basis: where the figure comes from (``"powerKw"``, ``"8 x H100-80GB 700 W + DGX-H100 platform 4.6 kW"``),
             or why there is none.
         gpu_watts: the GPUs' board power (count x ``tdpWatts``; 0 without GPUs or with an unknown model).
+        cooling: what the host must be cooled by: ``"liquid"``, ``"air"``, or None when nothing says
+            (no ``cooling`` on the host, and no catalog platform or one sold as ``either``).
+        cooling_basis: where ``cooling`` comes from (``"cooling"`` for the host's own, else the platform's name).
     """
 
     hostname: str
     watts: int | None
     basis: str
     gpu_watts: int
+    cooling: str | None = None
+    cooling_basis: str = ""
 
 
-#: What the catalog says of some GPUs, by (GPU model, count): (draw in W or None, basis, board power in W).
-_GpuFacts = dict[tuple[str, int], tuple[int | None, str, int]]
+#: What the catalog says of some GPUs, by (GPU model, count): (draw in W or None, basis, board power in W,
+#: the platform's name and cooling, or None and None without a platform).
+_Facts = tuple[int | None, str, int, str | None, str | None]
+_GpuFacts = dict[tuple[str, int], _Facts]
 
 
-def _gpu_facts(catalog: Catalog, model_name: str, count: int) -> tuple[int | None, str, int]:
+def _gpu_facts(catalog: Catalog, model_name: str, count: int) -> _Facts:
     try:
         model = catalog.gpu_model(model_name)
     except UnknownGpuModelError:
-        return None, f"GPU model {model_name!r} is not in the catalog", 0
+        return None, f"GPU model {model_name!r} is not in the catalog", 0, None, None
     gpu_watts = count * model.tdp_watts
     platform = catalog.platform_for(model.name, count)
     if platform is None:
         known = ", ".join(f"{p.gpu_count} x {p.gpu_model}" for p in catalog.platforms) or "none"
-        return None, f"no catalog platform has {count} x {model.name} (known: {known})", gpu_watts
+        return None, f"no catalog platform has {count} x {model.name} (known: {known})", gpu_watts, None, None
     platform_watts = catalog.platform_watts(platform)
-    return gpu_watts + platform_watts, f"{count} x {model.name} {model.tdp_watts} W + {platform.name} platform {format_kw(platform_watts)} kW", gpu_watts
+    basis = f"{count} x {model.name} {model.tdp_watts} W + {platform.name} platform {format_kw(platform_watts)} kW"
+    return gpu_watts + platform_watts, basis, gpu_watts, platform.name, platform.cooling
 
 
 def host_draw(host: Host, catalog: Catalog, memo: _GpuFacts | None = None) -> HostDraw:
@@ -174,19 +205,29 @@ def host_draw(host: Host, catalog: Catalog, memo: _GpuFacts | None = None) -> Ho
     Returns:
         The draw; ``watts`` is None for a host without ``powerKw`` whose GPUs match no catalog
         platform, or whose GPU model the catalog does not know (rule ``unknown-gpu-model`` reports that).
+        ``cooling`` is the host's own ``cooling``, else its platform's (None for ``either`` or no platform).
     """
     gpu = host.gpu
     if gpu is None:
-        facts: tuple[int | None, str, int] = (None, "no GPUs, so no catalog platform", 0)
+        facts: _Facts = (None, "no GPUs, so no catalog platform", 0, None, None)
     else:
         key = (gpu.model, gpu.count)
         cached = memo.get(key) if memo is not None else None
         facts = cached if cached is not None else _gpu_facts(catalog, *key)
         if memo is not None and cached is None:
             memo[key] = facts
+    watts, basis, gpu_watts, platform, platform_cooling = facts
+    cooling: str | None
+    cooling_basis: str
+    if host.cooling is not None:
+        cooling, cooling_basis = host.cooling, "cooling"
+    elif platform is not None and platform_cooling != "either":
+        cooling, cooling_basis = platform_cooling, platform
+    else:
+        cooling, cooling_basis = None, ""
     if host.power_kw is not None:
-        return HostDraw(host.hostname, _watts(host.power_kw), "powerKw", facts[2])
-    return HostDraw(host.hostname, facts[0], facts[1], facts[2])
+        return HostDraw(host.hostname, _watts(host.power_kw), "powerKw", gpu_watts, cooling, cooling_basis)
+    return HostDraw(host.hostname, watts, basis, gpu_watts, cooling, cooling_basis)
 
 
 @dataclass(frozen=True)
@@ -198,12 +239,24 @@ class RackLoad:
         budget_watts: ``powerKw`` in whole watts.
         cooling: ``air``, ``liquid`` or None.
         draws: the counted (active and cordoned) hosts' draws, in file order.
+        cooling_watts: the heat the rack's cooling removes (``coolingKw``, else ``powerKw``), in whole watts.
     """
 
     name: str
     budget_watts: int
     cooling: str | None
     draws: tuple[HostDraw, ...]
+    cooling_watts: int
+
+    @property
+    def cooling_margin_watts(self) -> int:
+        """Cooling capacity less the heat of the draw (W): negative when the hosts give off more than the cooling removes."""
+        return self.cooling_watts - self.draw_watts
+
+    @property
+    def needs_liquid(self) -> tuple[HostDraw, ...]:
+        """Counted hosts that must be cooled by liquid."""
+        return tuple(d for d in self.draws if d.cooling == "liquid")
 
     @property
     def draw_watts(self) -> int:
@@ -239,7 +292,10 @@ def rack_loads(racks: Mapping[str, RackSpec] | None, hosts: Iterable[Host], cata
     for host in hosts:
         if host.rack in members and host.state in COUNTED_STATES:
             members[host.rack].append(host_draw(host, catalog, memo))
-    return [RackLoad(name, _watts(spec.power_kw), spec.cooling, tuple(members[name])) for name, spec in racks.items()]
+    return [
+        RackLoad(name, _watts(spec.power_kw), spec.cooling, tuple(members[name]), _watts(spec.cooling_kw if spec.cooling_kw is not None else spec.power_kw))
+        for name, spec in racks.items()
+    ]
 
 
 def _named(draws: Sequence[HostDraw]) -> str:
@@ -251,20 +307,24 @@ def _named(draws: Sequence[HostDraw]) -> str:
 def rack_power_issues(
     racks: Mapping[str, RackSpec] | None, records: Sequence[HostRecord], site_file: str, catalog: Catalog, *, hosts_complete: bool = True
 ) -> list[Issue]:
-    """The power rule of the declared racks.
+    """The power and cooling rules of the declared racks.
 
     Args:
         racks: the site's ``racks`` (None: the section is absent or invalid; nothing to check).
         records: every validated host with its file.
-        site_file: the file of the ``Site`` document (over-budget issues point at ``racks.<name>.powerKw`` there).
+        site_file: the file of the ``Site`` document (rack issues point at ``racks.<name>.<field>`` there).
         catalog: the GPU catalog.
         hosts_complete: False when some host failed validation: the budget sums would be wrong, so
-            only the per-host ``rack-power-unknown`` issues are reported.
+            only the per-host ``rack-power-unknown`` and the ``rack-cooling-type`` issues are reported.
 
     Returns:
         ``rack-power-unknown`` on each counted host of a declared rack that has no draw (field
-        ``powerKw``), then ``rack-power-budget`` on each rack whose counted hosts draw more than its
-        ``powerKw``, naming the hosts with their draws and the margin.
+        ``powerKw``); ``rack-cooling-type`` on each rack not declared ``cooling: liquid`` whose counted
+        hosts include some that need liquid cooling (field ``racks.<name>.cooling``, naming those hosts
+        and where their need comes from); then, per rack, ``rack-power-budget`` when its counted hosts
+        draw more than its ``powerKw`` and ``rack-cooling-capacity`` when they give off more heat than
+        its ``coolingKw`` and that is below ``powerKw`` (otherwise the budget issue already says it),
+        each naming the hosts with their draws and the margin in kW.
     """
     if not racks:
         return []
@@ -287,14 +347,33 @@ def rack_power_issues(
                     "rack-power-unknown",
                 )
             )
+    for load in loads:
+        if load.cooling != "liquid" and load.needs_liquid:
+            issues.append(_cooling_type_issue(load, site_file))
     if not hosts_complete:
         return issues
     for load in loads:
+        counted = sorted((d for d in load.draws if d.watts is not None), key=lambda d: -(d.watts or 0))
+        known_only = " at least" if load.unknown else ""
+        if load.cooling_margin_watts < 0 and load.cooling_watts < load.budget_watts:
+            over = -load.cooling_margin_watts
+            issues.append(
+                Issue.on_host(
+                    site_file,
+                    None,
+                    f"racks.{load.name}.coolingKw",
+                    f"rack {load.name}: its active and cordoned hosts give off{known_only} {format_kw(load.draw_watts)} kW of heat at "
+                    f"full load (all they draw: {_named(counted)}), {format_kw(over)} kW more than the {format_kw(load.cooling_watts)} kW "
+                    f"its cooling removes (its power budget is {format_kw(load.budget_watts)} kW)",
+                    f"move hosts out of rack {load.name} until {format_kw(over)} kW of heat is freed (the largest: {counted[0].hostname}), "
+                    f"mark one `state: absent`, or raise `racks.{load.name}.coolingKw` if the provider's cooling removes more "
+                    "(its rated heat removal for the rack, in kW)",
+                    "rack-cooling-capacity",
+                )
+            )
         if load.margin_watts >= 0:
             continue
         over = -load.margin_watts
-        counted = sorted((d for d in load.draws if d.watts is not None), key=lambda d: -(d.watts or 0))
-        known_only = " at least" if load.unknown else ""
         issues.append(
             Issue.on_host(
                 site_file,
@@ -308,6 +387,29 @@ def rack_power_issues(
             )
         )
     return issues
+
+
+def _cooling_type_issue(load: RackLoad, site_file: str) -> Issue:
+    """``rack-cooling-type``: hosts that need liquid cooling in a rack not declared ``cooling: liquid``."""
+    hosts = load.needs_liquid
+    named = ", ".join(
+        f"{d.hostname} ({'its `cooling: liquid`' if d.cooling_basis == 'cooling' else f'platform {d.cooling_basis}, liquid-cooled'})"
+        for d in hosts[:_NAMED_HOSTS]
+    )
+    rest = len(hosts) - _NAMED_HOSTS
+    named += f" and {rest} more" if rest > 0 else ""
+    rack = f"is cooled by {load.cooling}" if load.cooling else "does not declare its cooling"
+    return Issue.on_host(
+        site_file,
+        None,
+        f"racks.{load.name}.cooling",
+        f"rack {load.name} {rack}, but {len(hosts)} of its active and cordoned hosts {'needs' if len(hosts) == 1 else 'need'} liquid "
+        f"cooling (coolant piped to cold plates): {named}",
+        f"move them to a rack declared `cooling: liquid`, or set `racks.{load.name}.cooling: liquid` if this rack's manifolds "
+        "deliver coolant to the servers (a rear-door heat exchanger cools exhaust air only: such a rack is `air`); "
+        "a host that is in fact air-cooled sets `cooling: air`",
+        "rack-cooling-type",
+    )
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
-"""Rack power and cooling (issue 27, section 4): the ``racks`` section, each host's draw, the budget rule.
+"""Rack power and cooling (issue 27, section 4): the ``racks`` section, each host's draw, the budget and cooling rules.
 
-* The fixtures under tests/fixtures/inventory/power/{pass,fail}/ go through ``hybridgpu inventory
-  validate`` (and, when failing, ``render``). Headers: ``# verdict:``; ``# expect: <text>`` (fail: in
+* The fixtures under tests/fixtures/inventory/power/{pass,fail}/ and tests/fixtures/inventory/cooling/{pass,fail}/
+  go through ``hybridgpu inventory validate`` (and, when failing, ``render``). Headers: ``# verdict:``; ``# expect: <text>`` (fail: in
   the error output); ``# shows: <cells>`` (pass: a row of the rack table, cells split on blanks),
   ``# not-shown: <rack>`` and ``# no-table: yes``.
 * The draw of a host comes from the GPU catalog: GPU board power (``gpu_models.yaml`` ``tdpWatts``)
@@ -10,6 +10,12 @@
   (read 2026-11-26 through public copies quoting them, URLs in ``platforms.yaml``): DGX H100/H200
   10.2 kW maximum with 8 x H100 SXM at 700 W; DGX A100 6.5 kW maximum with 8 x A100 SXM at 400 W.
 * ``hybridgpu cost report`` bills power with the same draw (:func:`hybridgpu.inventory.power.gpu_draw_by_model`).
+* Cooling: a host needs what its own ``cooling`` says, else its catalog platform's (``platforms.yaml``
+  ``cooling``); a rack removes ``coolingKw`` of heat (default ``powerKw``), and a server gives off as heat
+  all it draws. Upstream facts (read 2026-11-27): NVIDIA's DGX SuperPOD data-centre design for DGX H100
+  plans the DGX H100 in an air-cooled data centre; the DGX B200 User Guide, "Power Specifications": 14.3 kW
+  maximum; the DGX GB200 User Guide, "Hardware": compute trays take coolant from the rack's manifolds
+  through cold plates while NICs and drives are cooled by fans (so liquid racks also remove air-side heat).
 """
 
 from __future__ import annotations
@@ -25,18 +31,21 @@ from hybridgpu.catalog import PLATFORMS_FILE, CatalogError, load_catalog
 from hybridgpu.cli import app
 from hybridgpu.economics.costmodel import OnPremCostModel
 from hybridgpu.economics.prices import load_economics_data
-from hybridgpu.inventory import InventoryError, inventory_from_documents, load_inventory
+from hybridgpu.inventory import InventoryError, check_inventory, inventory_from_documents, load_inventory
 from hybridgpu.inventory.power import format_kw, gpu_draw_by_model, host_draw, rack_loads
 from hybridgpu.stack.load import report_from_stack
 from tests.helpers import ROOT
 from tests.helpers.inventory_cases import cases, header, refusal_tests, relative, runner
 
 FIXTURES = ROOT / "tests" / "fixtures" / "inventory" / "power"
+COOLING = ROOT / "tests" / "fixtures" / "inventory" / "cooling"
 PASS, FAIL = cases(FIXTURES)
+COOLING_PASS, COOLING_FAIL = cases(COOLING)
 CATALOG = load_catalog()
 
 
 test_there_are_at_least_ten_of_each, test_must_fail = refusal_tests(PASS, FAIL)
+test_there_are_at_least_ten_cooling_cases_of_each, test_cooling_must_fail = refusal_tests(COOLING_PASS, COOLING_FAIL)
 
 
 def _table(output: str) -> list[list[str]]:
@@ -47,7 +56,7 @@ def _table(output: str) -> list[list[str]]:
     return [line.split() for line in lines[start + 1 :] if line.startswith("  ")]
 
 
-@pytest.mark.parametrize("fixture", PASS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("fixture", PASS + COOLING_PASS, ids=lambda p: f"{p.parent.parent.name}/{p.stem}")
 def test_must_pass_and_shows_each_rack(fixture, monkeypatch):
     monkeypatch.chdir(ROOT)
     result = runner.invoke(app, ["inventory", "validate", relative(fixture)])
@@ -56,7 +65,7 @@ def test_must_pass_and_shows_each_rack(fixture, monkeypatch):
     if header(fixture, "no-table"):
         assert rows == []
     else:
-        assert rows[0] == ["rack", "cooling", "hosts", "draw", "kW", "budget", "kW", "margin", "kW"]
+        assert rows[0] == ["rack", "hosts", "draw", "kW", "budget", "kW", "margin", "kW", "cooling", "cooling", "kW", "margin", "kW"]
     for cells in header(fixture, "shows"):
         assert cells.split() in rows, f"{cells!r} not in:\n{result.output}"
     for rack in header(fixture, "not-shown"):
@@ -72,7 +81,7 @@ def test_long_rack_names_widen_the_column_and_are_never_cut(tmp_path, monkeypatc
     path.write_text(text)
     result = runner.invoke(app, ["inventory", "validate", str(path)])
     assert result.exit_code == 0, result.output
-    assert [name, "air", "4", "40.8", "45", "4.2"] in _table(result.output)
+    assert [name, "4", "40.8", "45", "4.2", "air", "45", "4.2"] in _table(result.output)
 
 
 # ---------------------------------------------------------------- the draw
@@ -87,7 +96,77 @@ def test_catalog_platforms_reproduce_the_dgx_maximums():
         assert count * CATALOG.gpu_model(model).tdp_watts + CATALOG.platform_watts(platform) == watts
     assert CATALOG.platform_watts(CATALOG.platform_for("H100-80GB", 8)) == 10200 - 8 * 700  # H100 SXM 700 W TDP
     assert CATALOG.platform_watts(CATALOG.platform_for("A100-80GB", 8)) == 6500 - 8 * 400  # A100 SXM 400 W TDP
-    assert all(p.source and p.source_date and p.verified for p in CATALOG.platforms)
+    assert all(p.source and p.source_date and (p.verified or set(p.unverified_fields) <= {"cooling"}) for p in CATALOG.platforms)
+
+
+def test_catalog_platforms_state_their_cooling_and_the_dgx_b200_draw():
+    # NVIDIA DGX B200 User Guide, "Power Specifications" (read 2026-11-27): six 3.3 kW supplies, 14.3 kW maximum.
+    b200 = CATALOG.platform_for("B200-180GB", 8)
+    assert (b200.name, b200.max_system_watts, b200.cooling) == ("DGX-B200", 14300, "air")
+    assert CATALOG.platform_watts(b200) == 14300 - 8 * 1000
+    # Every DGX entry is an air-cooled chassis; GB200/GB300 NVL72 (liquid only) are not platforms of 8 GPUs.
+    assert {p.name: p.cooling for p in CATALOG.platforms} == dict.fromkeys(
+        ["DGX-H100", "DGX-H200", "DGX-A100-640GB", "DGX-A100-320GB", "DGX-B200"], "air")
+
+
+def test_host_cooling_comes_from_the_host_then_the_platform():
+    inv = _inventory(None, [{"gpu": {"model": "H100-80GB", "count": 8}}, {"gpu": {"model": "H100-80GB", "count": 8}, "cooling": "liquid"},
+                            {"gpu": {"model": "L40S", "count": 4}, "powerKw": 2.4}])
+    dgx, hgx, l40s = (host_draw(inv.host(f"gpu-0{i}"), CATALOG) for i in (1, 2, 3))
+    assert (dgx.cooling, dgx.cooling_basis) == ("air", "DGX-H100")
+    assert (hgx.cooling, hgx.cooling_basis, hgx.watts) == ("liquid", "cooling", 10200)
+    assert (l40s.cooling, l40s.cooling_basis) == (None, "")  # no platform: nothing to check
+
+
+def test_a_platform_sold_both_ways_leaves_the_host_unchecked(data_copy):
+    _edit_platforms(data_copy, lambda entries: entries[0].update(cooling="either"))
+    catalog = load_catalog(data_copy)
+    inv = _inventory(None, [{"gpu": {"model": "H100-80GB", "count": 8}}, {"gpu": {"model": "H100-80GB", "count": 8}, "cooling": "liquid"}])
+    assert [host_draw(h, catalog).cooling for h in inv.hosts[1:]] == [None, "liquid"]
+
+
+def test_a_liquid_only_platform_is_refused_in_an_air_rack_naming_the_platform(data_copy):
+    # No catalog platform is liquid-only today (GB200 NVL72 trays are not 8-GPU platforms): make DGX-H100 one.
+    _edit_platforms(data_copy, lambda entries: entries[0].update(cooling="liquid"))
+    catalog = load_catalog(data_copy)
+    dgx = {"gpu": {"model": "H100-80GB", "count": 8}}
+    inv = _inventory({"r1": {"powerKw": 40, "cooling": "air"}, "r2": {"powerKw": 40, "cooling": "liquid"}},
+                     [dgx, dict(dgx, cooling="air"), dict(dgx, rack="r2")])
+    issues = [i for i in check_inventory(inv, catalog) if i.code.startswith("rack-")]
+    assert [(i.code, i.field) for i in issues] == [("rack-cooling-type", "racks.r1.cooling")]
+    assert issues[0].message.endswith("1 of its active and cordoned hosts needs liquid cooling (coolant piped to cold plates): "
+                                      "gpu-01 (platform DGX-H100, liquid-cooled)")
+
+
+def test_a_platform_without_cooling_or_with_another_is_refused(data_copy):
+    _edit_platforms(data_copy, lambda entries: entries[0].pop("cooling"))
+    with pytest.raises(CatalogError) as caught:
+        load_catalog(data_copy)
+    assert (caught.value.entry, caught.value.field) == ("DGX-H100", "cooling")
+    _edit_platforms(data_copy, lambda entries: entries[0].update(cooling="immersion"))
+    with pytest.raises(CatalogError) as caught:
+        load_catalog(data_copy)
+    assert caught.value.field == "cooling"
+
+
+def test_the_cooling_rule_reports_type_before_capacity_and_skips_a_capacity_the_budget_covers():
+    liquid = {"gpu": {"model": "H100-80GB", "count": 8}, "cooling": "liquid"}
+    with pytest.raises(InventoryError) as caught:
+        _inventory({"r1": {"powerKw": 20, "cooling": "air", "coolingKw": 25}}, [liquid, liquid])
+    # 20.4 kW: over the 20 kW power budget, within the 25 kW cooling: no capacity issue.
+    assert caught.value.codes == ["rack-cooling-type", "rack-power-budget"]
+    assert caught.value.issues[0].field == "racks.r1.cooling" and "gpu-01 (its `cooling: liquid`), gpu-02" in caught.value.issues[0].message
+
+
+def test_validate_json_gives_each_racks_cooling(monkeypatch):
+    import json
+
+    monkeypatch.chdir(ROOT)
+    result = runner.invoke(app, ["inventory", "validate", relative(COOLING / "pass" / "mixed-hosts-in-liquid-rack.yaml"), "--json"])
+    assert result.exit_code == 0, result.output
+    (rack,) = json.loads(result.stdout)["racks"]
+    assert rack == {"rack": "r1", "cooling": "liquid", "hosts": 4, "drawKw": 49.0, "budgetKw": 100.0, "marginKw": 51.0,
+                    "coolingKw": 90.0, "coolingMarginKw": 41.0}
 
 
 def _inventory(racks, hosts):
