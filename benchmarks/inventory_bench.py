@@ -18,7 +18,7 @@ runs after one warm-up, ``gc.collect()`` before each):
   config (YAML with secret placeholders), bootstrap script and kubeadm run script of every
   host that is not absent, the drain script of cordoned hosts, the named MIG layouts.
 * **total**: validate + render of the same round (one round = validate, then render its
-  result); median and minimum over the rounds. The goal (issue 4) is 10,000 hosts in < 2 s.
+  result); median and minimum over the rounds. The goal (issue 27; issue 4's was 2 s) is 10,000 hosts in < 0.5 s.
 * **load**: :func:`hybridgpu.inventory.load_inventory` on the YAML file written to a temporary
   directory: read, parse (libyaml when PyYAML has it) and validate.
 * **broken**: validate after breaking 1% of the hosts (duplicate address, unknown GPU model,
@@ -39,8 +39,9 @@ generated file of N hosts, each as its own process (wall and CPU time), with the
 stage (start-up, YAML parsing, validation, checks + rendering): see :func:`time_cli`.
 
 **profile** (when render is the bottleneck at the largest size, i.e. its median exceeds the
-validate median, or with ``--profile``): cProfile of one warm ``plan_onprem`` on
-``--profile-hosts`` hosts: top 15 by cumulative and by own time, and own time grouped by area.
+validate median, or with ``--profile``): cProfile of one warm ``inventory_from_documents`` (top 15
+by own time), then of one warm ``plan_onprem``, on ``--profile-hosts`` hosts: top 15 by cumulative
+and by own time, and own time grouped by area.
 """
 
 from __future__ import annotations
@@ -73,9 +74,11 @@ from hybridgpu.inventory import InventoryError, inventory_from_documents, load_i
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "stacks" / "inventory" / "onprem-site-a.yaml"
 
-#: Issue 4's goal: this many hosts validated and rendered in under GOAL_SECONDS.
+#: Issue 27's goal: this many hosts validated and rendered in under GOAL_SECONDS (issue 4's was 2 s).
 GOAL_HOSTS = 10_000
-GOAL_SECONDS = 2.0
+GOAL_SECONDS = 0.5
+#: Issue 4's goal for the CLI (a process of its own: start-up, YAML parsing, validation, rendering, writing).
+CLI_GOAL_SECONDS = 2.0
 
 
 #: Power budget of each generated rack (kW): 16 hosts, at most 4 DGX H100 (10.2 kW), 8 DGX A100 (6.5 kW) and 4
@@ -233,7 +236,17 @@ _AREAS = (
 
 
 def profile_render(n: int) -> None:
-    inventory = inventory_from_documents([("generated.yaml", generate(n))])
+    """cProfile of one warm ``inventory_from_documents`` (top 15 by own time), then of one warm ``plan_onprem`` (``n`` hosts)."""
+    pairs = [("generated.yaml", generate(n))]
+    inventory = inventory_from_documents(pairs)
+    inventory_from_documents(pairs)  # warm-up
+    gc.collect()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    inventory_from_documents(pairs)
+    profiler.disable()
+    print(f"\ncProfile of one warm inventory_from_documents, {n} hosts -- top 15 by own time")
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(15)
     onprem.plan_onprem(inventory)  # warm-up
     gc.collect()
     profiler = cProfile.Profile()
@@ -452,8 +465,8 @@ def time_cli(n: int, repeat: int) -> None:
         print("  in-process CPU by stage: " + ", ".join(f"{k} {v:.2f} s" for k, v in stages.items()))
         validate_render = figures["inventory render"][1] - figures["--help (start-up only)"][1]
         print(
-            f"  goal: {n} hosts validated + rendered by the CLI in < {GOAL_SECONDS:.0f} s: "
-            f"{'met' if figures['inventory render'][0] < GOAL_SECONDS else 'NOT met'} "
+            f"  goal: {n} hosts validated + rendered by the CLI in < {CLI_GOAL_SECONDS:g} s: "
+            f"{'met' if figures['inventory render'][0] < CLI_GOAL_SECONDS else 'NOT met'} "
             f"(render command wall {figures['inventory render'][0]:.2f} s, CPU {figures['inventory render'][1]:.2f} s, "
             f"of which start-up {figures['--help (start-up only)'][1]:.2f} s and the rest {validate_render:.2f} s; "
             f"without YAML parsing: validate + render {stages['validate'] + stages['checks + render']:.2f} s CPU)"
@@ -469,8 +482,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per figure (median shown)")
     parser.add_argument("--preview-hosts", type=int, default=1000, help="hosts of the previewed stack (0: no preview)")
     parser.add_argument("--preview-repeat", type=int, default=3, help="timed previews (median shown)")
-    parser.add_argument("--profile", action="store_true", help="profile plan_onprem even if render is not the bottleneck")
-    parser.add_argument("--profile-hosts", type=int, default=1000, help="hosts of the profiled plan_onprem")
+    parser.add_argument("--profile", action="store_true", help="profile validation and plan_onprem even if render is not the bottleneck")
+    parser.add_argument("--profile-hosts", type=int, default=1000, help="hosts of the profiled validation and plan_onprem")
     parser.add_argument("--cli-hosts", type=int, default=0, help="time `hybridgpu inventory validate/render` on this many hosts (0: skip)")
     parser.add_argument("--cli-repeat", type=int, default=3, help="timed CLI runs per command (median shown)")
     parser.add_argument("--no-racks", action="store_true", help="generate no `racks` budgets (the site as before issue 27)")
@@ -518,12 +531,12 @@ def main() -> None:
         f = figures[GOAL_HOSTS]
         verdict = "met" if f["total"] < GOAL_SECONDS else "NOT met"
         print(
-            f"\ngoal: {GOAL_HOSTS} hosts validated + rendered in < {GOAL_SECONDS:.0f} s: {verdict} "
+            f"\ngoal: {GOAL_HOSTS} hosts validated + rendered in < {GOAL_SECONDS:g} s: {verdict} "
             f"(total median {f['total']:.2f} s = validate {f['validate']:.2f} s + render {f['render']:.2f} s; "
             f"render is {f['render'] / f['total']:.0%})"
         )
     else:
-        print(f"\ngoal: {GOAL_HOSTS} hosts validated + rendered in < {GOAL_SECONDS:.0f} s: not measured (add {GOAL_HOSTS} to --sizes)")
+        print(f"\ngoal: {GOAL_HOSTS} hosts validated + rendered in < {GOAL_SECONDS:g} s: not measured (add {GOAL_HOSTS} to --sizes)")
 
     largest = figures[max(figures)]
     if args.profile or largest["render"] > largest["validate"]:

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from typing import Literal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal
 
+from hybridgpu.collector import builds_long_lived
 from hybridgpu.config.nvidia import MigDeviceGroup, MigLayoutConfig
 from hybridgpu.errors import Issue
 from hybridgpu.inventory.models import Host, Inventory, InventoryError
@@ -35,6 +36,8 @@ from hybridgpu.render.upgrade import ScriptRun, etcd_snapshot_timer_script, requ
 from hybridgpu.render.kubeadm import init_config, join_config_control_plane, join_config_worker, to_yaml
 from hybridgpu.render.kubeadm_secrets import BOOTSTRAP_TOKEN_PLACEHOLDER, CA_CERT_HASH_PLACEHOLDER, CERTIFICATE_KEY_PLACEHOLDER
 from hybridgpu.render.kubeadm_specs import ClusterSpec, NodeSpec, SpecError
+from hybridgpu.render.shapes import ShapeTemplate, plain_value
+from hybridgpu.k8s import TOPOLOGY_BLOCK_LABEL, TOPOLOGY_RACK_LABEL
 
 Stage = Literal["init", "join-control-plane", "join-worker"]
 
@@ -108,6 +111,26 @@ class OnPremPlan:
     def first(self) -> HostStep:
         """The step of the first control plane (``kubeadm init``)."""
         return self.steps[0]
+
+
+#: The names of :class:`HostStep`'s fields.
+_HOST_STEP_FIELDS = frozenset(f.name for f in fields(HostStep))
+
+
+def _host_step(**values: Any) -> HostStep:
+    """``HostStep(**values)``; with every field given, built the way :mod:`copy` and :mod:`pickle` rebuild a dataclass.
+
+    The frozen dataclass's ``__init__`` sets its 15 fields one ``object.__setattr__`` at a time: 2.2 us a
+    step against 0.95 us for handing it the keyword dictionary as its instance dictionary (``timeit``,
+    2026-11-27), 13 ms of a 10,000-host plan. Same object either way (attributes, ``==``, ``hash``,
+    ``repr``); anything but exactly the fields (a field added later, a misspelt one) goes through
+    ``__init__``, which applies defaults and refuses unknown names.
+    """
+    if values.keys() != _HOST_STEP_FIELDS:
+        return HostStep(**values)
+    step = object.__new__(HostStep)
+    object.__setattr__(step, "__dict__", values)
+    return step
 
 
 def mig_config_name(model: str, groups: Sequence[tuple[Sequence[int], dict[str, int]]]) -> str:
@@ -196,8 +219,10 @@ def cluster_spec(inventory: Inventory) -> ClusterSpec:
     )
 
 
-def node_spec(host: Host, mig_config: str | None, hostname: str | None = None, address: str | None = None) -> NodeSpec:
-    """The kubeadm :class:`NodeSpec` of an inventory host (``hostname``/``address`` override its own).
+def node_spec(
+    host: Host, mig_config: str | None, hostname: str | None = None, address: str | None = None, labels: dict[str, str] | None = None
+) -> NodeSpec:
+    """The kubeadm :class:`NodeSpec` of an inventory host (``hostname``/``address``/``labels`` override its own).
 
     Raises:
         SpecError: a value kubeadm or the kubelet would refuse (on the spec field: :data:`NODE_SPEC_KEYS` maps it to the host).
@@ -206,7 +231,7 @@ def node_spec(host: Host, mig_config: str | None, hostname: str | None = None, a
         hostname=hostname or host.hostname,
         advertise_address=address or str(host.addresses.management),
         role=host.role,
-        labels=host_node_labels(host),
+        labels=host_node_labels(host) if labels is None else labels,
         taints=[(t.key, t.value, str(getattr(t.effect, "value", t.effect))) for t in host.taints],
         gpu_model=host.gpu.model if host.gpu else None,
         gpu_count=host.gpu.count if host.gpu else 0,
@@ -214,10 +239,8 @@ def node_spec(host: Host, mig_config: str | None, hostname: str | None = None, a
     )
 
 
-#: Stand-ins for a worker's name and address in a shape template (the address is in TEST-NET-1,
-#: RFC 5737). A host whose own name or address equals them is rendered directly.
-_SENTINEL_HOST = "hybridgpu-shape-template-node"
-_SENTINEL_IP = "192.0.2.254"
+#: The node labels whose values a shape template leaves open (slot name, label key): see :mod:`hybridgpu.render.shapes`.
+_LABEL_SLOTS = (("rack", TOPOLOGY_RACK_LABEL), ("block", TOPOLOGY_BLOCK_LABEL))
 
 
 def _render_host(
@@ -229,6 +252,7 @@ def _render_host(
     toolkit_version: str | None = None,
     mirrors: Mirrors | None = None,
     upgrade_to: str | None = None,
+    toolkit_upgrade_to: str | None = None,
 ) -> tuple[str, str, str]:
     """(kubeadm config YAML, bootstrap script, kubeadm run script) of one host."""
     if stage == "init":
@@ -250,11 +274,32 @@ def _render_host(
             api_server_endpoint=join_endpoint,
         )
     bootstrap = bootstrap_script(
-        cluster, node, nvidia_toolkit=toolkit, nvidia_toolkit_version=toolkit_version if toolkit else None, mirrors=mirrors, upgrade_to=upgrade_to
+        cluster, node, nvidia_toolkit=toolkit, nvidia_toolkit_version=toolkit_version if toolkit else None, mirrors=mirrors, upgrade_to=upgrade_to,
+        nvidia_toolkit_upgrade_to=toolkit_upgrade_to if toolkit else None,
     )
     return to_yaml(docs), bootstrap, kubeadm_run_script(node, first=stage == "init")
 
 
+def _shape_template(host: Host, labels: dict[str, str], mig_name: str | None, cluster: ClusterSpec, stage: Stage, *args: Any) -> ShapeTemplate | None:
+    """The :class:`ShapeTemplate` of ``host``'s shape (``labels``: its node labels, the open ones' values ignored), or None.
+
+    ``args`` are :func:`_render_host`'s after ``stage``. None when the shape cannot be templated
+    (:meth:`ShapeTemplate.build`) or a renderer refuses the stand-ins: the hosts of the shape are
+    then rendered one by one, so a refusal names the real host and value.
+    """
+    slot_keys = [(slot, key) for slot, key in _LABEL_SLOTS if key in labels]
+
+    def render(values: Mapping[str, str]) -> tuple[str, ...]:
+        shaped = {**labels, **{key: values[slot] for slot, key in slot_keys}}
+        return _render_host(cluster, node_spec(host, mig_name, values["hostname"], values["address"], shaped), stage, *args)
+
+    try:
+        return ShapeTemplate.build(render)
+    except ValueError:
+        return None
+
+
+@builds_long_lived  # the plan of every host lives on: no young-generation passes over it (hybridgpu.collector)
 def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templates: bool = True) -> OnPremPlan:
     """Plan the kubeadm bring-up of a validated inventory.
 
@@ -262,9 +307,8 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templa
         inventory: a validated inventory (:func:`hybridgpu.inventory.load_inventory`).
         nvidia_toolkit: install the NVIDIA container toolkit on GPU workers (drivers preinstalled,
             e.g. DGX OS). Default: true.
-        use_templates: render each worker shape once and fill in name and address per host
-            (same text as rendering every host; 1,000 generated hosts: 0.09 s instead of 0.54 s,
-            measured 2026-11-22 with benchmarks/inventory_bench.generate). Default: true.
+        use_templates: render each worker shape once and fill in name, address and rack/block label values per
+            host (:mod:`hybridgpu.render.shapes`; the same text as rendering every host). Default: true.
 
     Returns:
         The :class:`OnPremPlan` (hosts in order, MIG configs, skipped hosts).
@@ -281,9 +325,19 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templa
     toolkit_version = inventory.site.cluster.nvidia_container_toolkit_version
     wanted = inventory.site.upgrades.kubernetes if inventory.site.upgrades is not None else None
     upgrade_to = wanted.to if wanted is not None else None  # bootstrap leaves packages this upgrade moved
-    hosts = [h for h in inventory.hosts if h.state != "absent"]
-    skipped = tuple(h.hostname for h in inventory.hosts if h.state == "absent")
-    control = [h for h in hosts if h.role == "control-plane"]
+    nvidia_wanted = inventory.site.upgrades.nvidia if inventory.site.upgrades is not None else None
+    toolkit_upgrade_to = nvidia_wanted.toolkit_version if nvidia_wanted is not None and nvidia_toolkit else None  # nor the toolkit this one moves
+    control: list[Host] = []
+    workers: list[Host] = []
+    absent: list[str] = []
+    for h in inventory.hosts:  # one pass, inventory order kept in each list
+        if h.state == "absent":
+            absent.append(h.hostname)
+        elif h.role == "control-plane":
+            control.append(h)
+        else:
+            workers.append(h)
+    skipped = tuple(absent)
     if not control:
         raise InventoryError(
             [Issue.on_host(inventory.site_file, None, None, "no control-plane host that is active or cordoned", "make a control-plane host active", "render")]
@@ -295,13 +349,22 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templa
         control.insert(0, active[0])
     # Without a controlPlaneEndpoint (one control plane) nodes join the first one's API server.
     join_endpoint = None if cluster.control_plane_endpoint else f"{control[0].addresses.management}:6443"
-    workers = [h for h in hosts if h.role != "control-plane"]
     layouts: dict[str, MigLayoutConfig] = {}
     steps = []
     gpus: dict[str, int] = {}
-    templates: dict[tuple, tuple[str, str, str]] = {}
+    templates: dict[tuple, ShapeTemplate | None] = {}
+    # Hosts of one kind share model, count and layouts: each distinct combination is named once.
+    migs: dict[tuple, tuple[str, MigLayoutConfig] | None] = {}
+    plain: dict[str, bool] = {}  # rack and block values: few distinct ones
     for index, host in enumerate([*control, *workers]):
-        mig = _host_mig(host)
+        gpu = host.gpu
+        if gpu is None or not gpu.mig_layouts:
+            mig = None
+        else:
+            mig_key = (gpu.model, gpu.count, tuple([(spec.gpus, tuple(spec.layout.items())) for spec in gpu.mig_layouts]))
+            if mig_key not in migs:
+                migs[mig_key] = _host_mig(host)
+            mig = migs[mig_key]
         mig_name = None
         if mig is not None:
             mig_name, layout = mig
@@ -315,42 +378,55 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templa
         else:
             stage = "join-worker"
         toolkit = nvidia_toolkit and host.role == "gpu-worker"
-        templated = (
-            use_templates
-            and stage == "join-worker"
-            and host.hostname != _SENTINEL_HOST
-            and str(host.addresses.management) != _SENTINEL_IP
-            and _SENTINEL_IP not in f"{join_endpoint} {cluster.control_plane_endpoint}"
-        )
+        address = str(host.addresses.management)
+        texts: tuple[str, ...] | None = None
         try:
-            if templated:
-                # Workers of one shape (role, labels, taints, GPUs, MIG config) differ only in name and
-                # address: render the shape once with sentinels, then fill them per host.
-                shape = (
-                    host.role,
-                    tuple(sorted(host_node_labels(host).items())),
-                    tuple((t.key, t.value, str(getattr(t.effect, "value", t.effect))) for t in host.taints),
-                    host.gpu.model if host.gpu else None,
-                    host.gpu.count if host.gpu else 0,
-                    mig_name,
-                    toolkit,
-                )
-                if shape not in templates:
-                    templates[shape] = _render_host(
-                        cluster, node_spec(host, mig_name, _SENTINEL_HOST, _SENTINEL_IP), stage, toolkit, join_endpoint, toolkit_version, inventory.site.mirrors, upgrade_to
+            if use_templates and stage == "join-worker":
+                # Workers of one shape (role, label keys and other label values, taints, GPUs, MIG config) differ only
+                # in name, address and topology label values: render the shape once, then fill those in per host
+                # (hybridgpu.render.shapes). A dotted-quad address is always a plain YAML string and a shell word.
+                values = {"hostname": host.hostname, "address": address}
+                labels = host_node_labels(host)
+                fillable = host.addresses.management.version == 4 and plain_value(host.hostname)
+                for slot, key in _LABEL_SLOTS:
+                    value = labels.get(key)
+                    if value is not None:
+                        values[slot] = value
+                        labels[key] = ""  # open in the shape key; the template renders a stand-in there
+                        ok = plain.get(value)
+                        if ok is None:
+                            ok = plain[value] = plain_value(value)
+                        fillable = fillable and ok
+                if fillable:
+                    shape = (
+                        host.role,
+                        tuple(labels.items()),
+                        tuple([(t.key, t.value, t.effect) for t in host.taints]),
+                        gpu.model if gpu else None,
+                        gpu.count if gpu else 0,
+                        mig_name,
+                        toolkit,
                     )
-                config, bootstrap, run = (t.replace(_SENTINEL_HOST, host.hostname).replace(_SENTINEL_IP, str(host.addresses.management)) for t in templates[shape])
-            else:
-                config, bootstrap, run = _render_host(
-                    cluster, node_spec(host, mig_name), stage, toolkit, join_endpoint, toolkit_version, inventory.site.mirrors, upgrade_to
+                    if shape not in templates:
+                        templates[shape] = _shape_template(
+                            host, labels, mig_name, cluster, stage, toolkit, join_endpoint, toolkit_version, inventory.site.mirrors, upgrade_to,
+                            toolkit_upgrade_to,
+                        )
+                    template = templates[shape]
+                    if template is not None:
+                        texts = template.fill(values)
+            if texts is None:
+                texts = _render_host(
+                    cluster, node_spec(host, mig_name), stage, toolkit, join_endpoint, toolkit_version, inventory.site.mirrors, upgrade_to, toolkit_upgrade_to
                 )
+            config, bootstrap, run = texts
         except ValueError as exc:
             # The renderers name the spec field they refuse (SpecError); it is put where the inventory wrote it.
             raise InventoryError([_render_issue(inventory, host, exc)]) from None
         steps.append(
-            HostStep(
+            _host_step(
                 hostname=host.hostname,
-                address=str(host.addresses.management),
+                address=address,
                 ssh_user=host.ssh.user,
                 ssh_port=host.ssh.port,
                 key_ref=(host.ssh.key_secret.kind, host.ssh.key_secret.name),
@@ -362,7 +438,7 @@ def plan_onprem(inventory: Inventory, *, nvidia_toolkit: bool = True, use_templa
                 mig_config=mig_name,
                 role=host.role,
                 owner=host.owner or inventory.site.owner,
-                gpu_model=host.gpu.model if host.gpu else None,
+                gpu_model=gpu.model if gpu else None,
                 gpu_count=host.gpu_count,
             )
         )

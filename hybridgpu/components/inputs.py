@@ -832,7 +832,7 @@ class ScriptRunArgs(TypedDict):
     text: str
     """the script."""
     phase: NotRequired[str]
-    """``etcd-snapshot``, ``kubeadm``, ``drain``, ``kubelet`` or ``uncordon``; for the NVIDIA upgrade ``drain``, ``install``, ``reboot-wait``, ``verify``, ``uncordon``. One of `etcd-snapshot`, `kubeadm`, `drain`, `kubelet`, `uncordon`, `install`, `reboot-wait`, `verify`. Default: `kubeadm`."""
+    """``etcd-snapshot``, ``kubeadm``, ``drain``, ``kubelet`` or ``uncordon``; for the NVIDIA upgrade ``check``, ``drain``, ``install``, ``reboot-wait``, ``verify``, ``uncordon``. One of `etcd-snapshot`, `kubeadm`, `drain`, `kubelet`, `uncordon`, `check`, `install`, `reboot-wait`, `verify`. Default: `kubeadm`."""
     version: NotRequired[str]
     """the release the step moves to (``pulumi up`` triggers each command on it); for the NVIDIA upgrade its tag (:attr:`hybridgpu.inventory.upgrade.NvidiaHostUpgrade.tag`). Default: ``."""
     kind: NotRequired[str]

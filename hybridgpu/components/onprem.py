@@ -25,7 +25,8 @@ Creates:
   (:attr:`OnPremPlan.upgrade`) as one ``dependsOn`` chain after every join and drain, each command with
   ``triggers=[<step version>]`` (:meth:`OnPremCluster._upgrade`); nothing when the version does not move;
   with ``upgrades.nvidia``, after it, the GPU workers' driver/toolkit upgrade, ``maxParallel`` nodes at a time
-  (drain, install, reboot-wait, verify, uncordon per node), each command with ``triggers=[<upgrade tag>]``;
+  (check, drain, install, reboot-wait, verify, uncordon per node; a node at the target is not drained), each command
+  with ``triggers=[<upgrade tag>]``;
 * per host, a ``hybridgpu:index:OnPremHost`` record (``hybridgpu:onprem:Host`` before, kept as its alias) (:class:`OnPremHost`: hostname, role, owner,
   GPUs, the kubeadm config with secret placeholders), so the state and the policy pack
   (``onprem-host-owner``, ``kubeadm-ca-verification``) see each machine;
@@ -64,7 +65,7 @@ from hybridgpu.render.bootstrap import (
 from hybridgpu.render.chart_repos import chart_source
 from hybridgpu.render.cilium import cilium_helm_values
 from hybridgpu.render.kubeadm_secrets import BOOTSTRAP_TOKEN, CA_CERT_HASH, CERTIFICATE_KEY, substitute
-from hybridgpu.render.upgrade import with_boot_id
+from hybridgpu.render.upgrade import ScriptRun, fill_from_previous
 
 CILIUM_REPO = "https://helm.cilium.io"
 
@@ -396,10 +397,11 @@ class OnPremCluster(pulumi.ComponentResource):
         (``/var/lib/hybridgpu/upgrade/<version>/<phase>``) and a package already at the version.
 
         Then the NVIDIA driver/toolkit upgrade of ``upgrades.nvidia`` (runs of kind ``nvidia``, after the last Kubernetes
-        command): per GPU worker drain, install, reboot-wait, verify, uncordon, one after the other; the workers of one
-        group (``ScriptRun.batch``, ``maxParallel`` of them) side by side, the next group after the last command of each
-        worker of this one. Each has ``triggers=[<tag>]`` (the versions). The reboot-wait's script is filled from the
-        install's ``stdout`` (the boot id printed before the reboot, :func:`hybridgpu.render.upgrade.with_boot_id`).
+        command): per GPU worker check, drain, install, reboot-wait, verify, uncordon, one after the other; the workers of
+        one group (``ScriptRun.batch``, ``maxParallel`` of them) side by side, the next group after the last command of each
+        worker of this one. Each has ``triggers=[<tag>]`` (the versions). The drain's script is filled from the check's
+        ``stdout`` (a node at the target is not drained) and the reboot-wait's from the install's (the boot id printed
+        before the reboot): :func:`hybridgpu.render.upgrade.fill_from_previous`.
 
         Commands run from the first control plane use the admin kubeconfig: :data:`SECRET_LOGGING`. Node
         scripts carry no secret and log as the bootstrap does.
@@ -437,12 +439,13 @@ class OnPremCluster(pulumi.ComponentResource):
                 )
             else:
                 stdin: str | pulumi.Output[str] = run.text
-                if run.phase == "reboot-wait" and run.host in tails:
-                    # Waits for the reboot the install phase printed (its boot id before the reboot); none: only Ready.
-                    def fill_boot_id(out: str | None, text: str = run.text) -> str:
-                        return with_boot_id(text, out)
+                if run.phase in ("drain", "reboot-wait") and run.host in tails:
+                    # The drain skips a node its check found at the target; the wait waits for the reboot the install
+                    # printed (its boot id before the reboot; none: only Ready).
+                    def fill(out: str | None, this: ScriptRun = run) -> str:
+                        return fill_from_previous(this, out)
 
-                    stdin = tails[run.host].stdout.apply(fill_boot_id)
+                    stdin = tails[run.host].stdout.apply(fill)
                 cmd = command.remote.Command(
                     resource,
                     connection=self._first_conn,

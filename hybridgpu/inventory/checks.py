@@ -42,7 +42,12 @@ rule (function)                issue codes
 
 Speed: every rule is linear in the number of hosts (dict/set lookups; addresses and
 networks are :mod:`ipaddress` objects parsed once by the models; each distinct MIG layout
-is checked once per GPU model and cached). Measured figures: ``benchmarks/inventory_bench.py``.
+is checked once per GPU model and cached). A large site's hosts do not fit in the processor's
+caches, so walking them once per rule costs as much as the rules' own work: the per-host rules
+report on the hosts one shared pass found something on (:func:`_scan`), and the address rules
+decide the common case, no issue, on integers computed once (:attr:`CheckInput.address_values`);
+the messages and their order are those of the full walk, which runs only when something is wrong.
+Measured figures: ``benchmarks/inventory_bench.py`` (``benchmarks/README.md``).
 
 Sources (read 2026-11-22):
 
@@ -155,6 +160,154 @@ class CheckInput:
     storage: SiteStorage | None = None
     racks: Mapping[str, RackSpec] | None = None
 
+    @property
+    def control_planes(self) -> list[HostRecord]:
+        """The control-plane hosts, in host order (computed once, by :func:`_scan`; two rules count them)."""
+        return _scan(self).control_planes
+
+    @property
+    def address_values(self) -> dict[str, list[int]]:
+        """Slot (``management``, ``data``, ``bmc``) -> :func:`_address_key` of every host address in that slot, in host order.
+
+        Computed once, by :func:`_scan` (the address rules share it): the common case, no issue, is then
+        decided by set and bit operations over integers, without the per-address loop that names a
+        culprit (which runs only when something is wrong).
+        """
+        return _scan(self).addresses
+
+
+def _address_key(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> int:
+    """An address as one integer, unique across families: the IPv4 value (>= 0), or -1 - the IPv6 value."""
+    return int(address) if type(address) is ipaddress.IPv4Address else -1 - int(address)
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """What one pass over the hosts finds for the per-host rules: the hosts each rule must look at, in host order.
+
+    The rules below used to walk every host each; a 10,000-host inventory's hosts do not fit in the
+    processor's caches, so each walk cost about as much in memory traffic as in work (60 ms for
+    eight rules against 21 ms in one pass, measured 2026-11-27). The scan decides, per host, whether
+    a rule can have anything to say about it (the same conditions the rules test); each rule then
+    reports on those hosts only, with its own messages, so its issues are the same.
+
+    Attributes:
+        distinct_hostnames: no hostname repeats (:func:`check_unique_hostnames` has nothing to report).
+        gpu_roles: hosts whose role and ``gpu`` section disagree (:func:`check_gpu_roles`).
+        gpu_models: hosts whose ``gpu.model`` is not in the catalog (:func:`check_gpu_models`).
+        pci_ids: hosts with ``gpu.pciIds`` not found right (:func:`check_pci_ids`).
+        mig_layouts: hosts with ``gpu.migLayouts`` and their issues ``(field, message, fix, code)`` (:func:`check_mig_layouts`).
+        node_labels: hosts with a label the kubelet may not set (:func:`check_node_labels`).
+        taints: hosts with two taints or more, or a GPU taint with effect NoExecute (:func:`check_taints`).
+        key_files: ``ssh.keySecret.file`` -> the hosts naming it (:func:`check_ssh_key_files`).
+        active_gpu_workers: active hosts of role ``gpu-worker`` (:func:`check_storage`).
+        addresses: :attr:`CheckInput.address_values`.
+        control_planes: :attr:`CheckInput.control_planes`.
+    """
+
+    distinct_hostnames: bool
+    gpu_roles: tuple[HostRecord, ...]
+    gpu_models: tuple[HostRecord, ...]
+    pci_ids: tuple[HostRecord, ...]
+    mig_layouts: tuple[tuple[HostRecord, tuple[tuple[str, str, str, str], ...]], ...]
+    node_labels: tuple[HostRecord, ...]
+    taints: tuple[HostRecord, ...]
+    key_files: Mapping[str, list[HostRecord]]
+    active_gpu_workers: int
+    addresses: dict[str, list[int]]
+    control_planes: list[HostRecord]
+
+
+def _scan(data: CheckInput, known: frozenset[str] | None = None) -> _Scan:
+    """The :class:`_Scan` of ``data``'s hosts against the catalog's GPU models ``known`` (cached on ``data``).
+
+    Args:
+        data: the hosts.
+        known: the catalog's GPU model names (:func:`_known_models`); None: any scan already made
+            (the rules that do not read the catalog), else the packaged catalog's.
+    """
+    scans: dict[frozenset[str], _Scan] = data.__dict__.setdefault("_scans", {})
+    if known is None:
+        if scans:
+            return next(iter(scans.values()))
+        known = _known_models(load_catalog())
+    found = scans.get(known)
+    if found is not None:
+        return found
+    names: set[str] = set()
+    roles: list[HostRecord] = []
+    models: list[HostRecord] = []
+    pci: list[HostRecord] = []
+    mig: list[tuple[HostRecord, tuple[tuple[str, str, str, str], ...]]] = []
+    labels: list[HostRecord] = []
+    taints: list[HostRecord] = []
+    key_files: dict[str, list[HostRecord]] = {}
+    workers = 0
+    sound_pci: set[tuple[int, tuple[str, ...]]] = set()  # (count, pciIds) found right: hosts of one model share them
+    settable: dict[str, bool] = {}
+    addresses: dict[str, list[int]] = {"management": [], "data": [], "bmc": []}
+    management, data_net, bmc = addresses["management"], addresses["data"], addresses["bmc"]
+    v4 = ipaddress.IPv4Address
+    planes: list[HostRecord] = []
+    for record in data.records:
+        host = record.host
+        names.add(host.hostname)
+        own = host.addresses  # as _address_key, inline: three per host
+        management.append(int(own.management) if type(own.management) is v4 else -1 - int(own.management))
+        if own.data is not None:
+            data_net.append(int(own.data) if type(own.data) is v4 else -1 - int(own.data))
+        if own.bmc is not None:
+            bmc.append(int(own.bmc) if type(own.bmc) is v4 else -1 - int(own.bmc))
+        gpu, role = host.gpu, host.role
+        if (role == "gpu-worker") != (gpu is not None):
+            roles.append(record)
+        if role == "control-plane":
+            planes.append(record)
+        if role == "gpu-worker" and host.state == "active":
+            workers += 1
+        if gpu is not None:
+            if gpu.model not in known:
+                models.append(record)
+            elif gpu.mig_layouts:
+                key = tuple([(spec.gpus, tuple(spec.layout.items())) for spec in gpu.mig_layouts])
+                verdict = _host_mig_verdict(gpu.model, gpu.count, key)
+                if verdict:
+                    mig.append((record, verdict))
+            ids = gpu.pci_ids
+            if ids and (gpu.count, ids) not in sound_pci:
+                if len(ids) == gpu.count and len({_bus_key(b) for b in ids}) == gpu.count:
+                    sound_pci.add((gpu.count, ids))
+                else:
+                    pci.append(record)
+        for label in host.labels:
+            ok = settable.get(label)
+            if ok is None:
+                ok = settable[label] = is_kubelet_settable_label(label)
+            if not ok:
+                labels.append(record)
+                break
+        host_taints = host.taints
+        if len(host_taints) > 1 or (host_taints and host_taints[0].key == GPU_TAINT.key and str(host_taints[0].effect) == "NoExecute"):
+            taints.append(record)
+        file = host.ssh.key_secret.file
+        if file is not None:
+            key_files.setdefault(file, []).append(record)
+    scan = _Scan(
+        distinct_hostnames=len(names) == len(data.records),
+        gpu_roles=tuple(roles),
+        gpu_models=tuple(models),
+        pci_ids=tuple(pci),
+        mig_layouts=tuple(mig),
+        node_labels=tuple(labels),
+        taints=tuple(taints),
+        key_files=key_files,
+        active_gpu_workers=workers,
+        addresses=addresses,
+        control_planes=planes,
+    )
+    scans[known] = scan
+    return scan
+
 
 def _names(records: Iterable[HostRecord]) -> str:
     names = [r.host.hostname for r in records]
@@ -243,6 +396,8 @@ def check_unique_hostnames(data: CheckInput) -> list[Issue]:
     Returns:
         ``duplicate-hostname`` issues on the second and later occurrences, naming the first.
     """
+    if _scan(data).distinct_hostnames:
+        return []  # the common case, found by the scan
     issues: list[Issue] = []
     first: dict[str, HostRecord] = {}
     for record in data.records:
@@ -273,6 +428,9 @@ def check_unique_addresses(data: CheckInput) -> list[Issue]:
     Returns:
         ``duplicate-address`` issues on the later use, naming the first.
     """
+    every = [key for keys in data.address_values.values() for key in keys]
+    if len(set(every)) == len(every):
+        return []  # all distinct
     issues: list[Issue] = []
     # Keyed by (version, integer): hashing ipaddress objects is several times slower.
     owner: dict[tuple[int, int], tuple[HostRecord, str]] = {}
@@ -317,6 +475,8 @@ def check_addresses_in_networks(data: CheckInput) -> list[Issue]:
         by_purpose.setdefault(net.purpose, []).append(
             (net.cidr.version, int(net.cidr.network_address), int(net.cidr.netmask), net)
         )
+    if all(_all_at_home(keys, by_purpose.get(slot)) for slot, keys in data.address_values.items()):
+        return []
     issues: list[Issue] = []
     homeless: dict[str, list[HostRecord]] = {}
     for record in data.records:
@@ -373,6 +533,19 @@ def check_addresses_in_networks(data: CheckInput) -> list[Issue]:
             )
         )
     return issues
+
+
+def _all_at_home(keys: list[int], nets: list[tuple[int, int, int, Network]] | None) -> bool:
+    """True when every address of ``keys`` (:func:`_address_key`) lies in the one IPv4 network of ``nets`` and is neither
+    its network nor (up to /30) its broadcast address: the common case of :func:`check_addresses_in_networks`, decided
+    without naming anyone. False (let the full check run) for several networks of the purpose, IPv6, or any doubt."""
+    if not keys:
+        return True
+    if nets is None or len(nets) != 1 or nets[0][0] != 4:
+        return False
+    _, base, mask, net = nets[0]
+    broadcast = int(net.cidr.broadcast_address) if net.cidr.prefixlen <= 30 else -1
+    return all(k >= 0 and k & mask == base and k != base and k != broadcast for k in keys)
 
 
 # --------------------------------------------------------------------------- cluster CIDRs
@@ -462,7 +635,7 @@ def check_control_plane_count(data: CheckInput) -> list[Issue]:
     """
     if not data.hosts_complete:
         return []
-    planes = [r for r in data.records if r.host.role == "control-plane"]
+    planes = data.control_planes
     if not planes:
         return [
             Issue.on_host(
@@ -519,7 +692,7 @@ def check_control_plane_endpoint(data: CheckInput) -> list[Issue]:
     cluster = data.cluster
     if cluster is None or not data.cluster_complete:
         return []
-    planes = [r for r in data.records if r.host.role == "control-plane"]
+    planes = data.control_planes
     if len(planes) <= 1:
         return []
     if cluster.control_plane_endpoint is None:
@@ -538,6 +711,8 @@ def check_control_plane_endpoint(data: CheckInput) -> list[Issue]:
     try:
         address = ipaddress.ip_address(host or "")
     except ValueError:
+        return []
+    if all(_address_key(address) not in keys for keys in map(set, data.address_values.values())):
         return []
     for record in data.records:
         for slot, own in record.host.addresses.items():
@@ -691,13 +866,8 @@ def check_ssh_key_files(data: CheckInput) -> list[Issue]:
         ``ssh-public-key`` issues on ``ssh.keySecret.file``: one per file, on the first host naming
         it, listing the other hosts that name it.
     """
-    users: dict[str, list[HostRecord]] = {}
-    for record in data.records:
-        name = record.host.ssh.key_secret.file
-        if name is not None:
-            users.setdefault(name, []).append(record)
     issues: list[Issue] = []
-    for name, records in users.items():
+    for name, records in _scan(data).key_files.items():
         if not _is_public_key_file(name):
             continue
         first, others = records[0], records[1:]
@@ -732,7 +902,7 @@ def check_gpu_roles(data: CheckInput) -> list[Issue]:
         ``gpu-role`` issues on ``gpu`` (or ``role``).
     """
     issues: list[Issue] = []
-    for record in data.records:
+    for record in _scan(data).gpu_roles:
         host = record.host
         if host.role == "gpu-worker" and host.gpu is None:
             issues.append(
@@ -789,7 +959,7 @@ def check_gpu_models(data: CheckInput, catalog: Catalog | None = None) -> list[I
     known = _known_models(catalog)
     issues: list[Issue] = []
     messages: dict[str, tuple[str, str]] = {}
-    for record in data.records:
+    for record in _scan(data, known).gpu_models:
         gpu = record.host.gpu
         if gpu is None or gpu.model in known:
             continue
@@ -816,7 +986,7 @@ def check_pci_ids(data: CheckInput) -> list[Issue]:
         ``pci-ids`` issues on ``gpu.pciIds``.
     """
     issues: list[Issue] = []
-    for record in data.records:
+    for record in _scan(data).pci_ids:
         gpu = record.host.gpu
         if gpu is None or not gpu.pci_ids:
             continue
@@ -975,12 +1145,8 @@ def check_mig_layouts(data: CheckInput, catalog: Catalog | None = None) -> list[
     catalog = catalog or load_catalog()
     known = _known_models(catalog)
     issues: list[Issue] = []
-    for record in data.records:
-        gpu = record.host.gpu
-        if gpu is None or not gpu.mig_layouts or gpu.model not in known:
-            continue
-        key = tuple((spec.gpus, tuple(spec.layout.items())) for spec in gpu.mig_layouts)
-        for field_path, message, fix, code in _host_mig_verdict(gpu.model, gpu.count, key):
+    for record, verdict in _scan(data, known).mig_layouts:
+        for field_path, message, fix, code in verdict:
             issues.append(Issue.on_host(record.file, record.host.hostname, field_path, message, fix, code))
     return issues
 
@@ -1042,6 +1208,8 @@ def check_ip_family(data: CheckInput) -> list[Issue]:
                         "ip-family",
                     )
                 )
+    if all(key >= 0 for key in data.address_values["management"]):
+        return issues
     for record in data.records:
         address = record.host.addresses.management
         if address.version != 4:
@@ -1074,7 +1242,7 @@ def check_node_labels(data: CheckInput) -> list[Issue]:
     """
     issues: list[Issue] = []
     verdict: dict[str, bool] = {}
-    for record in data.records:
+    for record in _scan(data).node_labels:
         for key in record.host.labels:
             ok = verdict.get(key)
             if ok is None:
@@ -1115,7 +1283,8 @@ def check_taints(data: CheckInput) -> list[Issue]:
         ``duplicate-taint`` and ``gpu-taint`` issues on ``taints[<i>]``.
     """
     issues: list[Issue] = []
-    for record in data.records:
+    # The scan's hosts: one taint repeats nothing, and only a GPU taint's effect matters.
+    for record in _scan(data).taints:
         seen: dict[tuple[str, str], int] = {}
         for i, taint in enumerate(record.host.taints):
             effect = str(taint.effect)
@@ -1162,8 +1331,7 @@ def check_storage(data: CheckInput) -> list[Issue]:
     """
     if data.storage is None or not data.hosts_complete:
         return []
-    workers = sum(1 for r in data.records if r.host.role == "gpu-worker" and r.host.state == "active")
-    return storage_issues(data.storage, data.site_file, workers)
+    return storage_issues(data.storage, data.site_file, _scan(data).active_gpu_workers)
 
 
 def check_fabric(data: CheckInput) -> list[Issue]:

@@ -93,22 +93,40 @@ def pools(records: Sequence[HostRecord]) -> dict[str, list[HostRecord]]:
 def fabric_issues(records: Sequence[HostRecord]) -> list[Issue]:
     """Issues of the hosts' NIC records and fabrics (codes in the module docstring), in host order, then per pool."""
     issues: list[Issue] = []
+    ofed: Counter[str] = Counter()
+    any_roce = False
+    pool_fabrics: dict[str, set[str]] = {}  # the fabrics of each pool (pools()), to skip the pool rules when all agree
     for record in records:
-        host, file, name = record.host, record.file, record.host.hostname
-        net = host.network
+        host, net = record.host, record.host.network
+        if host.role == "gpu-worker" and host.state == "active" and host.gpu is not None:
+            pool_fabrics.setdefault(host.gpu.model, set()).add(net.fabric)
+        if not net.nics and net.fabric == "none" and net.roce is None:
+            continue  # none of the per-host rules below has anything to look at (most hosts of a large site)
+        file, name = record.file, host.hostname
+        if net.fabric != "none":
+            ofed[net.ofed] += 1
+            any_roce = any_roce or net.fabric == "roce"
         seen: dict[str, int] = {}
-        gpu_pci = {_pci(p) for p in (host.gpu.pci_ids if host.gpu else ())}
-        for i, nic in enumerate(net.nics):
-            keys = [f"name {nic.name}"] if nic.name else []
-            keys += [f"pciAddress {_pci(nic.pci_address)}"] if nic.pci_address else []
-            keys += [f"rdmaDevice {nic.rdma_device}"] if nic.rdma_device else []
-            for key in keys:
+        gpu_pci: set[str] | None = None  # the GPUs' PCI addresses, normalised when a NIC has one to compare
+        count = host.gpu_count
+        simple = all(n.name and n.pci_address is None and n.rdma_device is None and (n.gpu is None or n.gpu < count) for n in net.nics)
+        # NICs known by distinct names only, each paired with an existing GPU (if at all): no NIC issue to look for.
+        for i, nic in enumerate(net.nics if not simple or len({n.name for n in net.nics}) != len(net.nics) else ()):
+            for key in (
+                f"name {nic.name}" if nic.name else None,
+                f"pciAddress {_pci(nic.pci_address)}" if nic.pci_address else None,
+                f"rdmaDevice {nic.rdma_device}" if nic.rdma_device else None,
+            ):
+                if key is None:
+                    continue
                 if key in seen:
                     issues.append(
                         Issue.on_host(file, name, f"network.nics[{i}]", f"{key} is also network.nics[{seen[key]}]", "give each NIC port its own entry", "nic-duplicate")
                     )
                 seen.setdefault(key, i)
-            if nic.pci_address and _pci(nic.pci_address) in gpu_pci:
+            if nic.pci_address and gpu_pci is None:
+                gpu_pci = {_pci(p) for p in (host.gpu.pci_ids if host.gpu else ())}
+            if nic.pci_address and gpu_pci is not None and _pci(nic.pci_address) in gpu_pci:
                 issues.append(
                     Issue.on_host(
                         file, name, f"network.nics[{i}].pciAddress", f"{nic.pci_address} is the PCI address of a GPU of this host (gpu.pciIds)",
@@ -137,9 +155,9 @@ def fabric_issues(records: Sequence[HostRecord]) -> list[Issue]:
                         "rdma-nic-missing",
                     )
                 )
-            carrier_ids = {id(n) for n in carriers}  # identity, not pydantic equality (8 NICs x 1,000 hosts)
-            for i, nic in enumerate(net.nics):
-                if id(nic) in carrier_ids and nic.name is None:
+            carrier_ids = {id(n) for n in carriers if n.name is None}  # identity, not pydantic equality (8 NICs x 1,000 hosts)
+            for i, nic in enumerate(net.nics if carrier_ids else ()):
+                if id(nic) in carrier_ids:
                     issues.append(
                         Issue.on_host(
                             file, name, f"network.nics[{i}].name",
@@ -164,7 +182,6 @@ def fabric_issues(records: Sequence[HostRecord]) -> list[Issue]:
             issues.append(
                 Issue.on_host(file, name, "network.roce", f"RoCE settings on a host whose fabric is {net.fabric}", "remove `network.roce`, or set `fabric: roce`", "roce-settings-unused")
             )
-    ofed = Counter(r.host.network.ofed for r in records if r.host.network.fabric != "none")
     if len(ofed) > 1:
         main = ofed.most_common(1)[0][0]
         for r in records:
@@ -178,8 +195,10 @@ def fabric_issues(records: Sequence[HostRecord]) -> list[Issue]:
                     )
                 )
     flagged: set[tuple[str, str]] = set()
-    for model, members in pools(records).items():
-        issues += _roce_group_issues(f"{model} GPU workers", "pool", members, flagged)
+    mixed = any(len(fabrics) > 1 for fabrics in pool_fabrics.values())
+    for model, members in (pools(records) if any_roce or mixed else {}).items():
+        if any_roce:  # without a RoCE host no group has anything to compare
+            issues += _roce_group_issues(f"{model} GPU workers", "pool", members, flagged)
         fabrics = Counter(r.host.network.fabric for r in members)
         if len(fabrics) < 2:
             continue
@@ -196,7 +215,7 @@ def fabric_issues(records: Sequence[HostRecord]) -> list[Issue]:
                         "fabric-mixed-pool",
                     )
                 )
-    for domain, members in _switch_domains(records).items():
+    for domain, members in (_switch_domains(records) if any_roce else {}).items():
         issues += _roce_group_issues(f"RoCE hosts of {domain}", "switches", members, flagged)
     return issues
 
@@ -271,9 +290,15 @@ def topology_issues(records: Sequence[HostRecord]) -> list[Issue]:
     """Issues of the hosts' ``rack``/``block`` as Kueue topology levels (codes in the module docstring)."""
     issues: list[Issue] = []
     block_of_rack: dict[str, tuple[str | None, str]] = {}
+    label_value: dict[str, bool] = {}  # rack and block values: few distinct ones
+    workers = having_block = having_rack = 0
     for record in records:
         host, file, name = record.host, record.file, record.host.hostname
-        for key in host.labels:
+        if host.role == "gpu-worker" and host.state == "active":
+            workers += 1
+            having_block += host.block is not None
+            having_rack += host.rack is not None
+        for key in host.labels if not GENERATED_LABELS.keys().isdisjoint(host.labels) else ():
             if key in GENERATED_LABELS:
                 issues.append(
                     Issue.on_host(
@@ -283,9 +308,13 @@ def topology_issues(records: Sequence[HostRecord]) -> list[Issue]:
                         f"remove the label and set `{GENERATED_LABELS[key]}` on the host", "generated-label",
                     )
                 )
-        for key in ("block", "rack"):
-            value = getattr(host, key)
-            if value is not None and not _LABEL_VALUE.match(value):
+        for key, value in (("block", host.block), ("rack", host.rack)):
+            if value is None:
+                continue
+            valid = label_value.get(value)
+            if valid is None:
+                valid = label_value[value] = bool(_LABEL_VALUE.match(value))
+            if not valid:
                 issues.append(
                     Issue.on_host(
                         file, name, key, f"{key} {value!r} becomes the value of node label hybridgpu.io/topology-{key} and is not a label value",
@@ -298,8 +327,10 @@ def topology_issues(records: Sequence[HostRecord]) -> list[Issue]:
                 Issue.on_host(file, name, "block", "a block without a rack: Kueue's topology levels nest (block > rack > host)", "add the host's `rack`", "topology-block-without-rack")
             )
         if host.rack is not None:
-            first = block_of_rack.setdefault(host.rack, (host.block, name))
-            if first[0] != host.block:
+            first = block_of_rack.get(host.rack)
+            if first is None:
+                block_of_rack[host.rack] = (host.block, name)
+            elif first[0] != host.block:
                 issues.append(
                     Issue.on_host(
                         file, name, "block",
@@ -307,17 +338,17 @@ def topology_issues(records: Sequence[HostRecord]) -> list[Issue]:
                         "give the rack's hosts the same `block`, or name the racks apart", "topology-rack-in-two-blocks",
                     )
                 )
-    workers = [r for r in records if r.host.role == "gpu-worker" and r.host.state == "active"]
-    for key in ("block", "rack"):
-        having = [r for r in workers if getattr(r.host, key) is not None]
-        if not having or len(having) == len(workers):
+    for key, count in (("block", having_block), ("rack", having_rack)):
+        if not count or count == workers:
             continue
-        for r in workers:
+        active = [r for r in records if r.host.role == "gpu-worker" and r.host.state == "active"]
+        having = [r for r in active if getattr(r.host, key) is not None]
+        for r in active:
             if getattr(r.host, key) is None:
                 issues.append(
                     Issue.on_host(
                         r.file, r.host.hostname, key,
-                        f"{len(having)} of {len(workers)} active GPU workers declare a {key}, this one does not: Kueue's topology-aware "
+                        f"{len(having)} of {workers} active GPU workers declare a {key}, this one does not: Kueue's topology-aware "
                         "scheduling ignores nodes without every level label, so no job of its flavor would run here",
                         f"add `{key}:` to this host (as on {having[0].host.hostname}: {getattr(having[0].host, key)})",
                         "topology-incomplete",

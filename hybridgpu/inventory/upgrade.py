@@ -5,7 +5,8 @@
   schedule, how many to keep, where), and the GPU Operator's driver upgrade policy
   (:class:`GpuDriverUpgradePolicy`, the chart's ``driver.upgradePolicy``), and the host-installed NVIDIA driver
   and container toolkit ``pulumi up`` moves on the GPU workers (:class:`NvidiaHostUpgrade`, ``upgrades.nvidia``;
-  the order: :func:`plan_nvidia_upgrade`).
+  the order: :func:`plan_nvidia_upgrade`; which hosts are NVSwitch systems whose fabric manager moves with the driver:
+  :data:`NVSWITCH_BOARDS`).
 * :func:`plan_upgrade`: the order in which a Kubernetes upgrade moves the hosts (an etcd snapshot on
   the first control plane, then per minor version the control planes, first one ``kubeadm upgrade
   apply`` and the others ``kubeadm upgrade node``, then the workers one at a time), and the checks
@@ -54,6 +55,7 @@ __all__ = [
     "GpuDriverUpgradePolicy",
     "HostDriver",
     "KubernetesUpgrade",
+    "NVSWITCH_BOARDS",
     "NodeUpgrade",
     "NvidiaHostUpgrade",
     "NvidiaNode",
@@ -64,6 +66,7 @@ __all__ = [
     "UpgradePlanError",
     "UpgradePolicy",
     "UpgradeStep",
+    "needs_fabric_manager",
     "parse_version",
     "plan_nvidia_upgrade",
     "plan_upgrade",
@@ -337,6 +340,24 @@ class HostDriver(Model):
         assert match is not None  # validated
         return match["upstream"]
 
+    @property
+    def fabric_manager_package(self) -> str | None:
+        """The fabric manager package of this driver's repository, pinned to the driver's version on NVSwitch hosts
+        (:data:`NVSWITCH_BOARDS`), or None where hybridgpu knows none (Debian's ``nvidia-driver``).
+
+        NVIDIA's CUDA repository (``cuda-drivers*``, ``nvidia-open*``): ``nvidia-fabricmanager-<branch>`` before branch
+        580, ``nvidia-fabricmanager`` from 580 on (NVIDIA/gpu-driver-container ``ubuntu22.04/precompiled/nvidia-driver``
+        ``fabricmanager_install``, commit 06a208c, 2026-08-17: ``apt-get install <name>=<driver version>*``, then
+        ``apt-mark hold``). Ubuntu's archive (``nvidia-driver-<branch>*``): ``nvidia-fabricmanager-<branch>`` (source
+        ``fabric-manager-<branch>``, packages.ubuntu.com, read 2026-11-27; its Debian revision is not the driver's).
+        """
+        package, version = _DRIVER_PACKAGE.match(self.package), _DRIVER_VERSION.match(self.version)
+        assert package is not None and version is not None  # validated
+        branch = int(version["branch"])
+        if package[1] == "nvidia-driver":
+            return f"nvidia-fabricmanager-{branch}" if package["branch"] else None
+        return "nvidia-fabricmanager" if branch >= 580 else f"nvidia-fabricmanager-{branch}"
+
 
 class NvidiaHostUpgrade(Model):
     """``upgrades.nvidia``: the NVIDIA driver and container toolkit ``pulumi up`` moves on the GPU workers that carry their own
@@ -596,6 +617,9 @@ class _Host(Protocol):
     @property
     def gpu_count(self) -> int: ...
 
+    @property
+    def gpu(self) -> Any: ...
+
 
 class _Site(Protocol):
     @property
@@ -810,15 +834,40 @@ def plan_upgrade(
 # --------------------------------------------------------------------------- NVIDIA driver and toolkit on the hosts
 
 
+#: GPU models (catalog names) whose 8-GPU HGX/DGX baseboard joins the GPUs through NVSwitch chips, by that board's GPU
+#: count: there the NVIDIA fabric manager (``nvidia-fabricmanager``, exactly the driver's version) must run before CUDA sees
+#: the GPUs. NVIDIA Fabric Manager User Guide r2.3 (2025-05-06), "GPU Baseboard Topologies": HGX A100, HGX H100 and
+#: HGX B200/B100 8-GPU baseboards (read 2026-11-27). H200 (HGX H200) and B300 (HGX B300) are not in that guide: taken
+#: to share the NVSwitch boards of H100 and B200, not verified here. Every catalog entry named here is
+#: the SXM module (hybridgpu/catalog/data/gpu_models.yaml); the 4-GPU HGX boards join their GPUs directly (no NVSwitch,
+#: no fabric manager), PCIe cards use NVLink bridges at most.
+NVSWITCH_BOARDS: dict[str, int] = {
+    "A100-40GB": 8,
+    "A100-80GB": 8,
+    "H100-80GB": 8,
+    "H200-141GB": 8,
+    "B200-180GB": 8,
+    "B300-288GB": 8,
+}
+
+
+def needs_fabric_manager(gpu_model: str | None, gpu_count: int) -> bool:
+    """Whether a host with ``gpu_count`` GPUs of ``gpu_model`` (a catalog name) is an NVSwitch system that needs the
+    fabric manager (:data:`NVSWITCH_BOARDS`)."""
+    return gpu_model is not None and NVSWITCH_BOARDS.get(gpu_model) == gpu_count
+
+
 @dataclass(frozen=True)
 class NvidiaNode:
     """One GPU worker of an NVIDIA upgrade: its name, management address, GPU count (``nvidia-smi`` must list that many
-    afterwards) and whether it is uncordoned at the end (false for a host ``cordoned`` in the inventory)."""
+    afterwards), whether it is uncordoned at the end (false for a host ``cordoned`` in the inventory) and whether it is an
+    NVSwitch system whose fabric manager moves with the driver (:func:`needs_fabric_manager`)."""
 
     hostname: str
     address: str
     gpu_count: int
     uncordon: bool
+    fabric_manager: bool = False
 
 
 @dataclass(frozen=True)
@@ -834,6 +883,8 @@ class NvidiaUpgradePlan:
         drain_timeout: ``upgrades.drainTimeout``.
         skipped: GPU workers in state ``absent`` (left out).
         warnings: what the operator should read before ``pulumi up`` (e.g. every GPU worker drained at once).
+        issues: what stops the upgrade before anything runs (an NVSwitch host whose driver package has no fabric manager
+            package hybridgpu knows), each on the inventory's file, host and key; empty when it may run.
     """
 
     site: str
@@ -843,6 +894,7 @@ class NvidiaUpgradePlan:
     drain_timeout: str
     skipped: tuple[str, ...]
     warnings: tuple[str, ...]
+    issues: tuple[Issue, ...] = ()
 
     @property
     def target(self) -> str:
@@ -863,8 +915,10 @@ class NvidiaUpgradePlan:
             "toolkitVersion": self.policy.toolkit_version,
             "maxParallel": self.policy.max_parallel,
             "warnings": list(self.warnings),
+            "fabricManager": None if driver is None else driver.fabric_manager_package,
             "batches": [
-                [{"hostname": n.hostname, "gpus": n.gpu_count, "uncordon": n.uncordon} for n in batch] for batch in self.batches
+                [{"hostname": n.hostname, "gpus": n.gpu_count, "uncordon": n.uncordon, "fabricManager": n.fabric_manager} for n in batch]
+                for batch in self.batches
             ],
             "skipped": list(self.skipped),
         }
@@ -876,15 +930,21 @@ class NvidiaUpgradePlan:
             lines += textwrap.wrap(f"warn  {warning}", width, subsequent_indent="      ", break_on_hyphens=False)
         reboot = ", reboot and wait for Ready" if self.policy.driver is not None else ", restart containerd"
         lines += textwrap.wrap(
-            f"order ({self.policy.max_parallel} GPU worker(s) at a time; each: drain (timeout {self.drain_timeout}), stop kubelet "
-            f"and the node's containers, install and hold the packages{reboot}, check nvidia-smi, uncordon; "
-            "a node already at the versions is only drained and uncordoned):",
+            f"order ({self.policy.max_parallel} GPU worker(s) at a time; each: check the installed and running versions, drain "
+            f"(timeout {self.drain_timeout}), stop kubelet and the node's containers, install and hold the packages{reboot}, "
+            "check nvidia-smi (and the fabric manager on NVSwitch hosts), uncordon; a node already at the versions is "
+            "neither drained nor rebooted):",
             width,
             subsequent_indent="  ",
             break_on_hyphens=False,
         )
+        fabric = self.policy.driver.fabric_manager_package if self.policy.driver is not None else None
         for index, batch in enumerate(self.batches, 1):
-            names = ", ".join(f"{n.hostname} ({n.gpu_count} GPUs{'' if n.uncordon else ', stays cordoned'})" for n in batch)
+            names = ", ".join(
+                f"{n.hostname} ({n.gpu_count} GPUs{f', {fabric}' if n.fabric_manager and fabric else ''}"
+                f"{'' if n.uncordon else ', stays cordoned'})"
+                for n in batch
+            )
             lines += textwrap.wrap(f"{index:>4}  {names}", width, subsequent_indent="        ", break_on_hyphens=False)
         for name in self.skipped:
             lines.append(f"skipped {name} (state absent)")
@@ -906,8 +966,36 @@ def plan_nvidia_upgrade(inventory: PlanInput) -> NvidiaUpgradePlan | None:
     if policy is None or wanted is None:
         return None
     gpu = [h for h in inventory.hosts if h.role == "gpu-worker"]
-    present = [NvidiaNode(h.hostname, str(h.addresses.management), h.gpu_count, h.state == "active") for h in gpu if h.state != "absent"]
+    # The fabric manager moves with the driver; the toolkit alone leaves it (and the driver) as they are.
+    moves_driver = wanted.driver is not None
+    present = [
+        NvidiaNode(
+            h.hostname,
+            str(h.addresses.management),
+            h.gpu_count,
+            h.state == "active",
+            moves_driver and needs_fabric_manager(h.gpu.model if h.gpu is not None else None, h.gpu_count),
+        )
+        for h in gpu
+        if h.state != "absent"
+    ]
     skipped = tuple(h.hostname for h in gpu if h.state == "absent")
+    issues: list[Issue] = []
+    switched = [n for n in present if n.fabric_manager]
+    if switched and wanted.driver is not None and wanted.driver.fabric_manager_package is None:
+        issues.append(
+            Issue.on_host(
+                inventory.site_file,
+                None,
+                "upgrades.nvidia.driver.package",
+                f"{', '.join(n.hostname for n in switched)}: NVSwitch system(s) (8 SXM GPUs) need the NVIDIA fabric manager at "
+                f"exactly the driver's version, and hybridgpu knows no fabric manager package beside Debian's {wanted.driver.package}",
+                "install the driver from NVIDIA's CUDA repository (cuda-drivers-<branch> or nvidia-open-<branch>, with "
+                "nvidia-fabricmanager) or Ubuntu's (nvidia-driver-<branch>-server, with nvidia-fabricmanager-<branch>) and name "
+                "that package",
+                code="fabric-manager",
+            )
+        )
     size = wanted.max_parallel
     batches = tuple(tuple(present[i : i + size]) for i in range(0, len(present), size))
     warnings = []
@@ -917,4 +1005,4 @@ def plan_nvidia_upgrade(inventory: PlanInput) -> NvidiaUpgradePlan | None:
             "(lower maxParallel to keep some)"
         )
     kubelet = policy.kubernetes.to if policy.kubernetes is not None else inventory.site.cluster.kubernetes_version
-    return NvidiaUpgradePlan(inventory.site.name, wanted, batches, kubelet, policy.drain_timeout, skipped, tuple(warnings))
+    return NvidiaUpgradePlan(inventory.site.name, wanted, batches, kubelet, policy.drain_timeout, skipped, tuple(warnings), tuple(issues))

@@ -339,7 +339,7 @@ for pkg in "${NVIDIA_TOOLKIT_PACKAGES[@]}"; do
     toolkit_change=1
   fi
 done
-if [[ ${toolkit_change} -eq 1 ]]; then
+{upgrading}if [[ ${toolkit_change} -eq 1 ]]; then
   log "NVIDIA container toolkit ${NVIDIA_TOOLKIT_VERSION} (pinned)"
   apt-get install -y -qq --allow-change-held-packages --allow-downgrades \\
     "nvidia-container-toolkit=${NVIDIA_TOOLKIT_VERSION}" \\
@@ -348,6 +348,28 @@ if [[ ${toolkit_change} -eq 1 ]]; then
     "libnvidia-container1=${NVIDIA_TOOLKIT_VERSION}" >/dev/null
 fi
 apt-mark hold "${NVIDIA_TOOLKIT_PACKAGES[@]}" >/dev/null
+"""
+
+# While upgrades.nvidia moves the toolkit (NVIDIA_TOOLKIT_VERSION is then its target), the upgrade moves each node,
+# drained: a node whose four packages are still at the version from before (NVIDIA_TOOLKIT_PREVIOUS,
+# cluster.nvidiaContainerToolkitVersion; empty: any one version) is left to it, so a bootstrap that runs again never
+# moves the toolkit back, nor forward under running pods. A new host (nothing installed) joins at the target.
+_NVIDIA_TOOLKIT_UPGRADING = """\
+if [[ ${toolkit_change} -eq 1 ]]; then
+  toolkit_before=""
+  for pkg in "${NVIDIA_TOOLKIT_PACKAGES[@]}"; do
+    status=$(dpkg-query -W -f="\\${db:Status-Status} \\${Version}" "${pkg}" 2>/dev/null || true)
+    if [[ ${status} != "installed "* || ( -n ${toolkit_before} && ${status#installed } != "${toolkit_before}" ) ]]; then
+      toolkit_before=""
+      break
+    fi
+    toolkit_before=${status#installed }
+  done
+  if [[ -n ${toolkit_before} && ( -z ${NVIDIA_TOOLKIT_PREVIOUS} || ${toolkit_before} == "${NVIDIA_TOOLKIT_PREVIOUS}" ) ]]; then
+    log "NVIDIA container toolkit ${toolkit_before} left as it is: upgrades.nvidia moves it to ${NVIDIA_TOOLKIT_VERSION}, node by node"
+    toolkit_change=0
+  fi
+fi
 """
 
 # containerd reads its configuration only when it starts. A run that wrote the file and stopped
@@ -547,6 +569,7 @@ def bootstrap_script(
     nvidia_toolkit_version: str | None = None,
     mirrors: Mirrors | None = None,
     upgrade_to: str | None = None,
+    nvidia_toolkit_upgrade_to: str | None = None,
 ) -> str:
     """The bash script that prepares ``node`` for ``kubeadm init`` / ``join``.
 
@@ -571,6 +594,10 @@ def bootstrap_script(
             version: kubelet, kubeadm and kubectl already between the two are left as they are (a re-run on a host
             the upgrade moved); anything else installed at another version still stops the script. None: only the
             cluster's version is accepted.
+        nvidia_toolkit_upgrade_to: the toolkit version ``upgrades.nvidia.toolkitVersion`` moves the GPU workers to, while it
+            differs from ``nvidia_toolkit_version``: a host without the toolkit gets this version; a host whose four
+            packages are all at ``nvidia_toolkit_version`` (or, unpinned, all at one version) keeps them for the upgrade
+            to move, drained; anything else is moved to this version. None: only ``nvidia_toolkit_version``.
 
     Raises:
         ValueError: ``nvidia_toolkit`` on a node that is not a gpu-worker, or a malformed version.
@@ -579,6 +606,8 @@ def bootstrap_script(
         raise ValueError(f"node {node.hostname!r}: the NVIDIA container toolkit belongs on gpu-workers, not a {node.role}")
     if nvidia_toolkit_version is not None and not _DEB_VERSION_RE.match(nvidia_toolkit_version):
         raise ValueError(f"nvidia_toolkit_version {nvidia_toolkit_version!r} is not a Debian package version")
+    if nvidia_toolkit_upgrade_to is not None and not _DEB_VERSION_RE.match(nvidia_toolkit_upgrade_to):
+        raise ValueError(f"nvidia_toolkit_upgrade_to {nvidia_toolkit_upgrade_to!r} is not a Debian package version")
 
     values = {
         "NODE_NAME": node.hostname,
@@ -623,9 +652,13 @@ def bootstrap_script(
     sources = apt_sources(mirrors)
     if nvidia_toolkit:
         body.append(_NVIDIA + _nvidia_repository(sources.nvidia))
-        if nvidia_toolkit_version:
+        if nvidia_toolkit_upgrade_to is not None and nvidia_toolkit_upgrade_to != nvidia_toolkit_version:
+            values["NVIDIA_TOOLKIT_VERSION"] = nvidia_toolkit_upgrade_to
+            values["NVIDIA_TOOLKIT_PREVIOUS"] = nvidia_toolkit_version or ""
+            body.append(_NVIDIA_INSTALL_PINNED.replace("{upgrading}", _NVIDIA_TOOLKIT_UPGRADING))
+        elif nvidia_toolkit_version:
             values["NVIDIA_TOOLKIT_VERSION"] = nvidia_toolkit_version
-            body.append(_NVIDIA_INSTALL_PINNED)
+            body.append(_NVIDIA_INSTALL_PINNED.replace("{upgrading}", ""))
         else:
             body.append(_NVIDIA_INSTALL_LATEST)
     body.append(_CONTAINERD_START)

@@ -19,12 +19,15 @@ From an :class:`~hybridgpu.inventory.upgrade.UpgradePlan` (:func:`hybridgpu.inve
   re-run after a failure in the middle resumes where it stopped and a re-run after success does nothing.
 * :func:`gpu_operator_driver_upgrade_values`: the GPU Operator chart's ``driver.upgradePolicy`` from the
   inventory's ``upgrades.gpuDriver``.
-* :func:`nvidia_run_order`: the host NVIDIA driver/toolkit upgrade of ``upgrades.nvidia``, per GPU worker: the
-  drain, :func:`nvidia_install_script` (stop kubelet and the node's containers, unhold/install/hold the pinned
-  packages, schedule a reboot for a new driver and print the boot id), :func:`nvidia_reboot_wait_script` (the Node
-  back ``Ready`` with another ``bootID``; :func:`with_boot_id` fills in the one printed), :func:`nvidia_verify_script`
-  (``nvidia-smi`` reports the version on every GPU the inventory lists) and :func:`uncordon_script`. The scripts look
-  at what is installed and loaded, so a re-run does nothing and a re-run after a failure finishes the job.
+* :func:`nvidia_run_order`: the host NVIDIA driver/toolkit upgrade of ``upgrades.nvidia``, per GPU worker:
+  :func:`nvidia_check_script` (is the node at the target already? prints its state), :func:`nvidia_drain_script`
+  (nothing for a node at the target; :func:`with_node_state` fills in the state printed), :func:`nvidia_install_script`
+  (stop kubelet and the node's containers, unhold/install/hold the pinned packages: the driver, on NVSwitch hosts the
+  fabric manager at the driver's version, the toolkit; schedule a reboot for a new driver and print the boot id),
+  :func:`nvidia_reboot_wait_script` (the Node back ``Ready`` with another ``bootID``; :func:`with_boot_id` fills in the
+  one printed), :func:`nvidia_verify_script` (``nvidia-smi`` reports the version on every GPU the inventory lists; the
+  fabric manager active) and :func:`uncordon_script`. The scripts look at what is installed and loaded, so a re-run
+  neither drains nor reinstalls a node at the target and a re-run after a failure finishes the job.
 
 Sources (read 2026-11-26):
 
@@ -42,6 +45,11 @@ Sources (read 2026-11-26):
   over ``status``/``restore`` from 3.5). Debian's ``etcd-client`` package provides ``etcdctl``.
 * GPU Operator: NVIDIA/gpu-operator v26.7.0 ``deployments/gpu-operator/values.yaml``
   ``driver.upgradePolicy`` (copy in /work/shared/upstream/cloud/gpu-operator-v26.7.0).
+* Fabric manager (read 2026-11-27): its version must equal the driver's (NVIDIA/apt-packaging-fabric-manager README);
+  installed as ``<package>=<driver version>*`` and held (NVIDIA/gpu-driver-container commit 06a208c,
+  ``ubuntu22.04/precompiled/nvidia-driver``); systemd unit ``nvidia-fabricmanager`` (awslabs/amazon-eks-ami commit
+  81fec2e, ``templates/al2023/provisioners/install-nvidia-driver.sh``). Package names:
+  :attr:`hybridgpu.inventory.upgrade.HostDriver.fabric_manager_package`.
 
 Every script passes ``shellcheck``; values from the inputs appear only in quoted ``readonly``
 assignments at the top. Pure: no Pulumi.
@@ -52,7 +60,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from hybridgpu.inventory.models import Inventory
+from hybridgpu.inventory.models import Inventory, InventoryError
 from hybridgpu.inventory.upgrade import (
     EtcdSnapshots,
     GpuDriverUpgradePolicy,
@@ -78,17 +86,24 @@ __all__ = [
     "UPGRADE_STAMP_DIR",
     "BOOT_ID_UNSET",
     "NVIDIA_TOOLKIT_PACKAGES",
+    "STATE_AT_TARGET",
+    "STATE_UNKNOWN",
+    "STATE_UPGRADE",
     "ScriptRun",
     "etcd_snapshot_script",
     "etcd_snapshot_timer_script",
     "gpu_operator_driver_upgrade_values",
     "node_kubeadm_script",
+    "fill_from_previous",
     "node_kubelet_script",
+    "nvidia_check_script",
+    "nvidia_drain_script",
     "nvidia_install_script",
     "nvidia_reboot_wait_script",
     "nvidia_run_order",
     "nvidia_verify_script",
     "with_boot_id",
+    "with_node_state",
     "uncordon_script",
     "requested_upgrade",
     "upgrade_run_order",
@@ -443,8 +458,8 @@ class ScriptRun:
             ``KUBECONFIG=/etc/kubernetes/admin.conf``, about ``host``).
         host: the node the script is about.
         text: the script.
-        phase: ``etcd-snapshot``, ``kubeadm``, ``drain``, ``kubelet`` or ``uncordon``; for the NVIDIA upgrade ``drain``,
-            ``install``, ``reboot-wait``, ``verify``, ``uncordon``.
+        phase: ``etcd-snapshot``, ``kubeadm``, ``drain``, ``kubelet`` or ``uncordon``; for the NVIDIA upgrade ``check``,
+            ``drain``, ``install``, ``reboot-wait``, ``verify``, ``uncordon``.
         version: the release the step moves to (``pulumi up`` triggers each command on it); for the NVIDIA upgrade its
             tag (:attr:`hybridgpu.inventory.upgrade.NvidiaHostUpgrade.tag`).
         kind: ``kubernetes`` (one chain, each run after the one before) or ``nvidia``.
@@ -456,7 +471,7 @@ class ScriptRun:
     where: Literal["node", "first-control-plane"]
     host: str
     text: str
-    phase: Literal["etcd-snapshot", "kubeadm", "drain", "kubelet", "uncordon", "install", "reboot-wait", "verify"] = "kubeadm"
+    phase: Literal["etcd-snapshot", "kubeadm", "drain", "kubelet", "uncordon", "check", "install", "reboot-wait", "verify"] = "kubeadm"
     version: str = ""
     kind: Literal["kubernetes", "nvidia"] = "kubernetes"
     batch: int | None = None
@@ -519,12 +534,17 @@ NVIDIA_TOOLKIT_PACKAGES = ("nvidia-container-toolkit", "nvidia-container-toolkit
 BOOT_ID_UNSET = "none"
 #: The line the install script prints when it scheduled a reboot (the boot id the node had before it).
 _BOOT_LINE = "hybridgpu-reboot-from-boot-id: "
+#: The line the check phase prints, followed by :data:`STATE_AT_TARGET` or :data:`STATE_UPGRADE`.
+_STATE_LINE = "hybridgpu-nvidia-node-state: "
+#: What the check phase found: the node runs the target versions (its drain does nothing), or it must be upgraded.
+STATE_AT_TARGET, STATE_UPGRADE = "at-target", "upgrade"
+#: ``NODE_STATE`` of a drain before :func:`with_node_state` fills it: not known, so the node is drained.
+STATE_UNKNOWN = "unknown"
 
 _NVIDIA_COMMON = """\
 [[ ${EUID} -eq 0 ]] || die "run as root"
 command -v apt-get >/dev/null 2>&1 || die "needs a Debian/Ubuntu host (apt-get)"
 export DEBIAN_FRONTEND=noninteractive
-readonly STAMP_DIR="${STAMP_ROOT}/${TAG}"
 TOOLKIT_PACKAGES=({toolkit_packages})
 # at PKG VERSION: the package is installed at exactly VERSION.
 at() {
@@ -547,10 +567,45 @@ running_driver() {
 driver_running_ok() {
   [[ -z ${DRIVER_PACKAGE} ]] || [[ $(running_driver) == "${DRIVER_VERSION}" ]]
 }
+# fabric_manager_ok: on an NVSwitch host (FM_PACKAGE set) the fabric manager package is at the driver's version (its
+# Debian revision may differ from the driver's: Ubuntu builds it from another source package).
+fabric_manager_ok() {
+  [[ -z ${FM_PACKAGE} ]] && return 0
+  local have
+  have=$(dpkg-query -W -f='${Version}' "${FM_PACKAGE}" 2>/dev/null || true)
+  have=${have#*:}
+  [[ -n ${have} && ${have%%-*} == "${DRIVER_VERSION}" ]]
+}
+fabric_manager_running() {
+  [[ -z ${FM_PACKAGE} ]] || systemctl is-active --quiet nvidia-fabricmanager
+}
+# at_target: packages installed, driver loaded and (NVSwitch) fabric manager running, all at the target versions.
+at_target() {
+  driver_package_ok && fabric_manager_ok && toolkit_ok && driver_running_ok && fabric_manager_running
+}
+"""
+
+_NVIDIA_CHECK = """\
+if at_target; then
+  log "${NODE_NAME}: already at ${TAG}: not drained, nothing installed, no reboot"
+  printf '%s%s\\n' "${STATE_LINE}" "${STATE_AT_TARGET}"
+else
+  log "${NODE_NAME}: not at ${TAG} yet: drained, then upgraded"
+  printf '%s%s\\n' "${STATE_LINE}" "${STATE_UPGRADE}"
+fi
+"""
+
+# Put in front of the drain of an NVIDIA upgrade: NODE_STATE is what the node's check phase printed (with_node_state).
+_NVIDIA_SKIP_DRAIN = """\
+if [[ ${NODE_STATE} == "${STATE_AT_TARGET}" ]]; then
+  log "${NODE_NAME} already runs the target versions (its check phase): not cordoned, not drained"
+  exit 0
+fi
 """
 
 _NVIDIA_INSTALL = """\
-if driver_package_ok && toolkit_ok && driver_running_ok; then
+readonly STAMP_DIR="${STAMP_ROOT}/${TAG}"
+if at_target; then
   log "${NODE_NAME}: already at ${TAG}; nothing to install"
   exit 0
 fi
@@ -576,6 +631,18 @@ fi
 if [[ -n ${DRIVER_PACKAGE} ]]; then
   apt-mark hold "${DRIVER_PACKAGE}" >/dev/null
 fi
+fabric_manager_moved=0
+if ! fabric_manager_ok; then
+  # Exactly the driver's version, or the fabric manager refuses to start and CUDA sees no GPU.
+  log "install ${FM_PACKAGE}=${DRIVER_VERSION}-* (the fabric manager of this NVSwitch system)"
+  apt-mark unhold "${FM_PACKAGE}" >/dev/null 2>&1 || true
+  apt-get install -y -qq --allow-downgrades "${FM_PACKAGE}=${DRIVER_VERSION}-*" >/dev/null
+  fabric_manager_moved=1
+fi
+if [[ -n ${FM_PACKAGE} ]]; then
+  apt-mark hold "${FM_PACKAGE}" >/dev/null
+  systemctl enable nvidia-fabricmanager >/dev/null 2>&1
+fi
 toolkit_moved=0
 if ! toolkit_ok; then
   log "install the container toolkit ${TOOLKIT_VERSION}"
@@ -600,6 +667,10 @@ if ! driver_running_ok; then
   systemd-run --on-active="${REBOOT_DELAY}" --unit=hybridgpu-nvidia-reboot systemctl reboot >/dev/null
   exit 0
 fi
+if [[ ${fabric_manager_moved} -eq 1 ]] || ! fabric_manager_running; then
+  log "restart nvidia-fabricmanager"
+  systemctl restart nvidia-fabricmanager
+fi
 if [[ ${toolkit_moved} -eq 1 ]]; then
   systemctl restart containerd
 fi
@@ -608,6 +679,7 @@ log "done: ${NODE_NAME} install phase of ${TAG}; next: verify"
 """
 
 _NVIDIA_VERIFY = """\
+readonly STAMP_DIR="${STAMP_ROOT}/${TAG}"
 found=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null) ||
   die "nvidia-smi cannot reach the driver on ${NODE_NAME} (dmesg | grep -i nvrm); fix it, then run pulumi up again"
 gpus=$(grep -c . <<<"${found}" || true)
@@ -619,6 +691,15 @@ if [[ -n ${DRIVER_PACKAGE} ]]; then
   driver_package_ok || die "${DRIVER_PACKAGE} is not at ${DRIVER_DEB_VERSION} on ${NODE_NAME}"
 fi
 toolkit_ok || die "the container toolkit packages are not all at ${TOOLKIT_VERSION} on ${NODE_NAME}"
+if [[ -n ${FM_PACKAGE} ]]; then
+  fabric_manager_ok || die "${FM_PACKAGE} is not at the driver's version ${DRIVER_VERSION} on ${NODE_NAME}; it stays cordoned"
+  if ! fabric_manager_running; then
+    log "restart nvidia-fabricmanager"
+    systemctl restart nvidia-fabricmanager || true
+  fi
+  fabric_manager_running ||
+    die "nvidia-fabricmanager is not active on ${NODE_NAME} (journalctl -u nvidia-fabricmanager), so CUDA sees no GPU; it stays cordoned"
+fi
 if ! systemctl is-active --quiet kubelet; then
   systemctl start kubelet
 fi
@@ -648,51 +729,119 @@ die "${NODE_NAME} is not back and Ready after $((WAIT_TRIES * 5)) s (it reports 
 
 def _nvidia_values(node: NvidiaNode, plan: NvidiaUpgradePlan) -> dict[str, str]:
     driver = plan.policy.driver
+    fabric = driver.fabric_manager_package if driver is not None and node.fabric_manager else None
     return {
         "NODE_NAME": _host(node.hostname),
         "TAG": plan.policy.tag,
         "DRIVER_PACKAGE": driver.package if driver is not None else "",
         "DRIVER_DEB_VERSION": driver.version if driver is not None else "",
         "DRIVER_VERSION": driver.upstream if driver is not None else "",
+        "FM_PACKAGE": fabric or "",
         "TOOLKIT_VERSION": plan.policy.toolkit_version or "",
         "STAMP_ROOT": UPGRADE_STAMP_DIR,
     }
 
 
-def _nvidia_node_script(node: NvidiaNode, plan: NvidiaUpgradePlan, title: str, extra: dict[str, str], body: str) -> str:
+def _plan_ok(plan: NvidiaUpgradePlan) -> None:
+    if plan.issues:
+        raise InventoryError(list(plan.issues))
+
+
+def nvidia_check_script(node: NvidiaNode, plan: NvidiaUpgradePlan) -> str:
+    """The check phase of one GPU worker (root, on the node, before anything else): prints
+    ``hybridgpu-nvidia-node-state: at-target`` when the driver package, the fabric manager package (NVSwitch hosts), the
+    four toolkit packages, the driver ``nvidia-smi`` reports and the running fabric manager are all at the plan's
+    versions, else ``...: upgrade``. :func:`with_node_state` puts it into the node's drain, which then does nothing for a
+    node at the target (a re-run, a node done before a failure, a host that joined at the new versions). Changes nothing.
+
+    Raises:
+        ValueError: malformed hostname.
+        InventoryError: the plan has issues (:attr:`NvidiaUpgradePlan.issues`).
+    """
+    _plan_ok(plan)
+    extra = {"STATE_LINE": _STATE_LINE, "STATE_AT_TARGET": STATE_AT_TARGET, "STATE_UPGRADE": STATE_UPGRADE}
+    return _nvidia_node_script(node, plan, f"hybridgpu: is {node.hostname} at {plan.policy.tag}? check phase", extra, _NVIDIA_CHECK, stamps=False)
+
+
+def nvidia_drain_script(node: NvidiaNode, timeout: str) -> str:
+    """The drain of one GPU worker in an NVIDIA upgrade (first control plane): :func:`drain_and_cordon_script`, preceded
+    by a guard that exits without cordoning when ``NODE_STATE`` is :data:`STATE_AT_TARGET`. ``NODE_STATE`` is
+    :data:`STATE_UNKNOWN` (drain) until :func:`with_node_state` fills it from the check phase's output.
+
+    Raises:
+        ValueError: malformed hostname or timeout.
+    """
+    text = drain_and_cordon_script(node.hostname, timeout=timeout)
+    values = shell_assign({"NODE_STATE": STATE_UNKNOWN, "STATE_AT_TARGET": STATE_AT_TARGET})
+    head, tail = text.split("\n" + SCRIPT_LOG, 1)
+    return head + values + "\n" + SCRIPT_LOG + _NVIDIA_SKIP_DRAIN + tail
+
+
+def with_node_state(drain_script: str, check_output: str | None) -> str:
+    """``drain_script`` (:func:`nvidia_drain_script`) with ``NODE_STATE`` set to what the check phase printed in
+    ``check_output`` (its stdout); without that line (None, a failed or an older check) it stays :data:`STATE_UNKNOWN`,
+    and the node is drained."""
+    for line in (check_output or "").splitlines():
+        if line.startswith(_STATE_LINE):
+            state = line[len(_STATE_LINE) :].strip()
+            if state in (STATE_AT_TARGET, STATE_UPGRADE):
+                return drain_script.replace(f"readonly NODE_STATE={STATE_UNKNOWN}\n", f"readonly NODE_STATE={state}\n", 1)
+    return drain_script
+
+
+def fill_from_previous(run: ScriptRun, previous_output: str | None) -> str:
+    """The text of an NVIDIA ``run`` that reads the output of the run before it on the same node (``pulumi up`` and a
+    hand-run pass it in): the drain takes the check phase's state (:func:`with_node_state`), the reboot-wait the install
+    phase's boot id (:func:`with_boot_id`); any other run is returned as it is."""
+    if run.kind != "nvidia":
+        return run.text
+    if run.phase == "drain":
+        return with_node_state(run.text, previous_output)
+    if run.phase == "reboot-wait":
+        return with_boot_id(run.text, previous_output)
+    return run.text
+
+
+def _nvidia_node_script(node: NvidiaNode, plan: NvidiaUpgradePlan, title: str, extra: dict[str, str], body: str, *, stamps: bool = True) -> str:
     header = SCRIPT_HEADER.format(title=title, note="Safe to re-run: it checks the installed and running versions first.")
     common = _NVIDIA_COMMON.replace("{toolkit_packages}", " ".join(NVIDIA_TOOLKIT_PACKAGES))
-    return header + shell_assign(_nvidia_values(node, plan) | extra) + "\n" + SCRIPT_LOG + common + body
+    values = {k: v for k, v in _nvidia_values(node, plan).items() if stamps or k != "STAMP_ROOT"}
+    return header + shell_assign(values | extra) + "\n" + SCRIPT_LOG + common + body
 
 
 def nvidia_install_script(node: NvidiaNode, plan: NvidiaUpgradePlan, *, reboot_delay: int = 5) -> str:
     """The install phase of one GPU worker (root, on the node, after its drain).
 
-    Does nothing when the driver package, the container toolkit packages and the driver ``nvidia-smi`` reports are
-    already at the plan's versions. Otherwise: stops kubelet, the node's remaining containers (``crictl stop``) and
-    ``nvidia-persistenced``/DCGM, moves the driver package (``apt-mark unhold``, ``apt-get install <pkg>=<version>``,
-    ``apt-mark hold``) and the four toolkit packages the same way; then, when the loaded driver is not the target, prints
-    ``hybridgpu-reboot-from-boot-id: <boot id>`` and schedules a reboot ``reboot_delay`` seconds later
-    (``systemd-run --on-active``, so the SSH command returns first); else restarts containerd (toolkit moved) and starts
-    kubelet.
+    Does nothing when the node is at the plan's versions (the check phase's test). Otherwise: stops kubelet, the node's
+    remaining containers (``crictl stop``) and ``nvidia-persistenced``/DCGM, moves the driver package (``apt-mark unhold``,
+    ``apt-get install <pkg>=<version>``, ``apt-mark hold``), on an NVSwitch host the fabric manager package to the driver's
+    version (``<pkg>=<driver version>-*``, held, service enabled) and the four toolkit packages the same way; then, when the
+    loaded driver is not the target, prints ``hybridgpu-reboot-from-boot-id: <boot id>`` and schedules a reboot
+    ``reboot_delay`` seconds later (``systemd-run --on-active``, so the SSH command returns first); else restarts
+    ``nvidia-fabricmanager`` (moved, or not running) and containerd (toolkit moved) and starts kubelet.
 
     Raises:
         ValueError: malformed hostname, or ``reboot_delay`` < 1.
+        InventoryError: the plan has issues (:attr:`NvidiaUpgradePlan.issues`).
     """
     if reboot_delay < 1:
         raise ValueError("reboot_delay must be at least 1 second")
+    _plan_ok(plan)
     extra = {"REBOOT_DELAY": str(reboot_delay), "BOOT_LINE": _BOOT_LINE}
     return _nvidia_node_script(node, plan, f"hybridgpu: {node.hostname} to {plan.policy.tag}, install phase", extra, _NVIDIA_INSTALL)
 
 
 def nvidia_verify_script(node: NvidiaNode, plan: NvidiaUpgradePlan) -> str:
     """The verify phase of one GPU worker (root, on the node): ``nvidia-smi`` lists ``node.gpu_count`` GPUs, each at the
-    target driver version, the packages are at theirs; kubelet started if it is not running. Fails (the node stays
-    cordoned, the chain stops) otherwise.
+    target driver version, the packages are at theirs; on an NVSwitch host the fabric manager package is at the driver's
+    version and ``nvidia-fabricmanager`` is active (restarted once if it is not); kubelet started if it is not running.
+    Fails (the node stays cordoned, the chain stops) otherwise.
 
     Raises:
         ValueError: malformed hostname.
+        InventoryError: the plan has issues (:attr:`NvidiaUpgradePlan.issues`).
     """
+    _plan_ok(plan)
     extra = {"GPU_COUNT": str(node.gpu_count)}
     return _nvidia_node_script(node, plan, f"hybridgpu: {node.hostname} at {plan.policy.tag}, verify phase", extra, _NVIDIA_VERIFY)
 
@@ -725,9 +874,16 @@ def with_boot_id(wait_script: str, install_output: str | None) -> str:
 
 
 def nvidia_run_order(plan: NvidiaUpgradePlan) -> tuple[ScriptRun, ...]:
-    """Every script of an NVIDIA upgrade in run order: per node drain (first control plane), install (node), reboot-wait
-    (first control plane), verify (node), uncordon (first control plane, :func:`uncordon_script` at the plan's kubelet
-    version). Runs carry ``kind="nvidia"``, the plan's tag as ``version`` and their group as ``batch``."""
+    """Every script of an NVIDIA upgrade in run order: per node check (node), drain (first control plane; nothing when the
+    check found the node at the target), install (node), reboot-wait (first control plane), verify (node), uncordon (first
+    control plane, :func:`uncordon_script` at the plan's kubelet version). Runs carry ``kind="nvidia"``, the plan's tag as
+    ``version`` and their group as ``batch``; the drain and the reboot-wait take the output of the run before them
+    (:func:`fill_from_previous`).
+
+    Raises:
+        InventoryError: the plan has issues (:attr:`NvidiaUpgradePlan.issues`): nothing may run.
+    """
+    _plan_ok(plan)
     tag = plan.policy.tag
     runs: list[ScriptRun] = []
     for batch_index, batch in enumerate(plan.batches):
@@ -735,7 +891,8 @@ def nvidia_run_order(plan: NvidiaUpgradePlan) -> tuple[ScriptRun, ...]:
             stem = f"{tag}/{batch_index + 1:02d}-{index:02d}-{node.hostname}"
             k8s_node = NodeUpgrade(node.hostname, node.address, "gpu-worker", "node", node.uncordon)
             texts = (
-                ("1-drain", "first-control-plane", drain_and_cordon_script(node.hostname, timeout=plan.drain_timeout), "drain"),
+                ("0-check", "node", nvidia_check_script(node, plan), "check"),
+                ("1-drain", "first-control-plane", nvidia_drain_script(node, plan.drain_timeout), "drain"),
                 ("2-install", "node", nvidia_install_script(node, plan), "install"),
                 ("3-reboot-wait", "first-control-plane", nvidia_reboot_wait_script(node, timeout_seconds=plan.policy.reboot_timeout_seconds), "reboot-wait"),
                 ("4-verify", "node", nvidia_verify_script(node, plan), "verify"),

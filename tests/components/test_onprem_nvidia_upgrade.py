@@ -29,7 +29,7 @@ from tests.helpers.inventory_cases import cases, preview_clusters, refusal_tests
 FIXTURES = ROOT / "tests/fixtures/upgrade_nvidia"
 PASS, FAIL = cases(FIXTURES)
 COMMAND = "command:remote:Command"
-PHASES = ["drain", "install", "reboot-wait", "verify", "uncordon"]
+PHASES = ["check", "drain", "install", "reboot-wait", "verify", "uncordon"]
 
 
 test_there_are_at_least_ten_of_each, test_must_fail = refusal_tests(PASS, FAIL)
@@ -89,11 +89,16 @@ def test_after_the_kubernetes_upgrade_one_gpu_worker_at_a_time(clusters):
     gpu = {s.hostname: s.address for s in plans["both"].steps}
     first = commands["both-cp-01-kubeadm-init"].inputs["connection"]["host"]
     for host in ("gpu-01", "gpu-02", "gpu-03"):
-        for phase, where in zip(PHASES, (first, gpu[host], first, gpu[host], first)):
+        for phase, where in zip(PHASES, (gpu[host], first, gpu[host], first, gpu[host], first)):
             rec = commands[f"both-upgrade-{tag}-{host}-{phase}"]
             assert rec.inputs["connection"]["host"] == where, rec.name
             if where == first:  # with the admin kubeconfig: nothing logged
                 assert rec.inputs["logging"] == "none" and rec.inputs["create"] == "sudo KUBECONFIG=/etc/kubernetes/admin.conf bash -s"
+    # The drain reads the check's output (a node at the target is not drained): its stdin is computed from it.
+    check = commands[f"both-upgrade-{tag}-gpu-01-check"]
+    drain = commands[f"both-upgrade-{tag}-gpu-01-drain"]
+    assert drain.property_dependencies["stdin"] == [check.urn] and drain.dependencies == [check.urn]
+    assert "readonly NODE_STATE=unknown\n" in drain.inputs["stdin"]  # the mocks' check printed no state: the node is drained
     # The wait after the install reads the install's output (the boot id before the reboot): its stdin is computed from it.
     install = commands[f"both-upgrade-{tag}-gpu-01-install"]
     wait = commands[f"both-upgrade-{tag}-gpu-01-reboot-wait"]
@@ -108,7 +113,7 @@ def test_max_parallel_runs_groups_side_by_side(clusters):
     commands = _commands(result, "par-")
     tag = "nvidia-driver-580.95.05-1"
     joins = {commands[n].urn for n in commands if n.endswith(("-kubeadm-init", "-kubeadm-join"))}
-    one, two, three = (commands[f"par-upgrade-{tag}-gpu-0{i}-drain"] for i in (1, 2, 3))
+    one, two, three = (commands[f"par-upgrade-{tag}-gpu-0{i}-check"] for i in (1, 2, 3))
     assert joins <= set(one.dependencies) and one.dependencies == two.dependencies  # gpu-01 and gpu-02 together
     tails = {commands[f"par-upgrade-{tag}-gpu-0{i}-uncordon"].urn for i in (1, 2)}
     assert set(three.dependencies) == tails  # gpu-03 once both are back

@@ -28,105 +28,20 @@ from hybridgpu.inventory import load_inventory
 from hybridgpu.inventory.upgrade import plan_nvidia_upgrade
 from hybridgpu.render.upgrade import BOOT_ID_UNSET, NVIDIA_TOOLKIT_PACKAGES, ScriptRun, nvidia_run_order, with_boot_id
 from tests.helpers import ROOT
-from tests.helpers.sandbox import STUB_PRELUDE, Sandbox
+from tests.helpers.nvidia_sandbox import FM, NEW_BOOT, OLD_BOOT, OLD_DRIVER, NvidiaBox
+from tests.helpers.nvidia_sandbox import fast as _fast
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="bash not installed")
 SHELLCHECK = shutil.which("shellcheck")
 FIXTURES = ROOT / "tests/fixtures/upgrade_nvidia/pass"
-OLD_DRIVER, OLD_TOOLKIT = "570.195.03-1", "1.17.8-1"
-OLD_BOOT, NEW_BOOT = "11111111-2222-3333-4444-555555555555", "66666666-7777-8888-9999-000000000000"
-
-STUB = STUB_PRELUDE + r"""case "${name}" in
-  dpkg-query) [[ -e ${S}/pkg-${!#} ]] || exit 1; cat "${S}/pkg-${!#}" ;;
-  apt-mark)
-    op=$1; shift
-    for p in "$@"; do
-      if [[ ${op} == hold ]]; then touch "${S}/hold-${p}"; else rm -f "${S}/hold-${p}"; fi
-    done ;;
-  apt-get)
-    if [[ $1 == install ]]; then
-      for a in "$@"; do
-        [[ ${a} == *=* ]] || continue
-        p=${a%%=*}
-        if [[ -e ${S}/hold-${p} ]]; then
-          echo "E: Held packages were changed and -y was used without --allow-change-held-packages." >&2
-          exit 100
-        fi
-      done
-      for a in "$@"; do
-        [[ ${a} == *=* ]] || continue
-        p=${a%%=*}; v=${a#*=}
-        printf '%s' "${v}" >"${S}/pkg-${p}"
-        [[ ${p} == "${DRIVER_PKG}" ]] && touch "${S}/mismatch"
-      done
-    fi ;;
-  nvidia-smi)
-    if [[ -e ${S}/mismatch ]]; then echo "Failed to initialize NVML: Driver/library version mismatch"; exit 18; fi
-    for _ in $(seq 1 "$(cat "${S}/gpus")"); do cat "${S}/loaded"; echo; done ;;
-  systemctl)
-    case "$1" in
-      stop) [[ $2 == kubelet ]] && rm -f "${S}/kubelet-running" ;;
-      start | restart) [[ $2 == kubelet ]] && touch "${S}/kubelet-running" ;;
-      is-active) [[ ${!#} == kubelet && -e ${S}/kubelet-running ]] || exit 3 ;;
-    esac ;;
-  crictl) [[ $1 == ps ]] && printf 'c0ffee01\nc0ffee02\n' ;;
-  systemd-run) touch "${S}/reboot-scheduled" ;;
-  kubectl)
-    args=" $* "
-    if [[ ${args} == *" -o name "* ]]; then echo "node/$3"; exit 0; fi
-    if [[ ${args} == *"bootID"* ]]; then printf '%s True' "$(cat "${S}/boot-id")"; exit 0; fi
-    if [[ ${args} == *"kubeletVersion"* ]]; then printf 'v1.35.2 True'; exit 0; fi
-    case "$1" in
-      cordon) touch "${S}/cordoned-$2" ;;
-      drain) touch "${S}/drained-$2" ;;
-      uncordon) rm -f "${S}/cordoned-$2" "${S}/drained-$2" ;;
-    esac ;;
-esac
-exit 0
-"""
-STUBBED = "apt-get apt-mark dpkg-query nvidia-smi systemctl crictl systemd-run kubectl sleep".split()
-
-
-class NvidiaBox(Sandbox):
-    """A GPU worker at driver 570 and toolkit 1.17.8 (all held), 8 GPUs, kubelet running, boot :data:`OLD_BOOT`."""
-
-    def __init__(self, base: Path, node: str = "gpu-01", driver_package: str = "cuda-drivers-580"):
-        super().__init__(base, node=node)
-        self.install_stubs(STUB, STUBBED)
-        self.env["DRIVER_PKG"] = driver_package
-        for pkg, version in ((driver_package, OLD_DRIVER), *((p, OLD_TOOLKIT) for p in NVIDIA_TOOLKIT_PACKAGES)):
-            self.put(f"pkg-{pkg}", version)
-            self.put(f"hold-{pkg}", "")
-        self.put("loaded", OLD_DRIVER.split("-")[0])
-        self.put("gpus", "8")
-        self.put("kubelet-running", "")
-        self.put("boot-id", OLD_BOOT)
-
-    def script(self, text: str) -> str:
-        """The sandbox's rewriting, and the boot id read from the stub state instead of /proc."""
-        return super().script(text.replace("/proc/sys/kernel/random/boot_id", f"{self.state}/boot-id"))
-
-    def reboot(self) -> None:
-        """What a reboot does: the installed driver's module loads, a new boot id, kubelet starts (it is enabled)."""
-        assert self.get("reboot-scheduled") is not None, "no reboot was scheduled"
-        (self.state / "reboot-scheduled").unlink()
-        (self.state / "mismatch").unlink(missing_ok=True)
-        self.put("loaded", (self.get(f"pkg-{self.env['DRIVER_PKG']}") or "").split(":")[-1].split("-")[0])
-        self.put("boot-id", NEW_BOOT)
-        self.put("kubelet-running", "")
 
 
 def _runs(fixture: str, host: str = "gpu-01") -> dict[str, ScriptRun]:
     plan = plan_nvidia_upgrade(load_inventory(FIXTURES / f"{fixture}.yaml"))
     assert plan is not None
     runs: dict[str, ScriptRun] = {r.phase: r for r in nvidia_run_order(plan) if r.host == host}
-    assert list(runs) == ["drain", "install", "reboot-wait", "verify", "uncordon"]
+    assert list(runs) == ["check", "drain", "install", "reboot-wait", "verify", "uncordon"]
     return runs
-
-
-def _fast(text: str) -> str:
-    """A wait script polling twice instead of for 15 minutes (``sleep`` is a stub anyway)."""
-    return text.replace("readonly WAIT_TRIES=180\n", "readonly WAIT_TRIES=2\n").replace("readonly WAIT_TRIES=60\n", "readonly WAIT_TRIES=2\n")
 
 
 def _first(calls: list[str], prefix: str) -> int:
@@ -136,8 +51,9 @@ def _first(calls: list[str], prefix: str) -> int:
 
 
 def test_driver_and_toolkit_in_order_with_a_reboot(tmp_path):
-    """drain -> stop kubelet and the containers -> unhold/install/hold the driver, then the toolkit -> reboot scheduled ->
-    the wait holds until the boot id changes -> nvidia-smi checked -> uncordon."""
+    """drain -> stop kubelet and the containers -> unhold/install/hold the driver, its fabric manager (an 8 x H100 NVSwitch
+    host) at the driver's version, then the toolkit -> reboot scheduled -> the wait holds until the boot id changes ->
+    nvidia-smi and the fabric manager checked -> uncordon."""
     runs = _runs("driver-and-toolkit")
     box = NvidiaBox(tmp_path)
     assert box.run(runs["drain"].text).returncode == 0
@@ -152,6 +68,10 @@ def test_driver_and_toolkit_in_order_with_a_reboot(tmp_path):
         "apt-mark unhold cuda-drivers-580",
         "apt-get install -y -qq --allow-downgrades cuda-drivers-580=580.95.05-1",
         "apt-mark hold cuda-drivers-580",
+        f"apt-mark unhold {FM}",
+        f"apt-get install -y -qq --allow-downgrades {FM}=580.95.05-*",
+        f"apt-mark hold {FM}",
+        f"systemctl enable {FM}",
         f"apt-mark unhold {' '.join(NVIDIA_TOOLKIT_PACKAGES)}",
         "apt-get install -y -qq --allow-downgrades " + " ".join(f"{p}=1.18.2-1" for p in NVIDIA_TOOLKIT_PACKAGES),
         f"apt-mark hold {' '.join(NVIDIA_TOOLKIT_PACKAGES)}",
@@ -159,7 +79,8 @@ def test_driver_and_toolkit_in_order_with_a_reboot(tmp_path):
     ]
     assert [_first(calls, c) for c in order] == sorted(_first(calls, c) for c in order)
     assert "systemctl start kubelet" not in calls  # kubelet stays down until the reboot
-    assert all(box.get(f"hold-{p}") is not None for p in ("cuda-drivers-580", *NVIDIA_TOOLKIT_PACKAGES))
+    assert all(box.get(f"hold-{p}") is not None for p in ("cuda-drivers-580", FM, *NVIDIA_TOOLKIT_PACKAGES))
+    assert box.get(f"pkg-{FM}") == "580.95.05-1"
     wait = with_boot_id(_fast(runs["reboot-wait"].text), install.stdout)
     assert f"readonly BOOT_ID={OLD_BOOT}\n" in wait
     early = box.run(wait)  # the node has not gone down yet: still its old boot id
@@ -187,13 +108,10 @@ def test_a_second_run_changes_nothing(tmp_path):
 def test_a_node_already_at_the_versions_is_not_touched(tmp_path):
     runs = _runs("driver-and-toolkit")
     box = NvidiaBox(tmp_path)
-    box.put("pkg-cuda-drivers-580", "580.95.05-1")
-    box.put("loaded", "580.95.05")
-    for pkg in NVIDIA_TOOLKIT_PACKAGES:
-        box.put(f"pkg-{pkg}", "1.18.2-1")
+    box.at_target()
     proc = box.run(runs["install"].text)
     assert proc.returncode == 0 and "already at" in proc.stderr
-    assert [c.split()[0] for c in box.calls] == ["dpkg-query"] * 5 + ["nvidia-smi"]
+    assert [c.split()[0] for c in box.calls] == ["dpkg-query"] * 6 + ["nvidia-smi", "systemctl"]
 
 
 @pytest.mark.parametrize(
