@@ -15,14 +15,15 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from hybridgpu.burst.models import INCREMENTAL_DISPATCH_SECONDS
-from hybridgpu.burst.plan import BurstPlan, describe_roles
+from hybridgpu.burst.plan import BurstPlan, describe_roles, quota_changes
+from hybridgpu.config.capacity_blocks import NOW_ENV, iso_utc, parse_utc_time
 from hybridgpu.burst.teams import cohort_capacity, team_quota_rows
 from hybridgpu.config.models import CloudConfig
 from hybridgpu.stack.load import load_stack
@@ -63,13 +64,7 @@ def _trace_start(start: str | None, cloud: CloudConfig | None) -> tuple[datetime
         ValueError: ``--start`` is not an ISO 8601 time with a UTC offset.
     """
     if start is not None:
-        try:
-            value = datetime.fromisoformat(start.strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise ValueError(f"--start {start!r} is not an ISO 8601 time; use e.g. --start 2026-12-01T11:30:00Z") from None
-        if value.tzinfo is None:
-            raise ValueError(f"--start {start!r} has no UTC offset; use e.g. --start 2026-12-01T11:30:00Z")
-        return value.astimezone(UTC), "--start"
+        return parse_utc_time(start, f"--start {start!r}", "--start 2026-12-01T11:30:00Z"), "--start"
     firsts = [b.start for p in (cloud.node_pools if cloud else []) for b in p.capacity_blocks]
     if not firsts:
         return None, ""
@@ -113,12 +108,16 @@ def plan_summary(plan) -> dict:
     manager = next(c for c in plan.clusters.values() if c.multikueue is not None)
     onprem_total = plan.onprem.totals()
     classes = {}
+    blocks = sum(r.gpus for r in plan.reserved)
+    holder = True  # split-queues: the first burst queue holds the blocks' GPUs, the others borrow them (plan.with_reserved)
     for cq in manager.cluster_queues:
         if cq.admission_check is None or cq.team is not None:  # a team's queue holds its shares, not a class's capacity
             continue
         want = dict(onprem_total) if plan.source.topology == "spillover" else {}
         if cq.burst_class in plan.cloud:
-            want[GPU_RESOURCE] = want.get(GPU_RESOURCE, 0) + plan.cloud[cq.burst_class].gpus
+            held = blocks if plan.source.topology == "spillover" or holder else 0
+            holder = False
+            want[GPU_RESOURCE] = want.get(GPU_RESOURCE, 0) + plan.cloud[cq.burst_class].gpus + held
         largest = max((n for g in cq.groups for fq in g.flavors for r, n in fq.nominal.items() if r == GPU_RESOURCE), default=0)
         classes[cq.name] = {"class": cq.burst_class, "totals": cq.nominal_totals(), "expected": want, "largestWorkloadGpus": largest}
     return {
@@ -136,6 +135,39 @@ def plan_summary(plan) -> dict:
         "managerClasses": classes,
         "rows": plan_rows(plan),
         "teams": team_summary(plan),
+        **({"capacityBlocks": reserved} if (reserved := reserved_summary(plan)) is not None else {}),
+    }
+
+
+def reserved_summary(plan: BurstPlan) -> dict | None:
+    """The Capacity Block quotas of ``plan`` and the time they were judged at, or None without blocks.
+
+    The reserved flavors' quotas are the GPUs of the blocks usable at :attr:`BurstPlan.judged_at` (``$HYBRIDGPU_NOW`` or
+    the clock), so the rendering goes stale at the next block start or usable end: ``nextChange`` (and every later one
+    in ``changes``) says when to run ``pulumi up`` again. Times are ISO 8601 UTC strings.
+    """
+    if plan.judged_at is None:
+        return None
+    now = plan.judged_at
+
+    def change(c) -> dict:
+        return {"at": iso_utc(c.at), "nodePool": c.node_pool, "block": c.block, "event": c.event, "gpus": c.gpus}
+
+    changes = [change(c) for c in quota_changes(plan.reserved, now)]
+    return {
+        "judgedAt": iso_utc(now),
+        "pools": [
+            {
+                "nodePool": r.node_pool,
+                "flavor": r.flavor.name,
+                "gpus": r.gpus,
+                "blockGpus": r.block_gpus,
+                "blocks": [{"id": b, "gpus": g, "start": iso_utc(start), "usableUntil": iso_utc(until), "active": start <= now < until} for b, g, start, until in r.windows],
+            }
+            for r in plan.reserved
+        ],
+        "nextChange": changes[0] if changes else None,
+        "changes": changes,
     }
 
 
@@ -173,7 +205,18 @@ def plan_command(
         [f"EKS {ctype}", GPU_RESOURCE, str(cap.gpus), f"{cap.ceiling_from}; NodePool {cap.node_pool} limit; {cap.usd_per_gpu_hour:.2f} USD/GPU-hour"]
         for ctype, cap in plan.cloud.items()
     ]
+    blocks: dict = summary.get("capacityBlocks") or {}
+    for pool in blocks.get("pools", []):
+        active = sum(1 for b in pool["blocks"] if b["active"])
+        caps.append([f"EKS reserved {pool['nodePool']}", GPU_RESOURCE, str(pool["gpus"]),
+                     f"{active} of {len(pool['blocks'])} Capacity Block(s) usable at {blocks['judgedAt']} ({pool['blockGpus']} GPUs in all)"])
     print_table(console, "capacities", ["source", "resource", Col("quantity", True), "derived from"], caps)
+    if blocks:
+        nxt = blocks["nextChange"]
+        when = (f"next change {nxt['at']}: block {nxt['block']} of {nxt['nodePool']} {nxt['event']} ({'+' if nxt['event'] == 'starts' else '-'}{nxt['gpus']} GPUs); "
+                f"run `pulumi up` on {plan.source.cloud.stack} and {plan.source.manager_stack if plan.source.topology == 'spillover' else plan.source.onprem.stack} then"
+                if nxt else "no later change: every block's usable window has passed")
+        print_wrapped(console, f"Capacity Block quotas judged at {blocks['judgedAt']} (${NOW_ENV} or the clock); {when}")
     for ctype, cap in plan.cloud.items():  # where each price comes from, and the cost report's when it differs (docs/economics.md)
         print_wrapped(console, f"EKS {ctype} price {cap.usd_per_gpu_hour:.2f} USD/GPU-hour: {cap.price_source}")
     # One table per cluster and per team (their name in the title, not in a column), so the tables fit wider terminals.
@@ -224,7 +267,7 @@ def plan_command(
         ok = entry["totals"] == entry["expected"]
         console.print(
             f"manager {name}: quota {entry['totals']} {'=' if ok else '!='} "
-            f"{'on-prem + ' if plan.source.topology == 'spillover' else ''}its own ceiling {entry['expected']}; "
+            f"{'on-prem + ' if plan.source.topology == 'spillover' else ''}its own ceiling{' (+ Capacity Blocks)' if plan.reserved else ''} {entry['expected']}; "
             f"largest workload {entry['largestWorkloadGpus']} GPUs (one worker flavor)",
             markup=False,
             highlight=False,

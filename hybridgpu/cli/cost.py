@@ -461,20 +461,14 @@ def plan_offers(path: Path | None, start: str | None, catalog: Any, instance_typ
         ValueError: one option without the other, or a start that is not ISO 8601 with a UTC offset.
         OfferFileError: the offers file is invalid (every problem, with key path and fix).
     """
-    from datetime import datetime
-
+    from hybridgpu.config.capacity_blocks import parse_utc_time
     from hybridgpu.economics.capacity_blocks import bought_blocks, read_offers_file
 
     if path is None:
         raise ValueError("--demand-start goes with --capacity-blocks FILE (it places the offers' windows on the demand's hours)")
     if start is None:
         raise ValueError("--capacity-blocks needs --demand-start: the UTC time of the demand's hour 0, e.g. --demand-start 2026-12-01T00:00:00Z")
-    try:
-        zero = datetime.fromisoformat(start.replace("Z", "+00:00"))
-    except ValueError:
-        raise ValueError(f"--demand-start: {start!r} is not an ISO 8601 time; give the UTC time of the demand's hour 0, e.g. 2026-12-01T00:00:00Z") from None
-    if zero.tzinfo is None:
-        raise ValueError(f"--demand-start: {start!r} has no UTC offset; write it with Z, e.g. 2026-12-01T00:00:00Z")
+    zero = parse_utc_time(start, f"--demand-start {start!r} (the UTC time of the demand's hour 0)", "--demand-start 2026-12-01T00:00:00Z")
     gpu_model = catalog.instance_type(instance_type).gpu_model
     offers = read_offers_file(path, str(path), catalog=catalog, gpu_model=gpu_model, profile_start=zero, profile_hours=profile.hours)
     bought = []

@@ -37,7 +37,7 @@ from pydantic import Field, StringConstraints, field_validator, model_validator
 from hybridgpu.config.base import Model
 from hybridgpu.errors import FieldError
 
-__all__ = ["CAPACITY_BLOCK_EXPIRY_LEAD", "CapacityBlock", "MAX_BLOCK_DAYS", "NOW_ENV", "utc_now"]
+__all__ = ["CAPACITY_BLOCK_EXPIRY_LEAD", "CapacityBlock", "MAX_BLOCK_DAYS", "NOW_ENV", "parse_utc_time", "utc_now"]
 
 #: Longest Capacity Block AWS sells, in days (182 days in 7-day steps; EC2 User Guide, "Capacity
 #: Blocks for ML", read 2026-11-27).
@@ -64,12 +64,29 @@ def utc_now() -> datetime:
     raw = os.environ.get(NOW_ENV, "").strip()
     if not raw:
         return datetime.now(UTC)
+    return parse_utc_time(raw, f"${NOW_ENV}={raw!r}", f"{NOW_ENV}=2026-12-01T00:00:00Z")
+
+
+def parse_utc_time(raw: str, what: str, example: str) -> datetime:
+    """An ISO 8601 time with a UTC offset (``Z`` or ``+hh:mm``), as given on the command line or in the environment.
+
+    Args:
+        raw: the text, e.g. ``2026-12-01T00:00:00Z``.
+        what: how the user wrote it, for the error (``--start '2026-12-01'``).
+        example: the same setting written right, for the fix (``--start 2026-12-01T11:30:00Z``).
+
+    Returns:
+        A timezone-aware UTC datetime.
+
+    Raises:
+        ValueError: not an ISO 8601 time, or one without a UTC offset (naming ``what`` and ``example``).
+    """
     try:
-        value = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+        value = datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise ValueError(f"${NOW_ENV}={raw!r} is not an ISO 8601 time; use e.g. 2026-12-01T00:00:00Z") from None
+        raise ValueError(f"{what} is not an ISO 8601 time; use e.g. {example}") from None
     if value.tzinfo is None:
-        raise ValueError(f"${NOW_ENV}={raw!r} has no UTC offset; use e.g. 2026-12-01T00:00:00Z")
+        raise ValueError(f"{what} has no UTC offset; use e.g. {example}")
     return value.astimezone(UTC)
 
 
