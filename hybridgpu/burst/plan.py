@@ -267,12 +267,33 @@ class ReservedCapacity:
         gpus: GPUs of its blocks active at the plan's time (start <= now < end - 40 min): the flavor's quota.
         block_gpus: GPUs of all its blocks (instances x GPUs per instance), active or not.
         flavor: the ResourceFlavor (``eks-reserved-<pool>``; see :func:`reserved_capacity`).
+        windows: per block, in the pool's order: (reservation id, GPUs, start, usable until = end - 40 min), UTC.
     """
 
     node_pool: str
     gpus: int
     block_gpus: int
     flavor: Flavor
+    windows: tuple[tuple[str, int, datetime, datetime], ...] = ()
+
+
+@dataclass(frozen=True)
+class QuotaChange:
+    """A time at which the reserved flavor's quota changes, so the rendered quotas go stale (``pulumi up`` again).
+
+    Attributes:
+        at: when (UTC): a block's start, or 40 minutes before its end (Karpenter deletes its nodes then).
+        node_pool: the Capacity Block NodePool.
+        block: the reservation id.
+        event: ``starts`` (its GPUs join the quota) or ``ends`` (they leave it).
+        gpus: the block's GPUs.
+    """
+
+    at: datetime
+    node_pool: str
+    block: str
+    event: Literal["starts", "ends"]
+    gpus: int
 
 
 @dataclass(frozen=True)
@@ -314,6 +335,8 @@ class BurstPlan:
         cloud: capacity type -> cloud capacity (only the types configured).
         clusters: stack name -> cluster plan (2 entries for split-queues, 3 for spillover).
         reserved: the cloud stack's Capacity Block NodePools, tried first in the cloud (:func:`reserved_capacity`).
+        judged_at: the time (UTC) the reserved quotas were judged at (``$HYBRIDGPU_NOW`` or the clock); None when
+            the cloud stack has no Capacity Block, so no quota depends on time.
     """
 
     source: BurstPlanFile
@@ -322,6 +345,7 @@ class BurstPlan:
     cloud: Mapping[str, CloudCapacity]
     clusters: Mapping[str, ClusterPlan]
     reserved: tuple[ReservedCapacity, ...] = ()
+    judged_at: datetime | None = None
 
     def role_of(self, stack: str) -> Role | None:
         """The role of ``stack`` in the plan, or None when it takes no part."""
@@ -514,16 +538,42 @@ def reserved_capacity(cloud: CloudConfig, catalog: Catalog, now: datetime | None
     for pool in pools:
         per = {b.id: b.instance_count * (known[b.instance_type].gpu_count if b.instance_type in known else 0) for b in pool.capacity_blocks}
         active = sum(per[b.id] for b in pool.capacity_blocks if b.start <= now < b.end - CAPACITY_BLOCK_EXPIRY_LEAD)
+        windows = tuple((b.id, per[b.id], b.start, b.end - CAPACITY_BLOCK_EXPIRY_LEAD) for b in pool.capacity_blocks)
         labels = {CAPACITY_TYPE_LABEL: "reserved", CAPACITY_RESERVATION_TYPE_LABEL: CAPACITY_BLOCK, KARPENTER_NODEPOOL_LABEL: pool.name}
         names = sorted({catalog.gpu_model(known[b.instance_type].gpu_model).karpenter_gpu_name or "" for b in pool.capacity_blocks if b.instance_type in known} - {""})
         if len(names) == 1:
             labels[INSTANCE_GPU_NAME_LABEL] = names[0]
         tolerations = tuple(toleration_for(t.key, t.value, t.effect.value) for t in pool.taints)
-        out.append(ReservedCapacity(pool.name, active, sum(per.values()), Flavor(f"eks-reserved-{pool.name}", labels, tolerations)))
+        out.append(ReservedCapacity(pool.name, active, sum(per.values()), Flavor(f"eks-reserved-{pool.name}", labels, tolerations), windows))
     return tuple(out)
 
 
-def with_reserved(cqs: Sequence[ClusterQueuePlan], reserved: Sequence[ReservedCapacity], cohort: str, flavor_name: Callable[[str], str] = lambda n: n) -> tuple[ClusterQueuePlan, ...]:
+def quota_changes(reserved: Sequence[ReservedCapacity], now: datetime) -> list[QuotaChange]:
+    """The times after ``now`` at which a reserved flavor's quota changes, earliest first.
+
+    The quota rendered at ``now`` (:func:`reserved_capacity`) counts a block from its start until 40 minutes before
+    its end; each of those two instants after ``now`` makes it stale, so they are when to run ``pulumi up`` again on
+    the cloud and admission stacks.
+
+    Args:
+        reserved: the plan's Capacity Block NodePools (:attr:`BurstPlan.reserved`).
+        now: the time the quotas were judged at (UTC, :attr:`BurstPlan.judged_at`).
+
+    Returns:
+        One :class:`QuotaChange` per block start and usable end strictly after ``now``, sorted by time, pool and block.
+    """
+    changes = []
+    for r in reserved:
+        for block, gpus, start, until in r.windows:
+            if start > now:
+                changes.append(QuotaChange(start, r.node_pool, block, "starts", gpus))
+            if until > now and until > start:
+                changes.append(QuotaChange(until, r.node_pool, block, "ends", gpus))
+    return sorted(changes, key=lambda c: (c.at, c.node_pool, c.block, c.event))
+
+
+def with_reserved(cqs: Sequence[ClusterQueuePlan], reserved: Sequence[ReservedCapacity], cohort: str, flavor_name: Callable[[str], str] = lambda n: n,
+                  *, held_by_cohort: bool = False) -> tuple[ClusterQueuePlan, ...]:
     """``cqs`` with the reserved flavors first in their ``nvidia.com/gpu`` group, sharing one quota through a cohort.
 
     Kueue tries a resource group's flavors in order and takes the first that fits (kueue v0.19.2
@@ -532,6 +582,9 @@ def with_reserved(cqs: Sequence[ClusterQueuePlan], reserved: Sequence[ReservedCa
     cohort ``cohort``: fitting by borrowing still stops the search there under the default ``whenCanBorrow: MayStopSearch``
     (``apis/kueue/v1beta2/clusterqueue_types.go``). Each queue lists only its own spot or On-Demand flavor, so nothing
     else can be borrowed; the default ``reclaimWithinCohort: Never`` shares the blocks first come, first served.
+
+    With ``held_by_cohort`` every queue gets 0 and the caller renders a Kueue ``Cohort`` object ``cohort`` that holds
+    the GPUs (:func:`hybridgpu.burst.teams.reserved_cohort`): no queue owns the block, so none can reclaim it.
     """
     if not reserved or not cqs:
         return tuple(cqs)
@@ -540,7 +593,7 @@ def with_reserved(cqs: Sequence[ClusterQueuePlan], reserved: Sequence[ReservedCa
         groups = []
         for group in cq.groups:
             if GPU_RESOURCE in group.covered:
-                extra = tuple(FlavorQuota(flavor_name(r.flavor.name), {res: (r.gpus if res == GPU_RESOURCE and i == 0 else 0) for res in group.covered}) for r in reserved)
+                extra = tuple(FlavorQuota(flavor_name(r.flavor.name), {res: (r.gpus if res == GPU_RESOURCE and i == 0 and not held_by_cohort else 0) for res in group.covered}) for r in reserved)
                 group = ResourceGroup(group.covered, (*extra, *group.flavors))
             groups.append(group)
         out.append(replace(cq, groups=tuple(groups), cohort=cohort))
@@ -588,7 +641,9 @@ def plan_burst(source: BurstPlanFile, inventory: Inventory, cloud: CloudConfig, 
         resource a manager queue covers is covered on every worker its MultiKueueConfig lists
         (quota 0 where the worker offers none); the split-queues manager's MultiKueue queues sum
         to the EKS worker's GPU quota; the EKS worker's GPU quota per capacity type equals that
-        NodePool's ceiling; the on-prem quota equals the inventory's schedulable GPUs.
+        NodePool's ceiling; the on-prem quota equals the inventory's schedulable GPUs. With Capacity Blocks, each reserved
+        flavor's quota is the GPUs of its blocks usable at ``now`` (at most the blocks' GPUs), held by exactly one EKS
+        queue, first in every EKS queue (after on-prem on the spillover manager); ``judged_at`` records ``now``.
 
     Raises:
         BurstPlanError: a queue needs a capacity type the plan does not configure, a configured
@@ -606,7 +661,10 @@ def plan_burst(source: BurstPlanFile, inventory: Inventory, cloud: CloudConfig, 
             issues += exc.issues
     if issues:
         raise BurstPlanError(issues)
-    return assemble_plan(source, onprem, caps, file=file, reserved=reserved_capacity(cloud, catalog, now))
+    # One "now" for every block, recorded on the plan (``burst plan`` prints it and the next change): the quotas depend on it.
+    judged_at = (now or utc_now()) if any(p.capacity_blocks for p in cloud.node_pools) else None
+    plan = assemble_plan(source, onprem, caps, file=file, reserved=reserved_capacity(cloud, catalog, judged_at))
+    return replace(plan, judged_at=judged_at)
 
 
 def assemble_plan(source: BurstPlanFile, onprem: OnPremCapacity, caps: Mapping[str, CloudCapacity], *, file: str = "<burst plan>",

@@ -19,6 +19,11 @@ stacks by :mod:`hybridgpu.stack.teams`) and returns the plan with, per cluster:
   and capacity type, quota = the team's cloud share, finite ``borrowingLimit``: a team's overflow
   runs in the cloud only within its own share, so within its budget;
 * **the on-prem worker** (spillover) -- its one ClusterQueue as before (the manager decided);
+* **Capacity Blocks** (the plan's ``reserved`` flavors, :func:`~hybridgpu.burst.plan.reserved_capacity`) -- on
+  every cluster where a team queue can use them (the admission cluster's queues that burst, and the EKS worker's),
+  the reserved flavor comes before the team's cloud shares with ``nominalQuota: 0`` and no ``borrowingLimit``, and a
+  Kueue ``Cohort`` object named as the teams' cohort holds the blocks' active GPUs (:func:`reserved_cohort`): a pool
+  every team borrows from and none owns, so no team reclaims it from another;
 * **every cluster** -- the WorkloadPriorityClasses (MultiKueue copies a job with its
   ``kueue.x-k8s.io/priority-class`` label to the worker, whose Kueue resolves it there), the
   team namespaces labelled with the team's cost labels, and the Kueue Configuration's
@@ -35,6 +40,11 @@ has only ``preemptionStrategies``: fair sharing is on when the key is present,
 :func:`requeue_schedule`), ``site/content/en/docs/concepts/preemption.md``
 (fair sharing uses ``withinClusterQueue`` and ``reclaimWithinCohort`` but not ``borrowWithinCohort``).
 ValidatingAdmissionPolicy: ``admissionregistration.k8s.io/v1``, GA in Kubernetes 1.30.
+Cohort quotas (kueue v0.19.2, commit c3785e52, read 2026-11-27): ``apis/kueue/v1beta2/cohort_types.go`` ("nominalQuota
+defined at the Cohort level represents additional resources on top of those defined by ClusterQueues ... a shared
+pool"; limits only with a parent), ``site/content/en/docs/concepts/cohort.md`` (a ClusterQueue borrows it only for a
+flavor and resource it lists, "even if this value is 0"), ``pkg/cache/scheduler/resource_node.go`` (``available``: a
+root Cohort's ``SubtreeQuota`` is its own quota plus its members' lendable quota).
 """
 
 from __future__ import annotations
@@ -44,7 +54,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from hybridgpu.burst.models import BurstClass
-from hybridgpu.burst.plan import BurstPlan, ClusterPlan, ClusterQueuePlan, FlavorQuota, LocalQueuePlan, OnPremCapacity, ResourceGroup, with_reserved
+from hybridgpu.burst.plan import BurstPlan, ClusterPlan, ClusterQueuePlan, FlavorQuota, LocalQueuePlan, OnPremCapacity, ReservedCapacity, ResourceGroup, with_reserved
 from hybridgpu.k8s import GPU_RESOURCE, KUEUE_API, KUEUE_GROUP, KUEUE_PRIORITY_CLASS_LABEL, KUEUE_QUEUE_NAME_LABEL, NAMESPACE_NAME_LABEL, managed_by_labels
 from hybridgpu.teams.models import CloudShare, RequeuingStrategySpec, TeamsFile, TeamSpec
 
@@ -300,6 +310,49 @@ def _with_cloud(groups: list[ResourceGroup], cloud: list[FlavorQuota]) -> tuple[
     return (ResourceGroup((GPU_RESOURCE,), tuple(cloud)), *groups)
 
 
+def reserved_cohort(reserved: tuple[ReservedCapacity, ...], cohort: str, flavor_name: Callable[[str], str] = lambda n: n) -> dict[str, Any] | None:
+    """The Kueue ``Cohort`` object that holds the Capacity Blocks' GPUs for the team queues of one cluster, or None without blocks.
+
+    Why the cohort and not a team. On the admission cluster every team queue has ``reclaimWithinCohort: Any``: a
+    queue that held the blocks as its own ``nominalQuota`` (as the EKS worker does without teams,
+    :func:`~hybridgpu.burst.plan.with_reserved`) would preempt any other team using them. Per-team shares of a
+    block, like the spot and On-Demand shares, would have to add up to a quota that changes with time (0 before the
+    block starts), so a teams file valid today would be refused tomorrow; and the blocks are prepaid, so no team
+    budget needs them split. A Cohort's ``nominalQuota`` is a pool on top of its members' quotas that every member
+    borrows and none owns (kueue v0.19.2 ``apis/kueue/v1beta2/cohort_types.go``, ``pkg/cache/scheduler/resource_node.go``
+    ``available``); the team queues list the flavor with ``nominalQuota: 0`` and no ``borrowingLimit``, so they share
+    it by fair sharing (the teams' weights) or, without it, first come, first served. The cohort is a root (no
+    ``parentName``), so it has no borrowing or lending limits (the Cohort webhook refuses them without a parent).
+    Cohort quotas need no feature gate: ``HierarchicalCohorts`` is GA and locked on since v0.17
+    (``pkg/features/kube_features.go``). The manager needs the pool as much as the worker: MultiKueue dispatches a
+    workload only while it holds quota on the manager (``pkg/controller/admissionchecks/multikueue/workload.go``:
+    remote workloads are deleted when the local one "has no quota reservation").
+
+    Args:
+        reserved: the plan's Capacity Block NodePools (:attr:`~hybridgpu.burst.plan.BurstPlan.reserved`).
+        cohort: the teams' cohort (``cohort`` of the teams file): the Cohort object's name.
+        flavor_name: the flavor's name on this cluster (``multikueue-<flavor>`` on an admission cluster).
+
+    Returns:
+        The ``kueue.x-k8s.io/v1beta2`` Cohort with one ``nvidia.com/gpu`` group: per pool, its active GPUs at the
+        plan's time (:attr:`~hybridgpu.burst.plan.ReservedCapacity.gpus`); None when ``reserved`` is empty.
+    """
+    if not reserved:
+        return None
+    flavors = [{"name": flavor_name(r.flavor.name), "resources": [{"name": GPU_RESOURCE, "nominalQuota": r.gpus}]} for r in reserved]
+    return {
+        "apiVersion": KUEUE_API,
+        "kind": "Cohort",
+        "metadata": {"name": cohort, "labels": managed_by_labels()},
+        "spec": {"resourceGroups": [{"coveredResources": [GPU_RESOURCE], "flavors": flavors}]},
+    }
+
+
+def _reserved_flavors(plan: BurstPlan, flavor_name: Callable[[str], str]) -> list[FlavorQuota]:
+    """The reserved flavors of a team queue on an admission cluster: 0 of its own, borrowed from :func:`reserved_cohort`."""
+    return [FlavorQuota(flavor_name(r.flavor.name), {GPU_RESOURCE: 0}) for r in plan.reserved]
+
+
 def team_classes(plan: BurstPlan, team: TeamSpec) -> list[BurstClass]:
     """The burst classes of the plan queues in the team's namespaces, in the order spot, on-demand, none."""
     present = {q.burst for q in plan.source.queues if q.namespace in team.namespaces}
@@ -375,8 +428,10 @@ def apply_teams(plan: BurstPlan, teams: TeamsFile) -> BurstPlan:
                     # preempt what the manager dispatched (the manager decides; set lendingLimit: 0 to keep it free).
                     cqs.append(dataclasses.replace(cq, preemption=None))
                     lqs += [LocalQueuePlan(q.namespace, q.name + suffix, cq.name) for q in src.queues if q.namespace in team.namespaces and q.burst == ctype]
-            cqs = list(with_reserved(cqs, plan.reserved, teams.cohort))  # Capacity Blocks first, held by the first team queue, borrowed by the others
-            clusters[stack] = common(cluster, cluster_queues=tuple(cqs), local_queues=tuple(sorted(lqs, key=lambda lq: (lq.namespace, lq.name))))
+            cqs = list(with_reserved(cqs, plan.reserved, teams.cohort, held_by_cohort=True))  # Capacity Blocks first, held by the teams' Cohort
+            pool = reserved_cohort(plan.reserved, teams.cohort) if cqs else None
+            clusters[stack] = common(cluster, cluster_queues=tuple(cqs), local_queues=tuple(sorted(lqs, key=lambda lq: (lq.namespace, lq.name))),
+                                     extra_manifests=(pool,) if pool else ())
         elif cluster.role == "manager":
             by_class = {cq.burst_class: cq for cq in cluster.cluster_queues}
             cqs = []
@@ -389,10 +444,14 @@ def apply_teams(plan: BurstPlan, teams: TeamsFile) -> BurstPlan:
                     raise ValueError(f"team {team.name!r} has queues that burst and queues that stay on-prem")
                 groups = team_onprem_groups(plan.onprem, team, lambda n: f"multikueue-{n}")
                 cloud = [_cloud_flavor(share(team, c), f"multikueue-{plan.cloud[c].flavor.name}") for c in bursting]
+                if bursting:  # owned, then the prepaid blocks (the Cohort's), then the team's cloud shares
+                    cloud = [*_reserved_flavors(plan, lambda n: f"multikueue-{n}"), *cloud]
                 check = by_class[classes[0]].admission_check
                 cqs.append(team_cq(team, team_queue_name(prefix, team.name), _with_cloud(groups, cloud), check, None))
             manager_lqs = tuple(LocalQueuePlan(q.namespace, q.name, team_queue_name(prefix, owner[q.namespace].name)) for q in src.queues)
-            clusters[stack] = common(cluster, cluster_queues=tuple(cqs), local_queues=manager_lqs, extra_manifests=access)
+            reserved_used = any(c != "none" for t in teams.teams for c in team_classes(plan, t))
+            pool = reserved_cohort(plan.reserved, teams.cohort, lambda n: f"multikueue-{n}") if reserved_used else None
+            clusters[stack] = common(cluster, cluster_queues=tuple(cqs), local_queues=manager_lqs, extra_manifests=(*access, *((pool,) if pool else ())))
         elif cluster.role == "onprem-manager":
             burst_cqs = [cq for cq in cluster.cluster_queues if cq.admission_check is not None]
             check = burst_cqs[0].admission_check if burst_cqs else None
@@ -406,7 +465,7 @@ def apply_teams(plan: BurstPlan, teams: TeamsFile) -> BurstPlan:
                 cqs.append(local)
                 bursting = [c for c in classes if c != "none"]
                 if bursting:
-                    burst_flavors = tuple(_cloud_flavor(share(team, c), f"multikueue-{c}") for c in bursting)
+                    burst_flavors = (*_reserved_flavors(plan, lambda n: f"multikueue-{n}"), *(_cloud_flavor(share(team, c), f"multikueue-{c}") for c in bursting))
                     cqs.append(team_cq(team, team_burst_queue_name(prefix, team.name), (ResourceGroup((GPU_RESOURCE,), burst_flavors),), check, None))
                 for q in src.queues:
                     if q.namespace not in team.namespaces:
@@ -416,7 +475,8 @@ def apply_teams(plan: BurstPlan, teams: TeamsFile) -> BurstPlan:
                         lqs.append(LocalQueuePlan(q.namespace, q.name + "-burst", team_burst_queue_name(prefix, team.name)))
             order = {(q.namespace, q.name): i for i, q in enumerate(src.queues)}
             lqs.sort(key=lambda lq: (order.get((lq.namespace, lq.name.removesuffix("-burst")), 0), lq.name.endswith("-burst")))
-            clusters[stack] = common(cluster, cluster_queues=tuple(cqs), local_queues=tuple(lqs), extra_manifests=access)
+            pool = reserved_cohort(plan.reserved, teams.cohort, lambda n: f"multikueue-{n}") if any(cq.admission_check for cq in cqs) else None
+            clusters[stack] = common(cluster, cluster_queues=tuple(cqs), local_queues=tuple(lqs), extra_manifests=(*access, *((pool,) if pool else ())))
         else:  # the spillover on-prem worker admits what the manager dispatched, in its one ClusterQueue
             clusters[stack] = common(cluster)
     return dataclasses.replace(plan, clusters=clusters)
@@ -451,8 +511,15 @@ def team_quota_rows(plan: BurstPlan) -> list[dict[str, Any]]:
 
 
 def cohort_capacity(cluster: ClusterPlan, cohort: str) -> Mapping[tuple[str, str], int]:
-    """(flavor, resource) -> the sum of ``nominalQuota`` over the cohort's ClusterQueues on ``cluster``."""
+    """(flavor, resource) -> the sum of ``nominalQuota`` over the cohort's ClusterQueues on ``cluster``, plus the quota of
+    the cluster's Kueue ``Cohort`` object of that name (the Capacity Blocks' pool, :func:`reserved_cohort`)."""
     totals: dict[tuple[str, str], int] = {}
+    for doc in cluster.extra_manifests:
+        if doc.get("kind") == "Cohort" and doc["metadata"]["name"] == cohort:
+            for group in doc["spec"].get("resourceGroups", []):
+                for f in group["flavors"]:
+                    for r in f["resources"]:
+                        totals[(f["name"], r["name"])] = totals.get((f["name"], r["name"]), 0) + int(r["nominalQuota"])
     for cq in cluster.cluster_queues:
         if cq.cohort != cohort:
             continue

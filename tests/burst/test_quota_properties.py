@@ -8,20 +8,28 @@
 * EKS worker quota per capacity type = the ceiling = the NodePool limit the stack must carry;
 * the on-prem quota = the GPUs (and MIG instances) of the inventory's active hosts;
 * a budget ceiling never exceeds the budget, is whole instances, and is the largest such;
-* every rendered Kueue object satisfies the v1beta2 CRD constraints.
+* every rendered Kueue object satisfies the v1beta2 CRD constraints;
+* Capacity Blocks (some generated clouds have block pools, with blocks active, not yet started, or in their last 40
+  minutes at the plan's time): each reserved flavor's quota is the GPUs of its blocks usable at that time (never more
+  than the blocks' GPUs), held by exactly one EKS queue and borrowed by the others in one cohort, and the flavor comes
+  first on the EKS worker and the split-queues burst queues, after on-prem and before the class's capacity type on the
+  spillover manager; the quota changes exactly at the times :func:`~hybridgpu.burst.plan.quota_changes` lists.
 """
 
 from __future__ import annotations
 
+import copy
 import math
-from functools import reduce
+from datetime import UTC, datetime, timedelta
+from functools import cache, reduce
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hybridgpu.burst.kueue import cluster_manifests
 from hybridgpu.burst.models import BurstPlanFile, CapacitySpec
-from hybridgpu.burst.plan import CloudCapacity, Flavor, OnPremCapacity, assemble_plan, cloud_capacity, onprem_capacity
+from hybridgpu.burst.plan import CloudCapacity, Flavor, OnPremCapacity, assemble_plan, cloud_capacity, onprem_capacity, quota_changes, reserved_capacity
+from hybridgpu.config.models import CloudConfig
 from hybridgpu.k8s import GPU_RESOURCE
 from hybridgpu.burst.schema import kueue_errors
 from hybridgpu.catalog import load_catalog
@@ -29,11 +37,15 @@ from hybridgpu.stack.load import load_stack_config
 from hybridgpu.inventory import load_inventory
 from hybridgpu.inventory.models import Host, HostRecord, Inventory
 from tests.helpers import ROOT, examples
+from tests.helpers.scratch import example_stack
 
 CATALOG = load_catalog()
 PROD_CLOUD = load_stack_config("prod", ROOT)[0].cloud
 SITE = load_inventory(ROOT / "stacks" / "inventory" / "onprem-site-a.yaml")
 MIG_RES = ["nvidia.com/mig-1g.10gb", "nvidia.com/mig-3g.40gb"]
+PROD_SECTION = example_stack("prod")["config"]["hybridgpu:cloud"]
+NOW = datetime(2026, 12, 2, 11, 30, tzinfo=UTC)
+BLOCK_TYPES = {"p5.48xlarge": 8, "p4d.24xlarge": 8}
 
 settings.register_profile("burst", max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("burst")
@@ -58,6 +70,40 @@ def _cap(ctype: str, gpus: int) -> CloudCapacity:
 
 
 @st.composite
+def block_pools(draw) -> tuple[CloudConfig, datetime]:
+    """The example cloud stack plus 0 to 2 Capacity Block NodePools, and the time to judge them at.
+
+    Blocks start 4 days before to 6 days after ``now`` (at 11:30 UTC, as EC2 sells them), last 1 to 7 days, and ``now``
+    is moved by up to a day, sometimes into a block's last 40 minutes (Karpenter has deleted its nodes then).
+    """
+    section = copy.deepcopy(PROD_SECTION)
+    node_class = section["nodeClasses"][0]["name"]
+    serial = 0
+    for p in range(draw(st.sampled_from([0, 0, 1, 1, 2]))):
+        blocks = []
+        for _ in range(draw(st.integers(1, 3))):
+            start = NOW + timedelta(days=draw(st.integers(-4, 6)))
+            itype = draw(st.sampled_from(sorted(BLOCK_TYPES)))
+            blocks.append({"id": f"cr-{serial:017x}", "instanceType": itype, "instanceCount": draw(st.integers(1, 4)),
+                           "start": start.strftime("%Y-%m-%dT%H:%M:%SZ"), "end": (start + timedelta(days=draw(st.integers(1, 7)))).strftime("%Y-%m-%dT%H:%M:%SZ")})
+            serial += 1
+        types = sorted({b["instanceType"] for b in blocks})
+        limit = sum(b["instanceCount"] * BLOCK_TYPES[b["instanceType"]] for b in blocks)
+        section["nodePools"].append({"name": f"block-{p}", "nodeClass": node_class, "capacityTypes": ["reserved"], "instanceTypes": types,
+                                     "gpuLimit": limit, "capacityBlocks": blocks})
+    now = NOW + draw(st.sampled_from([timedelta(0), timedelta(hours=23, minutes=-20), timedelta(hours=-5), timedelta(minutes=-41)]))
+    return CloudConfig.model_validate(section), now
+
+
+def _gpu_flavors(cq) -> list[str]:
+    return [fq.flavor for g in cq.groups if GPU_RESOURCE in g.covered for fq in g.flavors]
+
+
+def _reserved_quota(cq, flavor: str) -> int:
+    return sum(fq.nominal.get(GPU_RESOURCE, 0) for g in cq.groups for fq in g.flavors if fq.flavor == flavor)
+
+
+@st.composite
 def scenario(draw):
     topology = draw(st.sampled_from(["spillover", "split-queues"]))
     classes = draw(st.lists(st.sampled_from(["spot", "on-demand", "none"]), min_size=1, max_size=3, unique=True))
@@ -77,7 +123,8 @@ def scenario(draw):
         "cloud": cloud,
         "queues": queues,
     }
-    return BurstPlanFile.model_validate(data), draw(onprem_caps()), caps
+    cloud_section, now = draw(block_pools())
+    return BurstPlanFile.model_validate(data), draw(onprem_caps()), caps, reserved_capacity(cloud_section, CATALOG, now), now
 
 
 def _add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
@@ -99,14 +146,27 @@ def _flavor_quotas(cluster) -> set[tuple[str, int]]:
 @given(scenario())
 def test_quotas_never_disagree(case):
     """The invariants of docs/bursting.md ("Quota invariants"), over random plans."""
-    source, onprem, caps = case
-    plan = assemble_plan(source, onprem, caps)
+    source, onprem, caps, reserved, now = case
+    plan = assemble_plan(source, onprem, caps, reserved=reserved)
     eks = plan.clusters["cloud"]
     onprem_total = onprem.totals()
-    # EKS worker GPU quota per capacity type = the ceiling = the NodePool limit; every on-prem
+    mirrored = {r.flavor.name: r for r in reserved} | {f"multikueue-{r.flavor.name}": r for r in reserved}
+    held = {r.flavor.name: [_reserved_quota(cq, r.flavor.name) for cq in eks.cluster_queues] for r in reserved}
+    # Capacity Blocks on the EKS worker: first in every queue's GPU group, in pool order; the quota is the GPUs of the
+    # blocks usable at the plan's time (never more than the blocks'), on exactly one queue, the others borrow in one cohort.
+    for r in reserved:
+        assert r.gpus == sum(g for _, g, start, until in r.windows if start <= now < until) <= r.block_gpus
+        assert sorted(held[r.flavor.name])[:-1] == [0] * (len(eks.cluster_queues) - 1) and sum(held[r.flavor.name]) == r.gpus
+    if reserved:
+        assert {cq.cohort for cq in eks.cluster_queues} == {f"{source.kueue.prefix}-eks"}
+    for cq in eks.cluster_queues:
+        assert _gpu_flavors(cq)[: len(reserved)] == [r.flavor.name for r in reserved]
+    # EKS worker GPU quota per capacity type = the ceiling = the NodePool limit (the blocks come on top); every on-prem
     # MIG resource is declared there with quota 0 (no burst pool offers MIG).
     for cq in eks.cluster_queues:
-        assert cq.nominal_totals() == {GPU_RESOURCE: caps[cq.burst_class].gpus, **{r: 0 for r in onprem_total if r != GPU_RESOURCE}}
+        own = sum(fq.nominal.get(GPU_RESOURCE, 0) for g in cq.groups for fq in g.flavors if fq.flavor not in mirrored)
+        assert own == caps[cq.burst_class].gpus
+        assert {r: n for r, n in cq.nominal_totals().items() if r != GPU_RESOURCE} == {r: 0 for r in onprem_total if r != GPU_RESOURCE}
     assert plan.nodepool_limits() == {f"pool-{c}": cap.gpus for c, cap in caps.items()}
     manager_cluster = next(c for c in plan.clusters.values() if c.multikueue is not None)
     workers = {w.name: plan.clusters[w.stack] for w in manager_cluster.multikueue.workers}
@@ -121,7 +181,13 @@ def test_quotas_never_disagree(case):
             assert all(not fq.borrowing_limit and not fq.lending_limit for g in cq.groups for fq in g.flavors)
             want = dict(onprem_total)
             if cq.burst_class in caps:
-                want[GPU_RESOURCE] = want.get(GPU_RESOURCE, 0) + caps[cq.burst_class].gpus
+                want[GPU_RESOURCE] = want.get(GPU_RESOURCE, 0) + caps[cq.burst_class].gpus + sum(r.gpus for r in reserved)
+                # owned first, then the blocks, then the class's own capacity type
+                names = _gpu_flavors(cq)
+                tail = [*(f"multikueue-{r.flavor.name}" for r in reserved), f"multikueue-{caps[cq.burst_class].flavor.name}"]
+                assert names[len(names) - len(tail):] == tail and not any(n in mirrored for n in names[: len(names) - len(tail)])
+            else:
+                assert not any(n in mirrored for n in _gpu_flavors(cq))
             assert _nonzero(cq.nominal_totals()) == _nonzero(want)
             # No workload reserves more than one worker can run: a pod set takes one flavor per
             # resource group, and every manager flavor's quota is one worker flavor's quota.
@@ -136,8 +202,10 @@ def test_quotas_never_disagree(case):
         site = plan.clusters["site"]
         burst = [cq for cq in site.cluster_queues if cq.admission_check is not None]
         assert sum(cq.nominal_totals().get(GPU_RESOURCE, 0) for cq in burst) == eks.quota_totals().get(GPU_RESOURCE, 0)
-        for cq in burst:
-            assert cq.nominal_totals() == {GPU_RESOURCE: caps[cq.burst_class].gpus}
+        for i, cq in enumerate(burst):
+            assert _gpu_flavors(cq)[: len(reserved)] == [f"multikueue-{r.flavor.name}" for r in reserved]
+            assert cq.nominal_totals() == {GPU_RESOURCE: caps[cq.burst_class].gpus + (sum(r.gpus for r in reserved) if i == 0 else 0)}
+            assert cq.cohort == (f"{source.kueue.prefix}-burst" if reserved else None)
         local = [cq for cq in site.cluster_queues if cq.admission_check is None]
         assert len(local) == 1 and local[0].nominal_totals() == onprem_total
     # Never admit without quota: every resource a manager queue covers is covered by every worker
@@ -159,6 +227,27 @@ def test_quotas_never_disagree(case):
         for doc in cluster_manifests(cluster, source):
             if doc["apiVersion"].startswith("kueue.x-k8s.io/"):
                 assert kueue_errors(doc) == [], doc
+
+
+@given(block_pools())
+def test_the_reserved_quota_changes_exactly_at_the_listed_times(case):
+    """``burst plan`` says when to run ``pulumi up`` again: between ``now`` and the first listed change the reserved quota
+    stays what was rendered, and at each listed change it moves by that block's GPUs (up when it starts, down 40 minutes
+    before it ends)."""
+    cloud, now = case
+    reserved = reserved_capacity(cloud, CATALOG, now)
+    changes = quota_changes(reserved, now)
+    assert all(c.at > now for c in changes) and changes == sorted(changes, key=lambda c: (c.at, c.node_pool, c.block, c.event))
+    quota = {r.node_pool: r.gpus for r in reserved}
+    if changes:
+        before = reserved_capacity(cloud, CATALOG, changes[0].at - timedelta(seconds=1))
+        assert {r.node_pool: r.gpus for r in before} == quota
+    for c in changes:
+        quota[c.node_pool] += c.gpus if c.event == "starts" else -c.gpus
+        at = {r.node_pool: r.gpus for r in reserved_capacity(cloud, CATALOG, c.at)}
+        if not any(d.at == c.at and (d.node_pool, d.block, d.event) > (c.node_pool, c.block, c.event) for d in changes):
+            assert at == quota
+    assert all(v == 0 for v in quota.values())  # after the last change no block is usable
 
 
 @given(
@@ -219,3 +308,55 @@ def test_onprem_quota_is_the_active_hosts_gpus(hs):
     instances = sum(n * len(m.indices(h.gpu.count)) for h in active for m in h.gpu.mig_layouts for n in m.layout.values())
     assert sum(n for per in cap.mig.values() for n in per.values()) == instances
     assert set(cap.flavors) == set(cap.gpus) and set(cap.mig_flavors) == set(cap.mig)
+
+
+@cache
+def _example_base():
+    from hybridgpu.burst.plan import plan_burst, read_plan_file
+    from hybridgpu.teams.models import TeamsFile
+    from tests.helpers.teams import example_teams
+
+    plan_file = "stacks/burst/site-a.yaml"
+    base = plan_burst(read_plan_file(ROOT / plan_file, plan_file), SITE, PROD_CLOUD, CATALOG, file=plan_file)
+    return base, TeamsFile.model_validate(example_teams())
+
+
+@given(block_pools(), st.sampled_from(["spillover", "split-queues"]))
+def test_with_teams_the_blocks_are_the_cohorts_and_no_teams(case, topology):
+    """With a teams file (docs/teams.md, "Capacity Blocks with teams"): every team queue that bursts lists each reserved
+    flavor before its cloud shares with nominalQuota 0 and no borrowingLimit, a team that stays on-prem does not list
+    it, and on each cluster where some team queue lists it a root Cohort named as the teams' cohort holds exactly the
+    blocks' usable GPUs (kueue v0.19.2 ``apis/kueue/v1beta2/cohort_types.go``: a pool on top of the members' quotas),
+    which :func:`~hybridgpu.burst.teams.cohort_capacity` reports."""
+    from hybridgpu.burst.teams import apply_teams, cohort_capacity
+
+    cloud, now = case
+    base, teams = _example_base()
+    reserved = reserved_capacity(cloud, CATALOG, now)
+    source = base.source
+    if topology == "split-queues":
+        source = source.model_copy(update={"topology": "split-queues", "manager": source.manager.model_copy(update={"stack": None})})
+    plan = apply_teams(assemble_plan(source, base.onprem, base.cloud, reserved=reserved), teams)
+    cloud_flavors = {cap.flavor.name for cap in base.cloud.values()} | {f"multikueue-{c}" for c in base.cloud} | {f"multikueue-{cap.flavor.name}" for cap in base.cloud.values()}
+    for stack, cluster in plan.clusters.items():
+        docs = cluster_manifests(cluster, source)
+        assert all(kueue_errors(d) == [] for d in docs if d["apiVersion"].startswith("kueue.x-k8s.io/")), stack
+        cohorts = [d for d in docs if d["kind"] == "Cohort"]
+        listing = False
+        for cq in cluster.cluster_queues:
+            if cq.team is None:
+                continue
+            names = _gpu_flavors(cq)
+            for r in reserved:
+                name = r.flavor.name if cluster.role == "cloud-worker" else f"multikueue-{r.flavor.name}"
+                bursts = any(n in cloud_flavors for n in names)
+                assert (name in names) == bursts, (stack, cq.name)
+                if name in names:
+                    listing = True
+                    fq = next(fq for g in cq.groups for fq in g.flavors if fq.flavor == name)
+                    assert fq.nominal.get(GPU_RESOURCE) == 0 and GPU_RESOURCE not in fq.borrowing_limit
+                    assert names.index(name) < min(names.index(n) for n in names if n in cloud_flavors)
+                    assert cohort_capacity(cluster, teams.cohort)[(name, GPU_RESOURCE)] == r.gpus <= r.block_gpus
+        assert len(cohorts) == (1 if listing else 0), stack
+        for c in cohorts:
+            assert c["metadata"]["name"] == teams.cohort and "parentName" not in c["spec"]

@@ -124,15 +124,76 @@ def test_the_spillover_manager_tries_owned_then_reserved_then_its_capacity_type(
     assert f"multikueue-{FLAVOR}" in {f["metadata"]["name"] for f in _manifests(plan, plan.source.manager_stack, "ResourceFlavor")}
 
 
+def _cohorts(plan: BurstPlan, stack: str) -> list[dict[str, Any]]:
+    return _manifests(plan, stack, "Cohort")
+
+
 def test_team_queues_in_the_cloud_try_the_block_first():
+    """EKS worker with teams: every team queue lists the block first with 0 of its own; the teams' Cohort holds its GPUs."""
     plan = apply_teams(_plan(), TeamsFile.model_validate(example_teams()))
     queues = _manifests(plan, "prod", "ClusterQueue")
-    assert all(kueue_errors(q) == [] for q in queues)
+    cohorts = _cohorts(plan, "prod")
+    assert all(kueue_errors(q) == [] for q in [*queues, *cohorts])
+    assert [c["metadata"]["name"] for c in cohorts] == ["hybridgpu-teams"]
+    assert cohorts[0]["spec"]["resourceGroups"][0]["flavors"] == [{"name": FLAVOR, "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 16}]}]
     assert all(q["spec"]["resourceGroups"][0]["flavors"][0]["name"] == FLAVOR for q in queues)
+    assert {r["nominalQuota"] for q in queues for f in q["spec"]["resourceGroups"][0]["flavors"] if f["name"] == FLAVOR for r in f["resources"]} == {0}
     usage: dict[tuple[str, str], int] = {}
-    last = queues[-1]["metadata"]["name"]
-    assert assign_flavor(queues, last, 16, usage) == FLAVOR  # the whole block, borrowed within the teams' cohort
-    assert assign_flavor(queues, last, 8, usage) != FLAVOR
+    first, last = queues[0]["metadata"]["name"], queues[-1]["metadata"]["name"]
+    assert assign_flavor(queues, last, 8, usage, cohorts=cohorts) == FLAVOR  # borrowed from the Cohort's pool
+    assert assign_flavor(queues, first, 8, usage, cohorts=cohorts) == FLAVOR
+    assert assign_flavor(queues, first, 8, usage, cohorts=cohorts) != FLAVOR  # the block's 16 GPUs are in use
+
+
+def _admitted(queues: list[dict[str, Any]], name: str, cohorts: list[dict[str, Any]], request: int = 8) -> list[str]:
+    """The flavors of ``request``-GPU workloads admitted one after the other in ``name`` until one stays pending."""
+    usage: dict[tuple[str, str], int] = {}
+    out = []
+    while (flavor := assign_flavor(queues, name, request, usage, cohorts=cohorts)) is not None:
+        out.append(flavor)
+    return out
+
+
+@pytest.mark.parametrize("now, block", [(NOW, 16), (datetime(2026, 11, 30, tzinfo=UTC), 0)])
+def test_the_teams_manager_admits_the_blocks_gpus_on_top_of_the_shares(now: datetime, block: int):
+    """Spillover manager with teams (MultiKueue: the manager reserves quota in its own ClusterQueue before it dispatches,
+    kueue v0.19.2 ``pkg/controller/admissionchecks/multikueue/workload.go``): a team admits its on-prem shares, then the
+    block's active GPUs (the teams' Cohort), then its cloud shares; without the Cohort it could not use the block at all."""
+    plan = apply_teams(_plan(now), TeamsFile.model_validate(example_teams()))
+    manager = plan.source.manager_stack
+    queues = _manifests(plan, manager, "ClusterQueue")
+    cohorts = _cohorts(plan, manager)
+    assert all(kueue_errors(d) == [] for d in [*queues, *cohorts])
+    research = "hybridgpu-team-ml-research"
+    flavors = [f["name"] for f in next(q for q in queues if q["metadata"]["name"] == research)["spec"]["resourceGroups"][0]["flavors"]]
+    assert flavors == ["multikueue-onprem-h100-80gb", f"multikueue-{FLAVOR}", "multikueue-eks-spot", "multikueue-eks-on-demand"]
+    admitted = _admitted(queues, research, cohorts)
+    # 24 on-prem H100s (16 own + 8 borrowed), the block, 48 spot and 8 on-demand GPUs of the team's shares.
+    assert admitted == ["multikueue-onprem-h100-80gb"] * 3 + [f"multikueue-{FLAVOR}"] * (block // 8) + ["multikueue-eks-spot"] * 6 + ["multikueue-eks-on-demand"]
+    assert _admitted(queues, research, []).count(f"multikueue-{FLAVOR}") == 0  # the pool is the Cohort's: no team queue owns it
+    # A team that stays on-prem does not list the block (its admission check dispatches to the on-prem worker only).
+    platform = next(q for q in queues if q["metadata"]["name"] == "hybridgpu-team-ml-platform")
+    assert all("reserved" not in f["name"] for g in platform["spec"]["resourceGroups"] for f in g["flavors"])
+
+
+def test_split_queues_team_burst_queues_borrow_the_block_from_the_teams_cohort():
+    from hybridgpu.burst.plan import assemble_plan
+
+    base = _plan()
+    source = base.source.model_copy(update={"topology": "split-queues", "manager": base.source.manager.model_copy(update={"stack": None})})
+    split = apply_teams(assemble_plan(source, base.onprem, base.cloud, reserved=base.reserved), TeamsFile.model_validate(example_teams()))
+    queues = _manifests(split, "onprem", "ClusterQueue")
+    cohorts = _cohorts(split, "onprem")
+    assert all(kueue_errors(d) == [] for d in [*queues, *cohorts])
+    burst = "hybridgpu-team-ml-research-burst"
+    assert [f["name"] for f in next(q for q in queues if q["metadata"]["name"] == burst)["spec"]["resourceGroups"][0]["flavors"]][0] == f"multikueue-{FLAVOR}"
+    assert _admitted(queues, burst, cohorts)[:3] == [f"multikueue-{FLAVOR}"] * 2 + ["multikueue-spot"]
+
+
+def test_without_capacity_blocks_the_teams_render_no_cohort_object():
+    plan = apply_teams(_plan(with_blocks=False), TeamsFile.model_validate(example_teams()))
+    assert all(not _cohorts(plan, stack) for stack in plan.clusters)
+    assert plan.judged_at is None
 
 
 def test_without_capacity_blocks_the_plan_is_unchanged():
@@ -155,3 +216,38 @@ def test_split_queues_burst_queues_share_the_block_through_a_cohort():
     usage: dict[tuple[str, str], int] = {}
     assert [assign_flavor(queues, q["metadata"]["name"], 8, usage) for q in reversed(queues)] == [f"multikueue-{FLAVOR}"] * 2
     assert assign_flavor(queues, queues[0]["metadata"]["name"], 8, usage) == "multikueue-spot"
+
+
+@pytest.mark.parametrize("now, judged, active, nxt", [
+    (NOW, "2026-12-02T00:00:00Z", 16, {"at": "2026-12-08T10:50:00Z", "nodePool": "h100-block", "block": ACTIVE["id"], "event": "ends", "gpus": 16}),
+    (datetime(2026, 11, 30, tzinfo=UTC), "2026-11-30T00:00:00Z", 0, {"at": "2026-12-01T11:30:00Z", "nodePool": "h100-block", "block": ACTIVE["id"], "event": "starts", "gpus": 16}),
+    (datetime(2026, 12, 11, 11, 0, tzinfo=UTC), "2026-12-11T11:00:00Z", 0, None),  # both blocks past their usable end
+])
+def test_burst_plan_says_when_the_quotas_were_judged_and_when_to_run_pulumi_up_again(monkeypatch, now, judged, active, nxt):
+    """The reserved quota depends on the rendering's time, so ``hybridgpu burst plan`` (table and ``--json``) states that
+    time and the next block start or usable end (start, or end - 40 min: Karpenter's expiry lead)."""
+    import json
+
+    import hybridgpu.cli.burst as burst_cli
+    from tests.helpers.cases import app, runner
+
+    plan = _plan(now)
+    monkeypatch.setattr(burst_cli, "_load_plan", lambda stack, root: plan)
+    data = json.loads(runner.invoke(app, ["burst", "plan", "prod", "--json"]).output)["capacityBlocks"]
+    assert data["judgedAt"] == judged and data["nextChange"] == nxt
+    assert [(p["nodePool"], p["gpus"], p["blockGpus"]) for p in data["pools"]] == [("h100-block", active, 24)]
+    assert [b["usableUntil"] for b in data["pools"][0]["blocks"]] == ["2026-12-08T10:50:00Z", "2026-12-11T10:50:00Z"]
+    result = runner.invoke(app, ["burst", "plan", "prod"])
+    text = " ".join(result.output.split())
+    assert result.exit_code == 0 and f"Capacity Block quotas judged at {judged}" in text
+    assert "!=" not in text and "its own ceiling (+ Capacity Blocks)" in text  # each class's quota holds the blocks on top
+    if nxt:
+        assert f"next change {nxt['at']}: block {nxt['block']} of h100-block {nxt['event']}" in text and "run `pulumi up` on prod and hybrid then" in text
+    else:
+        assert "no later change" in text
+
+
+def test_without_blocks_burst_plan_json_has_no_capacity_block_key():
+    from hybridgpu.cli.burst import plan_summary
+
+    assert "capacityBlocks" not in plan_summary(_plan(with_blocks=False))
