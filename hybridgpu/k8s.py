@@ -36,6 +36,7 @@ __all__ = [
     "CAPACITY_TYPE_LABEL",
     "CLUSTER_TAG_PREFIX",
     "CONTROL_PLANE_TAINT",
+    "CORDONED_BY_ANNOTATION",
     "CRITICAL_ADDONS_TAINT",
     "DNS1123_LABEL_FMT",
     "DNS1123_LABEL_MAX",
@@ -388,6 +389,9 @@ MOFED_WAIT_LABEL = "network.nvidia.com/operator.mofed.wait"
 #: The host's RDMA fabric (``infiniband`` or ``roce``; unset without one), set through kubelet ``--node-labels``: the
 #: NicClusterPolicy's operands select it (hybridgpu.render.network_operator), and jobs may too.
 FABRIC_LABEL = "hybridgpu.io/fabric"
+#: Node annotation an on-prem upgrade sets in the same API write that cordons the node (value ``upgrade-<id>``,
+#: hybridgpu.render.upgrade); the upgrade uncordons only a node that carries it, so a node cordoned by anyone else stays so.
+CORDONED_BY_ANNOTATION = "hybridgpu.io/cordoned-by"
 
 
 # --------------------------------------------------------------------------- API groups and versions

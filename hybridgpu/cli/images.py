@@ -2,9 +2,9 @@
 
 Runs the offline preview (:func:`hybridgpu.shell.preview.run_preview`), takes chart, version and
 repository from its Helm Release records, and lists them with the charts' images and the on-prem
-packages (:func:`hybridgpu.stack.images.list_images`): one reference per line under ``# charts``,
-``# images`` and ``# packages``, then a ``# unpinned: ...`` line for anything not pinned; ``--json``
-prints the same as JSON. The same stack gives the same bytes. Exit code 0, or 2 on a bad stack.
+packages, those the inventory's upgrades install included (:func:`hybridgpu.stack.images.list_images`): one
+reference per line under ``# charts``, ``# images`` and ``# packages``, then a ``# unpinned: ...`` line for
+anything not pinned; ``--json`` prints the same as JSON. The same stack gives the same bytes. Exit code 0, or 2 on a bad stack.
 """
 
 from __future__ import annotations
@@ -42,5 +42,7 @@ def images(
     # What a mirroring tool copies: the upstream charts, also of the releases the site's chart mirrors serve.
     mirrors = loaded.inventory.site.mirrors if loaded.inventory is not None else None
     releases = [upstream_release(record.inputs, mirrors) for record in sorted(result.of_type(HELM_RELEASE), key=lambda r: r.urn)]
-    listing = list_images(releases, loaded.inventory)
+    # The toolkit and upgrades.nvidia run on the hosts only when they carry their own driver (onprem.nvidiaToolkit).
+    host_driver = loaded.config.onprem.nvidia_toolkit if loaded.config.onprem is not None else True
+    listing = list_images(releases, loaded.inventory, host_driver=host_driver)
     sys.stdout.write(listing.json() if as_json else listing.text())

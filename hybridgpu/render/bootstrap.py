@@ -106,7 +106,8 @@ REGISTRY_AUTH_WRITE = (
 REGISTRY_AUTH_DELETE = f"sudo rm -f {REGISTRY_AUTH_PATH} {REGISTRY_AUTH_PATH}.part"
 
 _DEB_VERSION_RE = re.compile(r"\A[0-9][0-9A-Za-z.+~-]*\Z")
-_DURATION_RE = re.compile(r"\A(?=\d)(\d+h)?(\d+m)?(\d+s)?\Z")
+#: A kubectl drain timeout as the scripts pass it (`1h`, `30m`, `90s`, `1h30m`): Go duration units h, m, s, in that order.
+DURATION_RE = re.compile(r"\A(?=\d)(\d+h)?(\d+m)?(\d+s)?\Z")
 
 
 def shell_assign(values: Mapping[str, str]) -> str:
@@ -907,7 +908,7 @@ def drain_and_cordon_script(hostname: str, *, timeout: str = "15m", delete_node:
     """
     if not is_dns1123_subdomain(hostname):
         raise ValueError(f"hostname {hostname!r} must be a lowercase DNS subdomain")
-    if not _DURATION_RE.match(timeout):
+    if not DURATION_RE.match(timeout):
         raise ValueError(f"timeout {timeout!r} must look like 15m, 1h or 1h30m")
     header = SCRIPT_HEADER.format(title=f"hybridgpu: cordon and drain {hostname}", note="Safe to re-run.")
     body = _DRAIN + (_DELETE if delete_node else "")

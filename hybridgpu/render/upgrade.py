@@ -11,10 +11,12 @@ From an :class:`~hybridgpu.inventory.upgrade.UpgradePlan` (:func:`hybridgpu.inve
 * Per node and step, in this order (:func:`upgrade_run_order`): :func:`node_kubeadm_script` on the node
   (``kubeadm`` package released, moved to the step's version and held again; ``kubeadm upgrade plan`` and
   ``kubeadm upgrade apply vX --yes`` on the first control plane, ``kubeadm upgrade node`` on the others),
-  :func:`hybridgpu.render.bootstrap.drain_and_cordon_script` from the first control plane,
-  :func:`node_kubelet_script` on the node (``kubelet`` and ``kubectl`` released, moved, held; kubelet
-  restarted) and :func:`uncordon_script` from the first control plane (waits for the node's kubelet to
-  report the version, then uncordons unless the host is ``cordoned`` in the inventory).
+  :func:`upgrade_drain_script` from the first control plane (cordons and marks the node
+  ``hybridgpu.io/cordoned-by: upgrade-kubernetes-<version>`` in one write; a node already cordoned by anyone else is
+  drained but not marked), :func:`node_kubelet_script` on the node (``kubelet`` and ``kubectl`` released, moved, held;
+  kubelet restarted) and :func:`uncordon_script` from the first control plane (waits for the node's kubelet to
+  report the version, then uncordons only a node carrying an upgrade's mark, and not a host ``cordoned`` in the
+  inventory).
   Each node phase leaves a stamp (``/var/lib/hybridgpu/upgrade/<version>/<phase>``) once it completed, so a
   re-run after a failure in the middle resumes where it stopped and a re-run after success does nothing.
 * :func:`gpu_operator_driver_upgrade_values`: the GPU Operator chart's ``driver.upgradePolicy`` from the
@@ -26,8 +28,9 @@ From an :class:`~hybridgpu.inventory.upgrade.UpgradePlan` (:func:`hybridgpu.inve
   fabric manager at the driver's version, the toolkit; schedule a reboot for a new driver and print the boot id),
   :func:`nvidia_reboot_wait_script` (the Node back ``Ready`` with another ``bootID``; :func:`with_boot_id` fills in the
   one printed), :func:`nvidia_verify_script` (``nvidia-smi`` reports the version on every GPU the inventory lists; the
-  fabric manager active) and :func:`uncordon_script`. The scripts look at what is installed and loaded, so a re-run
-  neither drains nor reinstalls a node at the target and a re-run after a failure finishes the job.
+  fabric manager active) and :func:`uncordon_script` (the drain's mark is ``upgrade-<tag>``). The scripts look at what
+  is installed and loaded, so a re-run neither drains nor reinstalls a node at the target and a re-run after a failure
+  finishes the job.
 
 Sources (read 2026-11-26):
 
@@ -73,9 +76,10 @@ from hybridgpu.inventory.upgrade import (
     plan_nvidia_upgrade,
     plan_upgrade,
 )
-from hybridgpu.k8s import is_dns1123_subdomain
+from hybridgpu.k8s import CORDONED_BY_ANNOTATION, is_dns1123_subdomain
 from hybridgpu.inventory.mirrors import Mirrors, apt_sources
-from hybridgpu.render.bootstrap import SCRIPT_HEADER, SCRIPT_HELPERS, SCRIPT_LOG, shell_assign, drain_and_cordon_script, fill, kubernetes_repository
+from hybridgpu.render.bootstrap import DURATION_RE as _DRAIN_TIMEOUT
+from hybridgpu.render.bootstrap import SCRIPT_HEADER, SCRIPT_HELPERS, SCRIPT_LOG, fill, kubernetes_repository, shell_assign
 
 __all__ = [
     "ETCD_CA",
@@ -85,6 +89,7 @@ __all__ = [
     "SNAPSHOT_UNIT",
     "UPGRADE_STAMP_DIR",
     "BOOT_ID_UNSET",
+    "UPGRADE_MARK_PREFIX",
     "NVIDIA_TOOLKIT_PACKAGES",
     "STATE_AT_TARGET",
     "STATE_UNKNOWN",
@@ -105,6 +110,8 @@ __all__ = [
     "with_boot_id",
     "with_node_state",
     "uncordon_script",
+    "upgrade_drain_script",
+    "upgrade_mark",
     "requested_upgrade",
     "upgrade_run_order",
 ]
@@ -407,6 +414,129 @@ def node_kubelet_script(node: NodeUpgrade, version: str, *, mirrors: Mirrors | N
     return _node_script(node, version, f"hybridgpu: upgrade {node.hostname} to {version}, kubelet phase", _KUBELET, mirrors)
 
 
+# --------------------------------------------------------------------------- cordon with a mark, uncordon only what is marked
+
+#: The value of :data:`hybridgpu.k8s.CORDONED_BY_ANNOTATION` on a node an upgrade cordoned starts with this:
+#: ``upgrade-kubernetes-<version>`` (a Kubernetes step) or ``upgrade-<tag>`` (an NVIDIA upgrade, ``upgrade-nvidia-...``).
+UPGRADE_MARK_PREFIX = "upgrade-"
+
+
+def upgrade_mark(upgrade_id: str) -> str:
+    """The mark an upgrade leaves on a node it cordons: ``upgrade-<upgrade_id>`` (``upgrade_id`` such as
+    ``kubernetes-1.36.1`` or the NVIDIA upgrade's tag).
+
+    Raises:
+        ValueError: ``upgrade_id`` is empty or has characters other than ``[A-Za-z0-9._~+-]`` (Debian version characters;
+            it goes into a JSON string and a log line).
+    """
+    if not upgrade_id or not all(c.isascii() and (c.isalnum() or c in "._~+-") for c in upgrade_id):
+        raise ValueError(f"upgrade id {upgrade_id!r} must be letters, digits, '.', '_', '~', '+' or '-'")
+    return UPGRADE_MARK_PREFIX + upgrade_id
+
+
+def _mark_values() -> dict[str, str]:
+    # kubectl's JSONPath takes an annotation key with its dots escaped (kubectl get -o jsonpath; missing keys print nothing).
+    return {
+        "MARK_KEY": CORDONED_BY_ANNOTATION,
+        "MARK_JSONPATH": CORDONED_BY_ANNOTATION.replace(".", "\\."),
+        "MARK_PREFIX": UPGRADE_MARK_PREFIX,
+        "PATCH_TRIES": "5",
+    }
+
+
+# node_state prints "<spec.unschedulable>|<metadata.resourceVersion>|<the mark>" in one read; the patches carry that
+# resourceVersion, so the API server refuses them (409 Conflict, "the object has been modified") when anybody changed
+# the Node in between, and the script reads it again. Cordon and mark are one write: no re-run can find the node
+# cordoned by the upgrade without the mark, or marked by the upgrade while somebody else cordoned it.
+_NODE_STATE = """\
+node_state() {
+  kubectl get node "${NODE_NAME}" -o "jsonpath={.spec.unschedulable}|{.metadata.resourceVersion}|{.metadata.annotations.${MARK_JSONPATH}}"
+}
+# patch_node BODY: a JSON merge patch of the Node; returns 1 on a conflict (read again), dies on any other error.
+patch_node() {
+  local out
+  if out=$(kubectl patch node "${NODE_NAME}" --type=merge -p "$1" 2>&1); then
+    return 0
+  fi
+  [[ ${out} == *"the object has been modified"* ]] || die "cannot patch node ${NODE_NAME}: ${out}"
+  log "${NODE_NAME} changed while this step was writing it; reading it again"
+  return 1
+}
+"""
+
+_MARKED_DRAIN = """\
+if ! out=$(kubectl get node "${NODE_NAME}" -o name 2>&1); then
+  if [[ ${out} == *NotFound* || ${out} == *"not found"* ]]; then
+    log "node ${NODE_NAME} not found; nothing to drain"
+    exit 0
+  fi
+  die "cannot read node ${NODE_NAME}: ${out}"
+fi
+settled=0
+for _ in $(seq 1 "${PATCH_TRIES}"); do
+  state=$(node_state) || die "cannot read node ${NODE_NAME}"
+  IFS='|' read -r unschedulable version mark <<<"${state}"
+  if [[ ${unschedulable} == true && ${mark} == "${MARK}" ]]; then
+    log "${NODE_NAME} is cordoned by this upgrade already (${MARK_KEY}=${MARK})"
+    settled=1
+    break
+  fi
+  if [[ ${unschedulable} == true && ${mark} != "${MARK_PREFIX}"* ]]; then
+    log "${NODE_NAME} was cordoned before the upgrade, not by it: drained without ${MARK_KEY}, it stays cordoned afterwards"
+    settled=1
+    break
+  fi
+  if [[ ${unschedulable} == true ]]; then
+    log "${NODE_NAME} is cordoned by an earlier upgrade (${MARK_KEY}=${mark}); this upgrade takes it over (${MARK})"
+  else
+    log "cordon ${NODE_NAME} and mark it ${MARK_KEY}=${MARK} (one write)"
+  fi
+  body=$(printf '{"metadata":{"resourceVersion":"%s","annotations":{"%s":"%s"}},"spec":{"unschedulable":true}}' "${version}" "${MARK_KEY}" "${MARK}")
+  if patch_node "${body}"; then
+    settled=1
+    break
+  fi
+done
+[[ ${settled} -eq 1 ]] || die "${NODE_NAME} kept changing while it was being cordoned (${PATCH_TRIES} tries); run pulumi up again"
+log "drain ${NODE_NAME} (timeout ${DRAIN_TIMEOUT}; PodDisruptionBudgets are respected)"
+kubectl drain "${NODE_NAME}" --ignore-daemonsets --delete-emptydir-data --timeout="${DRAIN_TIMEOUT}"
+"""
+
+
+def upgrade_drain_script(hostname: str, *, timeout: str, mark: str) -> str:
+    """Cordon and drain a node for an upgrade (first control plane, ``KUBECONFIG`` = admin.conf), leaving ``mark``
+    (:func:`upgrade_mark`) in the node's :data:`~hybridgpu.k8s.CORDONED_BY_ANNOTATION` annotation.
+
+    The node is read once (``spec.unschedulable``, ``resourceVersion``, the annotation) and then, in one JSON merge patch
+    that carries that ``resourceVersion``:
+
+    * schedulable: cordoned and marked together;
+    * cordoned with another upgrade's mark (an upgrade that stopped before its uncordon): the mark is taken over;
+    * cordoned with ``mark`` (a re-run): nothing written;
+    * cordoned without an upgrade's mark (an operator, the GPU remediation, the inventory's ``cordoned`` state): not
+      marked, so :func:`uncordon_script` leaves it cordoned.
+
+    A Node changed in between makes the API server answer 409 Conflict (kubernetes/apiserver
+    ``pkg/registry/generic/registry/store.go``, ``OptimisticLockErrorMsg``, commit 24a394e5, read 2026-11-27; kubectl
+    ``annotate --resource-version`` relies on the same, kubernetes/kubectl ``pkg/cmd/annotate/annotate.go`` dee3483a): the
+    script reads it again (5 tries). Then ``kubectl drain`` (its own cordon is then a no-op). A node that does not exist is
+    a success with nothing done.
+
+    Raises:
+        ValueError: malformed hostname, timeout or mark.
+    """
+    if not is_dns1123_subdomain(hostname):
+        raise ValueError(f"hostname {hostname!r} must be a lowercase DNS subdomain")
+    if not _DRAIN_TIMEOUT.match(timeout):
+        raise ValueError(f"timeout {timeout!r} must look like 15m, 1h or 1h30m")
+    if not mark.startswith(UPGRADE_MARK_PREFIX):
+        raise ValueError(f"mark {mark!r} must come from upgrade_mark()")
+    upgrade_mark(mark[len(UPGRADE_MARK_PREFIX) :])
+    header = SCRIPT_HEADER.format(title=f"hybridgpu: cordon (marked {mark}) and drain {hostname}", note="Safe to re-run.")
+    values = {"NODE_NAME": hostname, "DRAIN_TIMEOUT": timeout, "MARK": mark} | _mark_values()
+    return header + shell_assign(values) + "\n" + SCRIPT_LOG + _NODE_STATE + _MARKED_DRAIN
+
+
 _UNCORDON = """\
 log "waiting for ${NODE_NAME} to report kubelet v${K8S_VERSION} and Ready"
 seen=""
@@ -417,22 +547,44 @@ for _ in $(seq 1 "${WAIT_TRIES}"); do
 done
 [[ ${seen} == "v${K8S_VERSION} True" ]] ||
   die "${NODE_NAME} reports '${seen}', not 'v${K8S_VERSION} True': check 'systemctl status kubelet' on it, then re-run"
-{action}"""
-
-_DO_UNCORDON = """\
-kubectl uncordon "${NODE_NAME}"
-log "done: ${NODE_NAME} runs ${K8S_VERSION} and takes pods again"
-"""
-
-_STAY_CORDONED = """\
-log "done: ${NODE_NAME} runs ${K8S_VERSION}; it stays cordoned (state cordoned in the inventory)"
+for _ in $(seq 1 "${PATCH_TRIES}"); do
+  state=$(node_state) || die "cannot read node ${NODE_NAME}"
+  IFS='|' read -r unschedulable version mark <<<"${state}"
+  if [[ ${mark} != "${MARK_PREFIX}"* ]]; then
+    if [[ ${unschedulable} != true ]]; then
+      log "done: ${NODE_NAME} runs ${K8S_VERSION} and takes pods"
+    elif [[ ${KEEP_CORDONED} -eq 1 ]]; then
+      log "done: ${NODE_NAME} runs ${K8S_VERSION}; it stays cordoned (state cordoned in the inventory)"
+    else
+      log "done: ${NODE_NAME} runs ${K8S_VERSION}; it stays cordoned: it was cordoned before the upgrade, not by it (no ${MARK_KEY}); kubectl uncordon ${NODE_NAME} when it may take pods again"
+    fi
+    exit 0
+  fi
+  if [[ ${KEEP_CORDONED} -eq 1 ]]; then
+    # The inventory says cordoned: the cordon is the inventory's now, the upgrade's mark goes.
+    body=$(printf '{"metadata":{"resourceVersion":"%s","annotations":{"%s":null}}}' "${version}" "${MARK_KEY}")
+    text="it stays cordoned (state cordoned in the inventory); ${MARK_KEY} removed"
+  else
+    body=$(printf '{"metadata":{"resourceVersion":"%s","annotations":{"%s":null}},"spec":{"unschedulable":false}}' "${version}" "${MARK_KEY}")
+    text="uncordoned (cordoned by ${mark}), takes pods again"
+  fi
+  if patch_node "${body}"; then
+    log "done: ${NODE_NAME} runs ${K8S_VERSION}; ${text}"
+    exit 0
+  fi
+done
+die "${NODE_NAME} kept changing while it was being uncordoned (${PATCH_TRIES} tries); run pulumi up again"
 """
 
 
 def uncordon_script(node: NodeUpgrade, version: str, *, wait_tries: int = 60) -> str:
-    """Script for the first control plane (``KUBECONFIG`` = admin.conf) after a node's kubelet phase: waits (5 s x
-    ``wait_tries``) for the Node to report kubelet ``v<version>`` and ``Ready``, then ``kubectl uncordon`` unless
-    ``node.uncordon`` is false (a host ``cordoned`` in the inventory stays cordoned).
+    """Script for the first control plane (``KUBECONFIG`` = admin.conf) after a node's kubelet (or verify) phase: waits
+    (5 s x ``wait_tries``) for the Node to report kubelet ``v<version>`` and ``Ready``, then, only when the node carries
+    an upgrade's mark (:data:`~hybridgpu.k8s.CORDONED_BY_ANNOTATION` starting ``upgrade-``, left by
+    :func:`upgrade_drain_script`), uncordons it and removes the mark in one write (the ``resourceVersion`` read with it
+    as precondition; a conflict reads again). A node cordoned without the mark (by an operator, the GPU remediation)
+    stays cordoned and the script says so (exit 0); so does a host ``cordoned`` in the inventory (``node.uncordon`` false),
+    whose mark is removed. A schedulable node without a mark: nothing to do.
 
     Raises:
         ValueError: malformed version or hostname, or ``wait_tries`` < 1.
@@ -440,9 +592,13 @@ def uncordon_script(node: NodeUpgrade, version: str, *, wait_tries: int = 60) ->
     if wait_tries < 1:
         raise ValueError("wait_tries must be at least 1")
     header = SCRIPT_HEADER.format(title=f"hybridgpu: {node.hostname} at {version}: wait, uncordon", note="Safe to re-run.")
-    values = {"NODE_NAME": _host(node.hostname), "K8S_VERSION": _version(version), "WAIT_TRIES": str(wait_tries)}
-    action = _DO_UNCORDON if node.uncordon else _STAY_CORDONED
-    return header + shell_assign(values) + "\n" + SCRIPT_LOG + _UNCORDON.replace("{action}", action)
+    values = {
+        "NODE_NAME": _host(node.hostname),
+        "K8S_VERSION": _version(version),
+        "WAIT_TRIES": str(wait_tries),
+        "KEEP_CORDONED": "0" if node.uncordon else "1",
+    } | _mark_values()
+    return header + shell_assign(values) + "\n" + SCRIPT_LOG + _NODE_STATE + _UNCORDON
 
 
 # --------------------------------------------------------------------------- the run order
@@ -516,7 +672,7 @@ def upgrade_run_order(plan: UpgradePlan, policy: UpgradePolicy | None, *, mirror
                     f"{stem}-2-drain.sh",
                     "first-control-plane",
                     node.hostname,
-                    drain_and_cordon_script(node.hostname, timeout=policy.drain_timeout),
+                    upgrade_drain_script(node.hostname, timeout=policy.drain_timeout, mark=upgrade_mark(f"kubernetes-{v}")),
                     "drain",
                     v,
                 ),
@@ -763,15 +919,16 @@ def nvidia_check_script(node: NvidiaNode, plan: NvidiaUpgradePlan) -> str:
     return _nvidia_node_script(node, plan, f"hybridgpu: is {node.hostname} at {plan.policy.tag}? check phase", extra, _NVIDIA_CHECK, stamps=False)
 
 
-def nvidia_drain_script(node: NvidiaNode, timeout: str) -> str:
-    """The drain of one GPU worker in an NVIDIA upgrade (first control plane): :func:`drain_and_cordon_script`, preceded
-    by a guard that exits without cordoning when ``NODE_STATE`` is :data:`STATE_AT_TARGET`. ``NODE_STATE`` is
-    :data:`STATE_UNKNOWN` (drain) until :func:`with_node_state` fills it from the check phase's output.
+def nvidia_drain_script(node: NvidiaNode, timeout: str, *, tag: str) -> str:
+    """The drain of one GPU worker in an NVIDIA upgrade (first control plane): :func:`upgrade_drain_script` with the mark
+    ``upgrade-<tag>`` (``tag``: :attr:`hybridgpu.inventory.upgrade.NvidiaHostUpgrade.tag`), preceded by a guard that exits
+    without cordoning when ``NODE_STATE`` is :data:`STATE_AT_TARGET`. ``NODE_STATE`` is :data:`STATE_UNKNOWN` (drain) until
+    :func:`with_node_state` fills it from the check phase's output.
 
     Raises:
-        ValueError: malformed hostname or timeout.
+        ValueError: malformed hostname, timeout or tag.
     """
-    text = drain_and_cordon_script(node.hostname, timeout=timeout)
+    text = upgrade_drain_script(node.hostname, timeout=timeout, mark=upgrade_mark(tag))
     values = shell_assign({"NODE_STATE": STATE_UNKNOWN, "STATE_AT_TARGET": STATE_AT_TARGET})
     head, tail = text.split("\n" + SCRIPT_LOG, 1)
     return head + values + "\n" + SCRIPT_LOG + _NVIDIA_SKIP_DRAIN + tail
@@ -892,7 +1049,7 @@ def nvidia_run_order(plan: NvidiaUpgradePlan) -> tuple[ScriptRun, ...]:
             k8s_node = NodeUpgrade(node.hostname, node.address, "gpu-worker", "node", node.uncordon)
             texts = (
                 ("0-check", "node", nvidia_check_script(node, plan), "check"),
-                ("1-drain", "first-control-plane", nvidia_drain_script(node, plan.drain_timeout), "drain"),
+                ("1-drain", "first-control-plane", nvidia_drain_script(node, plan.drain_timeout, tag=tag), "drain"),
                 ("2-install", "node", nvidia_install_script(node, plan), "install"),
                 ("3-reboot-wait", "first-control-plane", nvidia_reboot_wait_script(node, timeout_seconds=plan.policy.reboot_timeout_seconds), "reboot-wait"),
                 ("4-verify", "node", nvidia_verify_script(node, plan), "verify"),

@@ -10,7 +10,11 @@ returns an :class:`ImagesListing`:
   way Helm does, :func:`hybridgpu.render.charts.helm_merge`), skipping a component our values or
   the defaults disable; a tag the values leave empty is the chart's ``appVersion`` where it is known;
 * packages: on-prem, the apt packages bootstrap installs (``kubelet``/``kubeadm``/``kubectl`` at
-  ``cluster.kubernetesVersion``, the NVIDIA container toolkit at ``cluster.nvidiaContainerToolkitVersion``).
+  ``cluster.kubernetesVersion``, the NVIDIA container toolkit at ``cluster.nvidiaContainerToolkitVersion``) and those
+  the upgrades ``pulumi up`` runs install (:func:`upgrade_packages`): ``kubeadm``/``kubelet``/``kubectl`` at each step of
+  ``upgrades.kubernetes`` (``via`` and ``to``), and for ``upgrades.nvidia`` the driver package at its version, on
+  NVSwitch hosts the fabric manager package at the driver's version, the toolkit packages at ``toolkitVersion``, so a
+  disconnected site mirrors them before the upgrade starts.
 
 What is not pinned is said, never hidden: :attr:`ImagesListing.unpinned` (a chart missing from the
 data file, an image without a tag or with a moving one such as ``latest``, the Debian revision of
@@ -33,9 +37,11 @@ from typing import Any
 import yaml
 
 from hybridgpu.inventory.models import Inventory
+from hybridgpu.inventory.upgrade import UpgradePlanError, parse_version, plan_nvidia_upgrade, plan_upgrade
 from hybridgpu.render.charts import helm_merge
+from hybridgpu.render.upgrade import NVIDIA_TOOLKIT_PACKAGES
 
-__all__ = ["CHART_IMAGES_FILE", "FRAMEWORK_CHART_IMAGES_FILE", "ImagesListing", "chart_images", "list_images"]
+__all__ = ["CHART_IMAGES_FILE", "FRAMEWORK_CHART_IMAGES_FILE", "ImagesListing", "chart_images", "list_images", "upgrade_packages"]
 
 #: The per-chart image data, package data beside this module.
 CHART_IMAGES_FILE = "data/chart_images.yaml"
@@ -143,13 +149,73 @@ def _enabled(entry: Mapping[str, Any], values: Mapping[str, Any]) -> bool:
     return True
 
 
-def list_images(releases: Sequence[Mapping[str, Any]], inventory: Inventory | None, *, data: Mapping[str, Any] | None = None) -> ImagesListing:
+#: The Kubernetes packages bootstrap and the upgrade install and hold, in the order they are listed.
+_KUBERNETES_PACKAGES = ("kubeadm", "kubectl", "kubelet")
+
+
+def upgrade_packages(inventory: Inventory, *, host_driver: bool = True) -> tuple[set[str], set[str]]:
+    """The apt packages the upgrades of ``inventory`` install, as ``name=version`` (apt's syntax; ``-*`` where the scripts
+    let apt pick the Debian revision), and what of them is not pinned.
+
+    * ``upgrades.kubernetes`` (when ``to`` is not ``cluster.kubernetesVersion``): ``kubeadm``, ``kubelet`` and ``kubectl``
+      at every step :func:`~hybridgpu.inventory.upgrade.plan_upgrade` makes (``via``, then ``to``), as
+      :func:`hybridgpu.render.upgrade.node_kubeadm_script` and ``node_kubelet_script`` install them (``<version>-*``).
+    * ``upgrades.nvidia`` (only with ``host_driver``: the hosts carry their own driver, ``hybridgpu:onprem``
+      ``nvidiaToolkit``): the driver package at its version, the fabric manager package at ``<driver version>-*`` when a
+      GPU worker that is not ``absent`` is an NVSwitch system, and the four toolkit packages at ``toolkitVersion``, as
+      :func:`hybridgpu.render.upgrade.nvidia_install_script` installs them.
+
+    Args:
+        inventory: a validated inventory.
+        host_driver: False when the GPU Operator installs the driver (``upgrades.nvidia`` does not run on the hosts).
+
+    Returns:
+        ``(packages, unpinned)``; both empty without upgrades.
+    """
+    packages: set[str] = set()
+    unpinned: set[str] = set()
+    cluster = inventory.site.cluster
+    policy = inventory.site.upgrades
+    wanted = policy.kubernetes if policy is not None else None
+    if wanted is not None:
+        try:
+            moves = parse_version(wanted.to) != parse_version(cluster.kubernetes_version, "cluster.kubernetesVersion")
+        except UpgradePlanError:
+            moves = False  # validation reports it
+        plan = plan_upgrade(inventory, wanted.to, via=wanted.via, workers_last=wanted.workers_last) if moves else None
+        if plan is not None and not plan.ok:
+            unpinned.add(f"upgrades.kubernetes to {wanted.to}: its checks fail ({', '.join(c.name for c in plan.failures)}); its packages are not listed")
+        for step in plan.steps if plan is not None and plan.ok else ():
+            packages.update(f"{pkg}={step.version}-*" for pkg in _KUBERNETES_PACKAGES)
+            unpinned.add(f"kubeadm/kubelet/kubectl {step.version} (upgrades.kubernetes): Debian revision (`-*`) is whatever pkgs.k8s.io (or the mirror) holds")
+    nvidia = plan_nvidia_upgrade(inventory) if host_driver else None
+    if nvidia is not None:
+        driver = nvidia.policy.driver
+        if driver is not None:
+            packages.add(f"{driver.package}={driver.version}")
+            fabric = driver.fabric_manager_package
+            if any(node.fabric_manager for batch in nvidia.batches for node in batch):
+                if fabric is None:
+                    unpinned.add(f"upgrades.nvidia: no fabric manager package known for {driver.package} (inventory validate names the NVSwitch hosts)")
+                else:
+                    packages.add(f"{fabric}={driver.upstream}-*")
+                    unpinned.add(f"{fabric} {driver.upstream} (upgrades.nvidia, NVSwitch hosts): Debian revision (`-*`) is whatever the repository holds")
+        if nvidia.policy.toolkit_version is not None:
+            packages.update(f"{pkg}={nvidia.policy.toolkit_version}" for pkg in NVIDIA_TOOLKIT_PACKAGES)
+    return packages, unpinned
+
+
+def list_images(
+    releases: Sequence[Mapping[str, Any]], inventory: Inventory | None, *, data: Mapping[str, Any] | None = None, host_driver: bool = True
+) -> ImagesListing:
     """The charts, images and packages a stack installs.
 
     Args:
         releases: the stack's Helm release records (preview ``helm_releases`` inputs, with ``repositoryOpts``).
         inventory: the stack's on-prem inventory, or None (no packages then).
         data: chart image data (default: :func:`chart_images`).
+        host_driver: the GPU workers carry their own driver and the stack installs the container toolkit on them
+            (``hybridgpu:onprem`` ``nvidiaToolkit``); False: no toolkit packages, and ``upgrades.nvidia`` does not run.
 
     Returns:
         An :class:`ImagesListing`; anything not pinned is in ``unpinned``.
@@ -181,12 +247,14 @@ def list_images(releases: Sequence[Mapping[str, Any]], inventory: Inventory | No
     packages: set[str] = set()
     if inventory is not None:
         cluster = inventory.site.cluster
-        for pkg in ("kubeadm", "kubectl", "kubelet"):
+        for pkg in _KUBERNETES_PACKAGES:
             packages.add(f"{pkg}={cluster.kubernetes_version}-*")
         unpinned.add(f"kubeadm/kubelet/kubectl {cluster.kubernetes_version}: Debian revision (`-*`) is whatever pkgs.k8s.io (or the mirror) holds")
         unpinned.add("containerd: the distribution's package when none is installed (not pinned by hybridgpu)")
-        if inventory.gpu_workers:
+        if inventory.gpu_workers and host_driver:
             version = cluster.nvidia_container_toolkit_version
-            for pkg in ("libnvidia-container-tools", "libnvidia-container1", "nvidia-container-toolkit", "nvidia-container-toolkit-base"):
-                packages.add(f"{pkg}={version}")
+            packages.update(f"{pkg}={version}" for pkg in NVIDIA_TOOLKIT_PACKAGES)
+        more, notes = upgrade_packages(inventory, host_driver=host_driver)
+        packages |= more
+        unpinned |= notes
     return ImagesListing(tuple(sorted(charts)), tuple(sorted(images)), tuple(sorted(packages)), tuple(sorted(unpinned)))

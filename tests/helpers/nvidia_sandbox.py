@@ -9,14 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from hybridgpu.render.upgrade import NVIDIA_TOOLKIT_PACKAGES
-from tests.helpers.sandbox import STUB_PRELUDE, Sandbox
+from tests.helpers.sandbox import KUBECTL_NODE, STUB_PRELUDE, Sandbox
 
 __all__ = ["FM", "NEW_BOOT", "OLD_BOOT", "OLD_DRIVER", "OLD_TOOLKIT", "NvidiaBox", "fast"]
 
 OLD_DRIVER, OLD_TOOLKIT = "570.195.03-1", "1.17.8-1"
 OLD_BOOT, NEW_BOOT = "11111111-2222-3333-4444-555555555555", "66666666-7777-8888-9999-000000000000"
 
-STUB = STUB_PRELUDE + r"""# fm_start: the fabric manager starts only with its package at the loaded driver's version (else it exits at once).
+STUB = STUB_PRELUDE + KUBECTL_NODE + r"""# fm_start: the fabric manager starts only with its package at the loaded driver's version (else it exits at once).
 fm_start() {
   local v
   v=$(cat "${S}/pkg-${FM_PKG}" 2>/dev/null) || return 1
@@ -69,15 +69,13 @@ case "${name}" in
   crictl) [[ $1 == ps ]] && printf 'c0ffee01\nc0ffee02\n' ;;
   systemd-run) touch "${S}/reboot-scheduled" ;;
   kubectl)
+    kubectl_node "$@"
+    rc=$?
+    [[ ${rc} -eq 2 ]] || exit "${rc}"
     args=" $* "
     if [[ ${args} == *" -o name "* ]]; then echo "node/$3"; exit 0; fi
     if [[ ${args} == *"bootID"* ]]; then printf '%s True' "$(cat "${S}/boot-id")"; exit 0; fi
-    if [[ ${args} == *"kubeletVersion"* ]]; then printf 'v1.35.2 True'; exit 0; fi
-    case "$1" in
-      cordon) touch "${S}/cordoned-$2" ;;
-      drain) touch "${S}/drained-$2" ;;
-      uncordon) rm -f "${S}/cordoned-$2" "${S}/drained-$2" ;;
-    esac ;;
+    if [[ ${args} == *"kubeletVersion"* ]]; then printf 'v1.35.2 True'; exit 0; fi ;;
 esac
 exit 0
 """

@@ -15,6 +15,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,6 +54,72 @@ if [[ -n ${FAIL_AT:-} && ${line} == ${FAIL_AT}* ]]; then
   exit 1
 fi
 S=${SANDBOX}/state
+"""
+
+#: The Node objects of the upgrade stubs (tests/render/test_upgrade_sandbox.py, tests/helpers/nvidia_sandbox.py) as the
+#: API server keeps them: ``spec.unschedulable`` (state file ``cordoned-<node>``), the ``hybridgpu.io/cordoned-by``
+#: annotation (``mark-<node>``) and ``metadata.resourceVersion`` (``rv-<node>``, bumped by every write). ``kubectl_node ARGS``
+#: answers the reads and writes of the drain and uncordon scripts and returns 2 for anything else:
+#:
+#: * ``get node N -o jsonpath={.spec.unschedulable}|...``: ``true`` or nothing, the resourceVersion, the annotation or
+#:   nothing (kubectl's JSONPath prints nothing for a missing key); with ``CORDON_AFTER_READ`` set, somebody cordons the
+#:   node right after the first such read (a race the scripts must lose safely);
+#: * ``patch node N --type=merge -p BODY``: a JSON merge patch (RFC 7386: ``null`` removes a key); a ``resourceVersion``
+#:   in it that is not the current one is refused with the API server's 409 Conflict text (kubernetes/apiserver
+#:   ``pkg/registry/generic/registry/store.go`` ``OptimisticLockErrorMsg``, commit 24a394e5);
+#: * ``cordon``/``uncordon`` write only when the value changes (kubectl ``pkg/cmd/drain/drain.go``: "already cordoned");
+#:   ``drain`` cordons first (``RunDrain`` calls ``RunCordonOrUncordon(true)``), kubernetes/kubectl commit dee3483a.
+KUBECTL_NODE = r"""node_rv() { cat "${S}/rv-$1" 2>/dev/null || echo 1; }
+node_bump() { echo $(($(node_rv "$1") + 1)) >"${S}/rv-$1"; }
+kubectl_node() {
+  local n=$3
+  if [[ $1 == get && " $* " == *"{.spec.unschedulable}|"* ]]; then
+    printf '%s|%s|%s' "$([[ -e ${S}/cordoned-${n} ]] && echo true)" "$(node_rv "${n}")" "$(cat "${S}/mark-${n}" 2>/dev/null)"
+    if [[ -n ${CORDON_AFTER_READ:-} && ! -e ${S}/raced ]]; then
+      touch "${S}/raced" "${S}/cordoned-${n}"
+      node_bump "${n}"
+    fi
+    return 0
+  fi
+  case "$1" in
+    patch)
+      n=$3
+      "${PYTHON}" - "${S}" "${n}" "${!#}" <<'PY' || return 1
+import json, pathlib, sys
+state, node, body = pathlib.Path(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
+rv_file = state / f"rv-{node}"
+current = rv_file.read_text().strip() if rv_file.exists() else "1"
+meta, spec = body.pop("metadata", {}), body.pop("spec", {})
+want = meta.pop("resourceVersion", None)
+annotations = meta.pop("annotations", {})
+assert not body and not meta and set(spec) <= {"unschedulable"}, ("the stub models only these fields", body, meta, spec)
+if want is not None and want != current:
+    sys.exit(f'Error from server (Conflict): Operation cannot be fulfilled on nodes "{node}": the object has been modified; '
+             "please apply your changes to the latest version and try again")
+if "unschedulable" in spec:
+    if spec["unschedulable"]:
+        (state / f"cordoned-{node}").touch()
+    else:
+        (state / f"cordoned-{node}").unlink(missing_ok=True)
+        (state / f"drained-{node}").unlink(missing_ok=True)
+for key, value in annotations.items():
+    assert key == "hybridgpu.io/cordoned-by", key
+    if value is None:
+        (state / f"mark-{node}").unlink(missing_ok=True)
+    else:
+        (state / f"mark-{node}").write_text(value)
+rv_file.write_text(str(int(current) + 1))
+print(f"node/{node} patched")
+PY
+      ;;
+    cordon) [[ -e ${S}/cordoned-$2 ]] || { touch "${S}/cordoned-$2"; node_bump "$2"; } ;;
+    uncordon) [[ ! -e ${S}/cordoned-$2 ]] || { rm -f "${S}/cordoned-$2" "${S}/drained-$2"; node_bump "$2"; } ;;
+    drain)
+      [[ -e ${S}/cordoned-$2 ]] || { touch "${S}/cordoned-$2"; node_bump "$2"; }
+      touch "${S}/drained-$2" ;;
+    *) return 2 ;;
+  esac
+}
 """
 
 # One stub for every command: log the call, fail when FAIL_AT matches, then act on the state.
@@ -141,6 +208,7 @@ class Sandbox:
             "K8S_VERSION": CLUSTER.version,
             "NODE": node,
             "HOME": str(base),
+            "PYTHON": sys.executable,
         }
 
     def install_stubs(self, stub: str, names: list[str] | tuple[str, ...]) -> None:

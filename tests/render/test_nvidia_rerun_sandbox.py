@@ -160,7 +160,7 @@ def test_a_node_at_the_target_is_neither_drained_nor_rebooted(tmp_path):
     assert [c.split()[0] for c in phases["check"]] == ["dpkg-query"] * 6 + ["nvidia-smi", "systemctl"]
     assert phases["drain"] == []  # not even a kubectl call
     calls = _flat(seen)
-    for banned in ("kubectl cordon", "kubectl drain", "systemctl stop", "crictl", "apt-get", "apt-mark", "systemd-run", "systemctl restart"):
+    for banned in ("kubectl cordon", "kubectl patch", "kubectl drain", "systemctl stop", "crictl", "apt-get", "apt-mark", "systemd-run", "systemctl restart"):
         assert not [c for c in calls if c.startswith(banned)], (banned, calls)
 
 
@@ -204,7 +204,8 @@ def test_fabric_manager_at_another_version_moves_and_restarts_without_a_reboot(t
     calls = _flat(seen)
     assert "kubectl drain gpu-01 --ignore-daemonsets --delete-emptydir-data --timeout=30m" in calls
     assert [c for c in calls if c.startswith("apt-get install")] == [f"apt-get install -y -qq --allow-downgrades {FM}=580.95.05-*"]
-    order = [f"apt-mark unhold {FM}", f"apt-mark hold {FM}", f"systemctl restart {FM}", "systemctl start kubelet", "kubectl uncordon gpu-01"]
+    uncordon = next(c for c in calls if c.startswith("kubectl patch node gpu-01") and '"unschedulable":false' in c)
+    order = [f"apt-mark unhold {FM}", f"apt-mark hold {FM}", f"systemctl restart {FM}", "systemctl start kubelet", uncordon]
     assert [calls.index(c) for c in order] == sorted(calls.index(c) for c in order)
     assert not [c for c in calls if c.startswith("systemd-run")]  # the loaded driver is the target: no reboot
     assert box.get(f"hold-{FM}") is not None and box.get("running-nvidia-fabricmanager") is not None

@@ -26,21 +26,22 @@ from pathlib import Path
 import pytest
 
 from hybridgpu.inventory.upgrade import EtcdSnapshots, NodeUpgrade, UpgradePolicy
-from hybridgpu.render.bootstrap import drain_and_cordon_script
 from hybridgpu.render.upgrade import (
     etcd_snapshot_script,
     etcd_snapshot_timer_script,
     node_kubeadm_script,
     node_kubelet_script,
     uncordon_script,
+    upgrade_drain_script,
+    upgrade_mark,
 )
 from tests.helpers import ROOT
-from tests.helpers.sandbox import STUB_PRELUDE, Sandbox
+from tests.helpers.sandbox import KUBECTL_NODE, STUB_PRELUDE, Sandbox
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="bash not installed")
 SHELLCHECK = shutil.which("shellcheck")
 
-STUB = STUB_PRELUDE + r"""ver() { local v; v=$(cat "${S}/pkg-$1"); printf '%s' "${v%%-*}"; }
+STUB = STUB_PRELUDE + KUBECTL_NODE + r"""ver() { local v; v=$(cat "${S}/pkg-$1"); printf '%s' "${v%%-*}"; }
 case "${name}" in
   dpkg-query) [[ -e ${S}/pkg-${!#} ]] || exit 1; cat "${S}/pkg-${!#}" ;;
   apt-mark)
@@ -74,14 +75,12 @@ case "${name}" in
       is-enabled) [[ -e ${S}/enabled-${!#} ]] || exit 1 ;;
     esac ;;
   kubectl)
+    kubectl_node "$@"
+    rc=$?
+    [[ ${rc} -eq 2 ]] || exit "${rc}"
     args=" $* "
     if [[ ${args} == *" -o name "* ]]; then echo "node/$3"; exit 0; fi
-    if [[ ${args} == *" -o jsonpath="* ]]; then printf 'v%s True' "$(cat "${S}/kubelet-running")"; exit 0; fi
-    case "$1" in
-      cordon) touch "${S}/cordoned-$2" ;;
-      drain) touch "${S}/drained-$2" ;;
-      uncordon) rm -f "${S}/cordoned-$2" "${S}/drained-$2" ;;
-    esac ;;
+    if [[ ${args} == *" -o jsonpath="* ]]; then printf 'v%s True' "$(cat "${S}/kubelet-running")"; exit 0; fi ;;
   etcdctl)
     prev=""
     for a in "$@"; do
@@ -145,7 +144,7 @@ def _upgrade(node: NodeUpgrade) -> list[str]:
     """A node's four scripts in run order (upgrade_run_order's, without the snapshot)."""
     return [
         node_kubeadm_script(node, NEW),
-        drain_and_cordon_script(node.hostname, timeout="30m"),
+        upgrade_drain_script(node.hostname, timeout="30m", mark=upgrade_mark(f"kubernetes-{NEW}")),
         node_kubelet_script(node, NEW),
         uncordon_script(node, NEW, wait_tries=2),
     ]
@@ -170,20 +169,20 @@ def test_first_control_plane_call_order(tmp_path):
         "apt-mark hold kubeadm",
         "kubeadm upgrade plan v1.36.1",
         "kubeadm upgrade apply v1.36.1 --yes",
-        "kubectl cordon cp-01",
+        'kubectl patch node cp-01 --type=merge -p {"metadata":{"resourceVersion":"1","annotations":{"hybridgpu.io/cordoned-by":"upgrade-kubernetes-1.36.1"}},"spec":{"unschedulable":true}}',
         "kubectl drain cp-01 --ignore-daemonsets --delete-emptydir-data --timeout=30m",
         "apt-mark unhold kubelet kubectl",
         "apt-get install -y -qq kubelet=1.36.1-* kubectl=1.36.1-*",
         "apt-mark hold kubelet kubectl",
         "systemctl daemon-reload",
         "systemctl restart kubelet",
-        "kubectl uncordon cp-01",
+        'kubectl patch node cp-01 --type=merge -p {"metadata":{"resourceVersion":"2","annotations":{"hybridgpu.io/cordoned-by":null}},"spec":{"unschedulable":false}}',
     ]
     positions = _positions(calls, order)
     assert positions == sorted(positions), calls
     assert box.get("cluster-version") == NEW and box.get("kubelet-running") == NEW
     assert all(box.get(f"pkg-{p}") == f"{NEW}-1.1" and box.get(f"hold-{p}") == "" for p in ("kubelet", "kubeadm", "kubectl"))
-    assert box.get("cordoned-cp-01") is None
+    assert box.get("cordoned-cp-01") is None and box.get("mark-cp-01") is None
     assert "v1.36/deb/" in box.file("/etc/apt/sources.list.d/kubernetes.list").read_text()  # the new minor's repository
     snapshots = list(box.file("/var/backups/hybridgpu/etcd").glob("pre-upgrade-1.36.1-*.db"))
     assert len(snapshots) == 1 and not list(box.file("/var/backups/hybridgpu/etcd").glob("*.part"))
@@ -203,12 +202,12 @@ def test_worker_runs_upgrade_node_and_a_cordoned_host_stays_cordoned(tmp_path):
     box = UpgradeBox(tmp_path, node="gpu-01")
     calls = box.run_all(_upgrade(WORKER))
     assert "kubeadm upgrade node" in calls and not [c for c in calls if c.startswith(("kubeadm upgrade apply", "kubeadm upgrade plan"))]
-    assert "kubectl uncordon gpu-01" in calls
+    assert box.get("cordoned-gpu-01") is None and box.get("mark-gpu-01") is None
     other = UpgradeBox(tmp_path / "b", node="gpu-02")
     calls = other.run_all(_upgrade(CORDONED))
     assert "kubectl drain gpu-02 --ignore-daemonsets --delete-emptydir-data --timeout=30m" in calls
-    assert not [c for c in calls if c.startswith("kubectl uncordon")]
-    assert other.get("cordoned-gpu-02") == "" and other.get("kubelet-running") == NEW
+    assert not [c for c in calls if c.startswith("kubectl uncordon") or '"unschedulable":false' in c]
+    assert other.get("cordoned-gpu-02") == "" and other.get("mark-gpu-02") is None and other.get("kubelet-running") == NEW
 
 
 @pytest.mark.parametrize(
@@ -352,6 +351,7 @@ def test_scripts_are_shellcheck_clean(tmp_path):
         "kubeadm-apply": node_kubeadm_script(CP, NEW),
         "kubeadm-node": node_kubeadm_script(WORKER, NEW),
         "kubelet": node_kubelet_script(WORKER, NEW),
+        "drain": upgrade_drain_script(WORKER.hostname, timeout="30m", mark=upgrade_mark(f"kubernetes-{NEW}")),
         "uncordon": uncordon_script(WORKER, NEW),
         "stay-cordoned": uncordon_script(CORDONED, NEW),
         "snapshot": etcd_snapshot_script(SNAPSHOTS),
