@@ -197,6 +197,47 @@ def test_a_nodepool_limit_that_disagrees_stops_the_preview(scratch_project):
     assert "derives 64 GPUs" in str(err.value) and not (root / "out").exists()
 
 
+def test_a_capacity_block_pool_deploys_its_reserved_flavor_first_and_the_teams_cohort(scratch_project, monkeypatch):
+    """Through the Pulumi program under the mocks (not only the burst plan): a NodePool of prod with an active
+    Capacity Block gives prod the ResourceFlavor ``eks-reserved-<pool>`` (the labels Karpenter v1.14.1 sets on a
+    block's nodes), first in each team ClusterQueue's GPU group at quota 0, and the Kueue ``Cohort`` of the teams
+    that holds the block's 16 GPUs (kueue v0.19.2 ``apis/kueue/v1beta2/cohort_types.go``); the manager gets the
+    flavor and the Cohort too. Every Kueue object validates against the v1beta2 constraints."""
+    from hybridgpu.burst.schema import kueue_errors
+    from tests.helpers.scratch import example_teams
+
+    monkeypatch.setenv("HYBRIDGPU_NOW", "2026-12-02T00:00:00Z")
+
+    def add_block(config):
+        config["hybridgpu:cloud"]["nodePools"].append({
+            "name": "h100-block", "nodeClass": "h100", "capacityTypes": ["reserved"], "instanceTypes": ["p5.48xlarge"], "gpuLimit": 16,
+            "capacityBlocks": [{"id": "cr-0123456789abcdef0", "instanceType": "p5.48xlarge", "instanceCount": 2,
+                                "start": "2026-12-01T11:30:00Z", "end": "2026-12-08T11:30:00Z"}],
+        })
+
+    root = scratch_project(plan=example_plan(), teams=example_teams(), stack_edits={"prod": add_block})
+    prod, hybrid = run_preview("prod", root), run_preview("hybrid", root)
+    flavor = next(r.inputs for r in prod.of_type(KUEUE + "ResourceFlavor") if r.inputs["metadata"]["name"] == "eks-reserved-h100-block")
+    assert flavor["spec"]["nodeLabels"] == {
+        "karpenter.k8s.aws/capacity-reservation-type": "capacity-block", "karpenter.k8s.aws/instance-gpu-name": "h100",
+        "karpenter.sh/capacity-type": "reserved", "karpenter.sh/nodepool": "h100-block",
+    }
+    for result in (prod, hybrid):
+        [cohort] = [r.inputs for r in result.of_type(KUEUE + "Cohort")]
+        [group] = cohort["spec"]["resourceGroups"]
+        assert [(f["name"], f["resources"]) for f in group["flavors"]] == [
+            (("eks-reserved-h100-block" if result is prod else "multikueue-eks-reserved-h100-block"), [{"name": "nvidia.com/gpu", "nominalQuota": 16}])
+        ]
+        assert all(not kueue_errors(r.inputs) for t, n in result.by_type().items() if t.startswith(KUEUE) for r in result.of_type(t))
+    team_queues = [r.inputs for r in prod.of_type(KUEUE + "ClusterQueue") if r.inputs["metadata"]["name"].startswith("hybridgpu-team-")]
+    assert team_queues
+    for cq in team_queues:
+        gpu_group = next(g for g in cq["spec"]["resourceGroups"] if "nvidia.com/gpu" in g["coveredResources"])
+        first = gpu_group["flavors"][0]
+        assert first["name"] == "eks-reserved-h100-block"
+        assert all(r["nominalQuota"] == 0 for r in first["resources"])
+
+
 # --------------------------------------------------------------------------- teams (issue 19)
 RBAC = "kubernetes:rbac.authorization.k8s.io/v1:"
 VAP = "kubernetes:admissionregistration.k8s.io/v1:"
