@@ -13,11 +13,11 @@
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -99,6 +99,8 @@ NAMES = _names()
 # Longest first, so "nvidia.com/gpu.present" is reported as itself and not as "nvidia.com/gpu".
 _SUBSTRING_NAMES = sorted(NAMES - _WHOLE_ONLY, key=len, reverse=True)
 _NAME_CHARS = re.compile(r"[A-Za-z0-9._-]")
+#: Any of the names anywhere in a string: most literals hold none, and one search says so at once.
+_ANY_NAME = re.compile("|".join(re.escape(n) for n in _SUBSTRING_NAMES))
 
 
 def _names_in(value: str) -> set[str]:
@@ -108,7 +110,9 @@ def _names_in(value: str) -> set[str]:
         return {value}
     if any(c.isspace() for c in value):
         return set()  # prose: error messages and field descriptions may mention names
-    found = set()
+    found: set[str] = set()
+    if not _ANY_NAME.search(value):
+        return found
     for name in _SUBSTRING_NAMES:
         for match in re.finditer(re.escape(name), value):
             before = value[match.start() - 1] if match.start() else ""
@@ -131,12 +135,18 @@ def _docstrings(tree: ast.AST) -> set[int]:
     }
 
 
-def _literals(path: Path) -> Iterator[tuple[int, str]]:
-    tree = ast.parse(path.read_text(), filename=str(path))
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """The parsed module (once per test process: three scans below read every module)."""
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+@functools.cache
+def _literals(path: Path) -> tuple[tuple[int, str], ...]:
+    """(line, text) of every string literal of the module that is not documentation."""
+    tree = _tree(path)
     docs = _docstrings(tree)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
-            yield node.lineno, node.value
+    return tuple((node.lineno, node.value) for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs)
 
 
 def test_the_scan_sees_the_names():
@@ -186,7 +196,7 @@ def test_cost_keys_are_not_listed_elsewhere():
         rel = path.relative_to(ROOT).as_posix()
         if rel == "hybridgpu/k8s.py":
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.List | ast.Tuple | ast.Set):
                 values = {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
                 if cost <= values:
