@@ -76,7 +76,7 @@ import math
 from functools import reduce
 import random
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 
@@ -561,9 +561,22 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
                 return b
         return None
 
+    def spread_on_new_nodes(i: int, g: int, per: int, parts: dict[_Node, int], launch_node: Callable[[], _Node], now: float) -> float:
+        """Put ``g`` GPUs of job ``i`` on nodes ``launch_node`` starts, ``per`` GPUs each (the last takes the rest);
+        returns when the last is ready (``now`` for ``g`` = 0)."""
+        ready, left = now, g
+        while left > 0:
+            nd = launch_node()
+            take = min(per, left)
+            nd.free -= take
+            nd.jobs[i] = take
+            parts[nd] = take
+            left -= take
+            ready = nd.ready
+        return ready
+
     def place_block(i: int, b: int, now: float) -> float:
         """Put job ``i`` on block ``b``'s nodes (a shared node, else instances of its own); returns when they are ready."""
-        nonlocal launched_count
         size, g = blocks[b].gpus_per_instance, gpus[i]
         parts = placement.setdefault(i, {})
         touch(b, now)
@@ -577,18 +590,14 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
                 nd.jobs[i] = g
                 parts[nd] = g
                 return max(nd.ready, now)
-        ready, left, per = now, g, per_node_gpus(i, size)
-        while left > 0:
-            nd = _Node("reserved", now, now + launch, size, b)
-            bnodes[b].append(nd)
-            launched_count += 1
-            take = min(per, left)
-            nd.free -= take
-            nd.jobs[i] = take
-            parts[nd] = take
-            left -= take
-            ready = nd.ready
-        return ready
+        return spread_on_new_nodes(i, g, per_node_gpus(i, size), parts, lambda: launch_block_node(b, size, now), now)
+
+    def launch_block_node(b: int, size: int, now: float) -> _Node:
+        nonlocal launched_count
+        nd = _Node("reserved", now, now + launch, size, b)
+        bnodes[b].append(nd)
+        launched_count += 1
+        return nd
 
     def terminate(node: _Node, now: float) -> None:
         if node.block >= 0:  # a block's node: prepaid, nothing billed per hour
@@ -629,18 +638,7 @@ def simulate(jobs: Sequence[Job], params: SimulationParams, strategy: str, *, rn
                 nd.jobs[i] = nd.jobs.get(i, 0) + g
                 parts[nd] = parts.get(nd, 0) + g
                 return max(nd.ready, now)
-        ready = now
-        left = g
-        per = per_node_gpus(i, gpi)
-        while left > 0:
-            nd = new_node(p, now)
-            take = min(per, left)
-            nd.free -= take
-            nd.jobs[i] = take
-            parts[nd] = take
-            left -= take
-            ready = nd.ready
-        return ready
+        return spread_on_new_nodes(i, g, per_node_gpus(i, gpi), parts, lambda: new_node(p, now), now)
 
     def release(i: int, now: float) -> None:
         b = on_block[i]

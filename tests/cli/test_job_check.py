@@ -10,7 +10,6 @@ ClusterQueue without a TAS flavor (``podSetTopologyRequest``, ``ErrNoTASCacheInf
 from __future__ import annotations
 
 import copy
-import re
 from typing import Any
 
 import pytest
@@ -20,6 +19,7 @@ from typer.testing import CliRunner
 from hybridgpu.cli import app
 from tests.helpers import ROOT
 from tests.helpers.cases import apply_set, assert_fixture_counts, assert_verdict, case_ids, load_cases
+from tests.helpers.job_examples import set_path
 
 # Every `hybridgpu check` here takes a pack already running (tests/conftest.py shared_pack).
 pytestmark = pytest.mark.usefixtures("shared_pack")
@@ -27,28 +27,12 @@ pytestmark = pytest.mark.usefixtures("shared_pack")
 runner = CliRunner(env={"COLUMNS": "400"})
 CASES: list[dict[str, Any]] = load_cases("tests/fixtures/jobs/eks-cases.yaml")
 DOCS = [d for d in yaml.safe_load_all((ROOT / "docs/examples/eks-pytorchjob.yaml").read_text()) if d]
-_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
-
-
-def _set(doc: dict[str, Any], path: str, value: Any) -> None:
-    """Set (None: delete) a dotted key path; a label key with dots (``metadata.labels.kueue.x-k8s.io/queue-name``) is one key."""
-    if path.startswith("metadata.labels."):
-        parts: list[Any] = ["metadata", "labels", path[len("metadata.labels.") :]]
-    else:
-        parts = [int(i) if i else name for name, i in _PART.findall(path)]
-    node: Any = doc
-    for part in parts[:-1]:
-        node = node[part] if isinstance(part, int) else node.setdefault(part, {})
-    if value is None:
-        node.pop(parts[-1], None)
-    else:
-        node[parts[-1]] = value
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_ids(CASES))
 def test_job_check_verdict(tmp_path, case):
     docs = copy.deepcopy(DOCS)
-    apply_set(next(d for d in docs if d["kind"] == "Job"), case, setter=_set)
+    apply_set(next(d for d in docs if d["kind"] == "Job"), case, setter=set_path)
     path = tmp_path / "docs-job.yaml"
     path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
     assert_verdict(runner.invoke(app, ["job", "check", "prod", str(path), "--root", str(ROOT)]), case)

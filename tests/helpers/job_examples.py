@@ -8,12 +8,14 @@
   do not cover.
 
 and what the job rules tests of each example share: :func:`example_job`, :func:`job_with` (the example's
-Job with one value changed) and :func:`assert_refused` (the issues have the rule's code and name the words).
+Job with one value changed), :func:`set_path` (one value of a manifest set or deleted by its key path) and
+:func:`assert_refused` (the issues have the rule's code and name the words).
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Any
 
@@ -79,3 +81,28 @@ def assert_refused(issues: list[Any], code: str, words: list[str]) -> None:
     text = " ".join(f"{i.key} {i.message} {i.fix}" for i in issues)
     for word in words:
         assert word in text, (word, text)
+
+
+#: One part of a key path: a dotted key, or ``[...]`` (a list index when digits, else one key that may hold dots).
+_PART = re.compile(r"([^.\[\]]+)|\[([^\]]+)\]")
+_LABELS = "metadata.labels."
+
+
+def set_path(doc: dict[str, Any], path: str, value: Any) -> None:
+    """Set ``path`` of ``doc`` to ``value`` (None: delete it), creating mappings on the way.
+
+    ``path``: dotted keys, ``[i]`` list indexes and ``[key.with/dots]`` single keys
+    (``spec.replicatedJobs[0].template.metadata.labels[kueue.x-k8s.io/queue-name]``); after
+    ``metadata.labels.`` the rest is one label key (``metadata.labels.kueue.x-k8s.io/queue-name``).
+    """
+    if path.startswith(_LABELS):
+        parts: list[Any] = ["metadata", "labels", path[len(_LABELS) :]]
+    else:
+        parts = [(int(b) if b.isdigit() else b) if b else a for a, b in _PART.findall(path)]
+    node: Any = doc
+    for part in parts[:-1]:
+        node = node[part] if isinstance(part, int) else node.setdefault(part, {})
+    if value is None:
+        node.pop(parts[-1], None)
+    else:
+        node[parts[-1]] = value

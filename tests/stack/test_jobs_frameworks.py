@@ -11,7 +11,6 @@ and ``hybridgpu.workloads`` (the pod sets Kueue builds per kind).
 from __future__ import annotations
 
 import copy
-import re
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from hybridgpu.policy.registry import POLICIES
 from hybridgpu.stack.load import load_stack
 from tests.helpers import ROOT
 from tests.helpers.cases import assert_fixture_counts, assert_verdict, case_ids, load_cases, runner
-from tests.helpers.job_examples import assert_passes_resource_policy
+from tests.helpers.job_examples import assert_passes_resource_policy, set_path
 from tests.helpers.scratch import example_plan, example_teams, make_project
 
 # Every `hybridgpu check` here takes a pack already running (tests/conftest.py shared_pack).
@@ -34,23 +33,10 @@ CASES: list[dict[str, Any]] = load_cases("tests/fixtures/jobs/framework-cases.ya
 #: The frameworks the `frameworks` project's plan enables (Kueue's names, hybridgpu.burst.frameworks).
 ENABLED = ["batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "ray.io/rayjob", "ray.io/raycluster"]
 EXAMPLES = ("eks-trainjob", "onprem-jobset", "eks-rayjob", "onprem-raycluster")
-_PART = re.compile(r"([^.\[\]]+)|\[([^\]]+)\]")
 
 
 def _docs(example: str) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all((ROOT / "docs/examples" / f"{example}.yaml").read_text()) if d]
-
-
-def _set(doc: dict[str, Any], path: str, value: Any) -> None:
-    """Set (None: delete) ``path``: dotted keys, ``[i]`` list indexes, ``[key.with/dots]`` one key."""
-    parts: list[Any] = [(int(b) if b.isdigit() else b) if b else a for a, b in _PART.findall(path)]
-    node: Any = doc
-    for part in parts[:-1]:
-        node = node[part] if isinstance(part, int) else node.setdefault(part, {})
-    if value is None:
-        node.pop(parts[-1], None)
-    else:
-        node[parts[-1]] = value
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +69,7 @@ def test_job_check_verdict(tmp_path, roots, case, monkeypatch):
     for kind, edits in (case.get("set") or {}).items():
         doc = next(d for d in docs if d["kind"] == kind)
         for path, value in edits.items():
-            _set(doc, path, value)
+            set_path(doc, path, value)
     path = tmp_path / f"{case['example']}.yaml"
     path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
     root = roots[case.get("project", "frameworks")]
